@@ -1,0 +1,363 @@
+/* shapematch: soft bodies by meshless shape matching (Mueller, Heidelberger, Teschner &
+ * Gross, SIGGRAPH 2005).
+ *
+ * Step by step
+ *   1. sm_world_def wd = sm_world_def_default();   gravity, ground, backend, log callback
+ *   2. sm_world *world; sm_world_create(&wd, &world);
+ *   3. sm_object_def od = sm_object_def_default(); fill shape, mass, mode, clusters, ...
+ *      sm_world_add_object(world, &od, NULL);      once per object
+ *   4. sm_world_step(world, 1.0 / 60.0, 1);        once per frame
+ *   5. sm_world_get_positions(world, 0, n, xyz);   read back when needed
+ *   6. sm_world_destroy(world);
+ * A scene file does steps 1-3: sm_scene_load_file(), then sm_scene_create_world().
+ *
+ * Units are SI (m, kg, s, N); y is up. Every call that can fail returns an sm_result;
+ * sm_last_error() then says what went wrong in a sentence. The library never prints and
+ * never exits: notices go through the log callback of the world def.
+ * Defs must come from their default constructor: a zeroed struct is rejected, because the
+ * physical defaults are not zero.
+ * One world is used by one thread at a time; different worlds are independent. */
+#ifndef SHAPEMATCH_H
+#define SHAPEMATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#if defined(_WIN32) && defined(SM_BUILD_SHARED)
+#define SM_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define SM_API __attribute__((visibility("default")))
+#else
+#define SM_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SM_VERSION_MAJOR 0
+#define SM_VERSION_MINOR 1
+#define SM_VERSION_PATCH 0
+
+/* ---- Basic types ------------------------------------------------------------------- */
+
+/// A 3-vector of doubles (m, m/s, N or rad/s, as the field says).
+typedef struct sm_vec3 {
+    double x, y, z;
+} sm_vec3;
+
+/// A 3x3 matrix of doubles, row-major: m[row][column].
+typedef struct sm_mat3 {
+    double m[3][3];
+} sm_mat3;
+
+/// Result of every call that can fail. sm_last_error() holds the sentence behind it.
+typedef enum sm_result {
+    SM_OK = 0,
+    SM_ERROR_INVALID_ARGUMENT, ///< an argument or def field is out of range
+    SM_ERROR_OUT_OF_MEMORY,    ///< an allocation failed
+    SM_ERROR_IO,               ///< a file could not be opened, read or written
+    SM_ERROR_SCENE,            ///< a scene file is malformed or holds a bad value
+    SM_ERROR_UNAVAILABLE,      ///< the requested backend is not available in this build
+} sm_result;
+
+/// Short constant name of a result code, e.g. "SM_ERROR_SCENE".
+SM_API const char *sm_result_name(sm_result result);
+
+/// The message of the last failed call on this thread ("" if none failed yet).
+SM_API const char *sm_last_error(void);
+
+/// Severity of a log message.
+typedef enum sm_log_level {
+    SM_LOG_ERROR,
+    SM_LOG_WARNING,
+    SM_LOG_NOTICE,
+} sm_log_level;
+
+/// Receives the library's messages; `user` is the pointer given in the world def.
+typedef void sm_log_fn(sm_log_level level, const char *message, void *user);
+
+/* ---- World ------------------------------------------------------------------------- */
+
+/// Which implementation of the time step runs the world.
+typedef enum sm_backend {
+    SM_BACKEND_DEFAULT = 0, ///< the best available (today: the CPU reference)
+    SM_BACKEND_CPU,         ///< the CPU reference, double precision
+    SM_BACKEND_OPENCL,      ///< an OpenCL device (not part of this build yet)
+} sm_backend;
+
+/// Optional ground plane y = height that particles cannot go below.
+typedef struct sm_ground {
+    bool enabled;       ///< default false
+    double height;      ///< m, default 0
+    double restitution; ///< in [0, 1]: fraction of the normal speed kept on impact, default 0.3
+    double friction;    ///< in [0, 1]: fraction of the tangential velocity removed per step in contact, default 0.2
+} sm_ground;
+
+/// Everything a world needs at creation. Get one from sm_world_def_default().
+typedef struct sm_world_def {
+    sm_vec3 gravity;    ///< m/s^2, default (0, -9.81, 0)
+    sm_ground ground;   ///< default disabled
+    sm_backend backend; ///< default SM_BACKEND_DEFAULT
+    sm_log_fn *log;     ///< receives notices (e.g. a cluster that supports fewer modes); may be NULL
+    void *log_user;     ///< passed back to `log`
+    int32_t internal_value; ///< set by sm_world_def_default(); do not touch
+} sm_world_def;
+
+/// A world def with every field at its documented default.
+SM_API sm_world_def sm_world_def_default(void);
+
+/// A simulation: particles grouped in objects, objects in clusters.
+typedef struct sm_world sm_world;
+
+/// Creates an empty world. On success *out_world owns it; free it with sm_world_destroy().
+SM_API sm_result sm_world_create(const sm_world_def *def, sm_world **out_world);
+
+/// Frees the world and everything it holds. NULL is allowed.
+SM_API void sm_world_destroy(sm_world *world);
+
+/* ---- Objects ----------------------------------------------------------------------- */
+
+/// The goal transform of an object's clusters (paper sections 3.3, 4.2, 4.3).
+typedef enum sm_mode {
+    SM_MODE_RIGID,     ///< goals are a rotation of the rest shape
+    SM_MODE_LINEAR,    ///< beta blends the best linear fit with the rotation
+    SM_MODE_QUADRATIC, ///< beta blends the best quadratic fit with the rotation
+} sm_mode;
+
+/// Where an object's particles come from. Procedural shapes are sampled as a lattice of
+/// particles inside the shape, centred on the object's frame.
+typedef enum sm_shape_type {
+    SM_SHAPE_POINTS,  ///< an explicit list of points
+    SM_SHAPE_BOX,     ///< a box lattice with `resolution` particles per edge
+    SM_SHAPE_SPHERE,  ///< lattice points within `radius`
+    SM_SHAPE_CAPSULE, ///< lattice points within `radius` of a segment of `length` along x (a stick)
+    SM_SHAPE_TORUS,   ///< lattice points within `minor_radius` of a circle of `major_radius` in the xz plane
+} sm_shape_type;
+
+/// The particles of an object, in the object's own frame.
+typedef struct sm_shape {
+    sm_shape_type type;     ///< default SM_SHAPE_BOX
+    sm_vec3 size;           ///< box: edge lengths, m, default (1, 1, 1)
+    int32_t resolution[3];  ///< box: particles along x, y, z (>= 1), default (4, 4, 4)
+    double radius;          ///< sphere and capsule: m, default 0.5
+    double length;          ///< capsule: distance between the two cap centres along x, m, default 1
+    double major_radius;    ///< torus: from the centre to the tube's centre line, m, default 0.5
+    double minor_radius;    ///< torus: tube radius, m, default 0.2
+    double spacing;         ///< sphere, capsule, torus: lattice spacing, m, default 0.25
+    const sm_vec3 *points;  ///< points: positions in the object's frame, m (copied)
+    const double *point_masses; ///< points: optional mass of each point, kg (copied); NULL: `mass` split equally
+    int32_t point_count;    ///< points: number of points
+} sm_shape;
+
+/// How an object is divided into clusters (paper section 4.4).
+typedef struct sm_cluster_def {
+    int32_t grid[3];  ///< cells along x, y, z over the rest bounding box, default (1, 1, 1)
+    double overlap;   ///< each cell grows by overlap * cell size on every side, default 0.25
+    /// Explicit clusters instead of a grid, in CSR form: cluster k holds the particle indices
+    /// list_indices[list_offsets[k] .. list_offsets[k + 1]) of the object. NULL: use the grid.
+    const int32_t *list_offsets;
+    const int32_t *list_indices; ///< see list_offsets (copied)
+    int32_t list_count;          ///< number of explicit clusters
+} sm_cluster_def;
+
+/// Plastic deformation (paper section 4.5); linear and quadratic modes only.
+typedef struct sm_plasticity {
+    bool enabled;  ///< default false
+    double yield;  ///< ||S - I||_F above which the rest shape creeps, default 0.1
+    double creep;  ///< rate at which the rest shape follows the deformation, 1/s, default 5
+    double max;    ///< bound on ||S_p - I||_F, default 0.5
+} sm_plasticity;
+
+/// Soft cap on the linear deformation (Henriques & Wuensche 2007, 3.1.2 method 3).
+typedef struct sm_cap {
+    bool enabled;  ///< default false
+    double soft;   ///< ||A||_F^2 above which A is pulled toward R (>= 3), default 4
+    double hard;   ///< ||A||_F^2 never exceeded (> soft), default 6
+} sm_cap;
+
+/// Everything that defines one object. Get one from sm_object_def_default().
+typedef struct sm_object_def {
+    const char *name;          ///< optional label (copied), default NULL
+    sm_shape shape;            ///< default a 1 m box of 4x4x4 particles
+    sm_vec3 position;          ///< m, where the shape's origin is placed, default 0
+    sm_vec3 rotation;          ///< degrees about x, then y, then z (R = Rz Ry Rx), default 0
+    sm_vec3 linear_velocity;   ///< m/s, default 0
+    sm_vec3 angular_velocity;  ///< rad/s about the object's centre of mass, default 0
+    double mass;               ///< total mass, kg, default 1
+    sm_mode mode;              ///< default SM_MODE_LINEAR
+    double alpha;              ///< stiffness in [0, 1]: fraction of the way to the goal per step, default 0.5
+    double tau;                ///< s; when > 0, alpha = min(1, h / tau) for step length h, default 0 (use alpha)
+    double beta;               ///< in [0, 1]: weight of the linear or quadratic fit against R, default 0.5
+    bool volume_preservation;  ///< divide the linear fit by cbrt(det), default true
+    sm_cluster_def clusters;   ///< default one cluster of the whole object
+    sm_plasticity plasticity;  ///< default off
+    sm_cap cap;                ///< default off
+    double damping;            ///< velocity damping, 1/s, default 0
+    const int32_t *fixed;      ///< indices of particles that never move (copied)
+    int32_t fixed_count;       ///< number of fixed indices
+    sm_vec3 force;             ///< constant external force on the object, N, spread over its particles by mass
+    int32_t internal_value;    ///< set by sm_object_def_default(); do not touch
+} sm_object_def;
+
+/// An object def with every field at its documented default.
+SM_API sm_object_def sm_object_def_default(void);
+
+/// Adds an object; its particles are appended after those already in the world, in the
+/// shape's own order. *out_object (may be NULL) receives its index.
+SM_API sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t *out_object);
+
+/* ---- Stepping ---------------------------------------------------------------------- */
+
+/// Advances the world by dt seconds in `substeps` equal steps of h = dt / substeps.
+SM_API sm_result sm_world_step(sm_world *world, double dt, int32_t substeps);
+
+/// The passes of one step, in pipeline order.
+typedef enum sm_pass {
+    SM_PASS_CLUSTER_MOMENTS, ///< centre of mass, A_pq and the quadratic moments per cluster
+    SM_PASS_ROTATION,        ///< closest proper rotation R to A_pq
+    SM_PASS_GOAL_TRANSFORM,  ///< T per cluster: mode, beta, volume, cap
+    SM_PASS_BLEND_INTEGRATE, ///< blended goals, velocity, damping, position
+    SM_PASS_GROUND,          ///< ground plane with restitution and friction
+    SM_PASS_PLASTICITY,      ///< plastic state and rest shape update
+    SM_PASS_COUNT
+} sm_pass;
+
+/// Short name of a pass, e.g. "cluster_moments".
+SM_API const char *sm_pass_name(sm_pass pass);
+
+/// Accumulated wall time per pass since the world was created.
+typedef struct sm_profile {
+    double pass_ms[SM_PASS_COUNT]; ///< total milliseconds spent in each pass
+    double step_ms;                ///< total milliseconds spent in sm_world_step
+    int64_t steps;                 ///< number of steps of length h taken
+} sm_profile;
+
+/// The world's accumulated timings.
+SM_API sm_profile sm_world_get_profile(const sm_world *world);
+
+/* ---- Queries and edits --------------------------------------------------------------- */
+
+/// Sizes of a world.
+typedef struct sm_counts {
+    int32_t objects;
+    int32_t clusters;
+    int32_t particles;
+    int32_t memberships; ///< sum over clusters of their particle counts
+} sm_counts;
+
+/// Totals of the world.
+SM_API sm_counts sm_world_get_counts(const sm_world *world);
+
+/// Which backend runs the world, e.g. "cpu".
+SM_API const char *sm_world_backend_name(const sm_world *world);
+
+/// One object's place in the world's arrays.
+typedef struct sm_object_info {
+    const char *name;        ///< "" when unnamed; valid while the world lives
+    sm_shape_type shape;
+    sm_mode mode;
+    double mass;             ///< kg
+    int32_t first_particle;  ///< its particles are [first_particle, first_particle + particle_count)
+    int32_t particle_count;
+    int32_t first_cluster;   ///< its clusters are [first_cluster, first_cluster + cluster_count)
+    int32_t cluster_count;
+    int32_t membership_count;
+} sm_object_info;
+
+/// Describes object `object`.
+SM_API sm_result sm_world_get_object(const sm_world *world, int32_t object, sm_object_info *out);
+
+/// One cluster's state after the last step (before the first: the rest state, R = I).
+typedef struct sm_cluster_info {
+    int32_t object;          ///< the object it belongs to
+    int32_t member_count;    ///< number of particles in it
+    int32_t modes;           ///< deformation modes its rest shape supports (rank of A_qq or of the quadratic moment matrix)
+    double mass;             ///< kg
+    sm_vec3 rest_center;     ///< centre of mass of the rest positions, m
+    sm_vec3 center;          ///< centre of mass x_cm at the start of the last step, m
+    sm_mat3 rotation;        ///< R of the last step
+    /// Goal transform of the last step: goal = T q~ + center, with q~ the rest offset q
+    /// followed by its six centred quadratic terms (columns 3-8 are zero outside quadratic mode).
+    double transform[3][9];
+    sm_mat3 plastic;         ///< plastic state S_p (I without plasticity)
+} sm_cluster_info;
+
+/// Describes cluster `cluster` (world index).
+SM_API sm_result sm_world_get_cluster(const sm_world *world, int32_t cluster, sm_cluster_info *out);
+
+/// The particle indices (world indices) of cluster `cluster`; the array is owned by the
+/// world and valid until the next sm_world_add_object().
+SM_API sm_result sm_world_get_cluster_members(const sm_world *world, int32_t cluster,
+                                              const int32_t **out_particles, int32_t *out_count);
+
+/// Copies positions of particles [first, first + count) into xyz (3 doubles each), m.
+SM_API sm_result sm_world_get_positions(const sm_world *world, int32_t first, int32_t count, double *xyz);
+
+/// Copies velocities of particles [first, first + count) into xyz, m/s.
+SM_API sm_result sm_world_get_velocities(const sm_world *world, int32_t first, int32_t count, double *xyz);
+
+/// Copies rest positions (the positions at creation) of particles [first, first + count), m.
+SM_API sm_result sm_world_get_rest_positions(const sm_world *world, int32_t first, int32_t count, double *xyz);
+
+/// Copies the blended goal positions g of the last step, m (the positions, before any step).
+SM_API sm_result sm_world_get_goals(const sm_world *world, int32_t first, int32_t count, double *xyz);
+
+/// Copies particle masses, kg.
+SM_API sm_result sm_world_get_masses(const sm_world *world, int32_t first, int32_t count, double *out);
+
+/// Overwrites positions of particles [first, first + count), m. Rest shapes are unchanged.
+SM_API sm_result sm_world_set_positions(sm_world *world, int32_t first, int32_t count, const double *xyz);
+
+/// Overwrites velocities of particles [first, first + count), m/s.
+SM_API sm_result sm_world_set_velocities(sm_world *world, int32_t first, int32_t count, const double *xyz);
+
+/// Sets the constant external force on one particle, N (replaces the object's share).
+SM_API sm_result sm_world_set_force(sm_world *world, int32_t particle, sm_vec3 force);
+
+/* ---- Scene files --------------------------------------------------------------------- */
+
+/// A parsed scene file: a world def, step settings and object defs.
+typedef struct sm_scene sm_scene;
+
+/// Step settings and size of a scene.
+typedef struct sm_scene_info {
+    double dt;             ///< length of one step, s
+    int32_t substeps;      ///< solver steps per step
+    int32_t steps;         ///< suggested number of steps to run
+    int32_t object_count;  ///< number of objects
+} sm_scene_info;
+
+/// Reads and validates a JSON scene file (format in scenes/README.md). Errors name the
+/// file, the object index and the field.
+SM_API sm_result sm_scene_load_file(const char *path, sm_scene **out_scene);
+
+/// Same as sm_scene_load_file() from a string; `origin` names it in error messages.
+SM_API sm_result sm_scene_load_string(const char *json, const char *origin, sm_scene **out_scene);
+
+/// Frees a scene. NULL is allowed.
+SM_API void sm_scene_destroy(sm_scene *scene);
+
+/// Step settings and size of the scene.
+SM_API sm_scene_info sm_scene_get_info(const sm_scene *scene);
+
+/// The world def the scene describes (gravity, ground; other fields at their defaults).
+SM_API sm_world_def sm_scene_world_def(const sm_scene *scene);
+
+/// The def of object `index`, owned by the scene, or NULL when out of range.
+SM_API const sm_object_def *sm_scene_object_def(const sm_scene *scene, int32_t index);
+
+/// Creates a world from `def` (NULL: sm_scene_world_def()) and adds every object of the scene.
+SM_API sm_result sm_scene_create_world(const sm_scene *scene, const sm_world_def *def, sm_world **out_world);
+
+/// Name of a mode as written in scene files ("rigid", "linear", "quadratic").
+SM_API const char *sm_mode_name(sm_mode mode);
+
+/// Name of a shape type as written in scene files ("points", "box", ...).
+SM_API const char *sm_shape_name(sm_shape_type type);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,52 @@
+#include "cpu_passes.h"
+#include "../math3.h"
+
+/// g_i^c = T q~ + x_cm for membership k.
+static sm_vec3 cluster_goal(const sm_world *world, int32_t k)
+{
+    const sm_cluster *cluster = &world->clusters[world->member_cluster[k]];
+    double qt[9];
+    sm_quadratic_terms(world->member_q[k], cluster->quad_mean, qt);
+    // outside quadratic mode columns 3-8 of T are zero, so only the linear terms count
+    int columns = world->objects[cluster->object].mode == SM_MODE_QUADRATIC ? 9 : 3;
+    double g[3];
+    for (int r = 0; r < 3; r++) {
+        double s = 0.0;
+        for (int j = 0; j < columns; j++) s += cluster->transform[r][j] * qt[j];
+        g[r] = s;
+    }
+    return v3_add(v3(g[0], g[1], g[2]), cluster->center);
+}
+
+void sm_cpu_blend_integrate(sm_world *world, double h)
+{
+    const sm_vec3 gravity = world->def.gravity;
+    for (int32_t o = 0; o < world->object_count; o++) {
+        const sm_object *object = &world->objects[o];
+        const double alpha = sm_object_alpha(object, h);
+        const double damping = fmax(0.0, 1.0 - object->damping * h);
+        const int32_t end = object->first_particle + object->particle_count;
+        for (int32_t i = object->first_particle; i < end; i++) {
+            // 5. the mean of the goals of every cluster holding the particle, gathered in cluster order
+            const int32_t begin_k = world->particle_member_offsets[i];
+            const int32_t end_k = world->particle_member_offsets[i + 1];
+            sm_vec3 goal = world->position[i];
+            if (end_k > begin_k) {
+                sm_vec3 sum = {0, 0, 0};
+                for (int32_t j = begin_k; j < end_k; j++) sum = v3_add(sum, cluster_goal(world, world->particle_members[j]));
+                goal = v3_scale(sum, 1.0 / (double)(end_k - begin_k));
+            }
+            world->goal[i] = goal;
+            if (world->fixed[i]) continue;
+
+            // 6. velocity, 7. damping, 8. position
+            sm_vec3 accel = v3_add(gravity, v3_scale(world->force[i], 1.0 / world->mass[i]));
+            sm_vec3 v = world->velocity[i];
+            v = v3_add(v, v3_scale(v3_sub(goal, world->position[i]), alpha / h));
+            v = v3_add(v, v3_scale(accel, h));
+            v = v3_scale(v, damping);
+            world->velocity[i] = v;
+            world->position[i] = v3_add(world->position[i], v3_scale(v, h));
+        }
+    }
+}

@@ -1,0 +1,21 @@
+/* The CPU reference: the step of algorithm.md as plain loops in double precision, one
+ * function per pass in pipeline order (each in the file of the same number). */
+#ifndef SM_CPU_PASSES_H
+#define SM_CPU_PASSES_H
+
+#include "../world.h"
+
+/// 1. Per cluster: x_cm, A_pq and, in quadratic mode, ~A_pq from the current positions.
+void sm_cpu_cluster_moments(sm_world *world);
+/// 2. Per cluster: R, the proper rotation closest to A_pq.
+void sm_cpu_rotation(sm_world *world);
+/// 3. Per cluster: the goal transform T (mode, beta, volume preservation, cap).
+void sm_cpu_goal_transform(sm_world *world);
+/// 4-8. Per particle: blended goal, velocity update, damping and position update.
+void sm_cpu_blend_integrate(sm_world *world, double h);
+/// 9. Per particle: the ground plane.
+void sm_cpu_ground(sm_world *world);
+/// 10. Per cluster: plastic state update and rest data refresh.
+void sm_cpu_plasticity(sm_world *world, double h);
+
+#endif

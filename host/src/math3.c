@@ -1,0 +1,117 @@
+#include "math3.h"
+
+#include <float.h>
+#include <string.h>
+
+sm_mat3 sm_rotation_from_euler_degrees(sm_vec3 degrees)
+{
+    const double k = 3.14159265358979323846 / 180.0;
+    double cx = cos(degrees.x * k), sx = sin(degrees.x * k);
+    double cy = cos(degrees.y * k), sy = sin(degrees.y * k);
+    double cz = cos(degrees.z * k), sz = sin(degrees.z * k);
+    sm_mat3 rx = {{{1, 0, 0}, {0, cx, -sx}, {0, sx, cx}}};
+    sm_mat3 ry = {{{cy, 0, sy}, {0, 1, 0}, {-sy, 0, cy}}};
+    sm_mat3 rz = {{{cz, -sz, 0}, {sz, cz, 0}, {0, 0, 1}}};
+    return m3_mul(rz, m3_mul(ry, rx));
+}
+
+void sm_sym_eigen(int n, const double *a_in, double *values, double *vectors)
+{
+    double a[81];
+    memcpy(a, a_in, sizeof(double) * (size_t)(n * n));
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) vectors[i * n + j] = (i == j) ? 1.0 : 0.0;
+
+    // Cyclic Jacobi: each rotation zeroes one off-diagonal pair; convergence is quadratic,
+    // so a handful of sweeps reach round-off. The sweep bound only guards against NaN input.
+    for (int sweep = 0; sweep < 64; sweep++) {
+        double off = 0.0, total = 0.0;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                double e = a[i * n + j] * a[i * n + j];
+                total += e;
+                if (i != j) off += e;
+            }
+        if (!(off > DBL_EPSILON * DBL_EPSILON * total)) break;
+
+        for (int p = 0; p < n - 1; p++) {
+            for (int q = p + 1; q < n; q++) {
+                double apq = a[p * n + q];
+                if (apq == 0.0) continue;
+                double theta = (a[q * n + q] - a[p * n + p]) / (2.0 * apq);
+                // the smaller root of t^2 + 2 theta t - 1 = 0 keeps the rotation below 45 degrees
+                double t = (theta >= 0.0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
+                double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
+                for (int k = 0; k < n; k++) {
+                    double akp = a[k * n + p], akq = a[k * n + q];
+                    a[k * n + p] = c * akp - s * akq;
+                    a[k * n + q] = s * akp + c * akq;
+                }
+                for (int k = 0; k < n; k++) {
+                    double apk = a[p * n + k], aqk = a[q * n + k];
+                    a[p * n + k] = c * apk - s * aqk;
+                    a[q * n + k] = s * apk + c * aqk;
+                }
+                a[p * n + q] = a[q * n + p] = 0.0;
+                for (int k = 0; k < n; k++) {
+                    double vkp = vectors[k * n + p], vkq = vectors[k * n + q];
+                    vectors[k * n + p] = c * vkp - s * vkq;
+                    vectors[k * n + q] = s * vkp + c * vkq;
+                }
+            }
+        }
+    }
+    for (int i = 0; i < n; i++) values[i] = a[i * n + i];
+}
+
+int sm_sym_pinv(int n, const double *a, double *out)
+{
+    double values[9], vectors[81];
+    sm_sym_eigen(n, a, values, vectors);
+    double largest = 0.0;
+    for (int k = 0; k < n; k++)
+        if (values[k] > largest) largest = values[k];
+
+    memset(out, 0, sizeof(double) * (size_t)(n * n));
+    int rank = 0;
+    for (int k = 0; k < n; k++) {
+        // flat, colinear or tiny clusters keep the modes they support instead of a singular inverse
+        if (!(values[k] > 0.0) || values[k] < 1e-9 * largest) continue;
+        rank++;
+        double inv = 1.0 / values[k];
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) out[i * n + j] += vectors[i * n + k] * vectors[j * n + k] * inv;
+    }
+    return rank;
+}
+
+sm_mat3 sm_closest_rotation(sm_mat3 a)
+{
+    // Horn (1987): with M = a^T, the unit quaternion maximising trace(R^T a) is the eigenvector
+    // of the largest eigenvalue of N below. The maximum is taken over proper rotations only, so
+    // an inverted (det < 0) input yields the sign-corrected answer R = U diag(1, 1, det(U V^T)) V^T
+    // of the SVD route, never a reflection.
+    double sxx = a.m[0][0], syx = a.m[0][1], szx = a.m[0][2];
+    double sxy = a.m[1][0], syy = a.m[1][1], szy = a.m[1][2];
+    double sxz = a.m[2][0], syz = a.m[2][1], szz = a.m[2][2];
+    double n[16] = {
+        sxx + syy + szz, syz - szy,        szx - sxz,        sxy - syx,
+        syz - szy,       sxx - syy - szz,  sxy + syx,        szx + sxz,
+        szx - sxz,       sxy + syx,        -sxx + syy - szz, syz + szy,
+        sxy - syx,       szx + sxz,        syz + szy,        -sxx - syy + szz,
+    };
+    double values[4], vectors[16];
+    sm_sym_eigen(4, n, values, vectors);
+    int best = 0;
+    for (int k = 1; k < 4; k++)
+        if (values[k] > values[best]) best = k;
+
+    double w = vectors[0 * 4 + best], x = vectors[1 * 4 + best];
+    double y = vectors[2 * 4 + best], z = vectors[3 * 4 + best];
+    double norm = sqrt(w * w + x * x + y * y + z * z);
+    if (!(norm > 0.0) || !isfinite(norm)) return m3_identity();
+    w /= norm, x /= norm, y /= norm, z /= norm;
+    return (sm_mat3){{{1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)},
+                      {2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)},
+                      {2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)}}};
+}

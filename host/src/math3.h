@@ -1,0 +1,122 @@
+/* Small dense linear algebra in double: 3-vectors, 3x3 matrices, symmetric eigenproblems,
+ * the symmetric pseudo-inverse and the closest proper rotation. Shared by the CPU passes,
+ * the cluster set-up and the tests. */
+#ifndef SM_MATH3_H
+#define SM_MATH3_H
+
+#include "shapematch/shapematch.h"
+
+#include <math.h>
+
+static inline sm_vec3 v3(double x, double y, double z) { return (sm_vec3){x, y, z}; }
+static inline sm_vec3 v3_add(sm_vec3 a, sm_vec3 b) { return v3(a.x + b.x, a.y + b.y, a.z + b.z); }
+static inline sm_vec3 v3_sub(sm_vec3 a, sm_vec3 b) { return v3(a.x - b.x, a.y - b.y, a.z - b.z); }
+static inline sm_vec3 v3_scale(sm_vec3 a, double s) { return v3(a.x * s, a.y * s, a.z * s); }
+static inline double v3_dot(sm_vec3 a, sm_vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+static inline double v3_length(sm_vec3 a) { return sqrt(v3_dot(a, a)); }
+static inline sm_vec3 v3_cross(sm_vec3 a, sm_vec3 b)
+{
+    return v3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x);
+}
+static inline double v3_get(sm_vec3 a, int i) { return i == 0 ? a.x : (i == 1 ? a.y : a.z); }
+static inline int v3_is_finite(sm_vec3 a) { return isfinite(a.x) && isfinite(a.y) && isfinite(a.z); }
+
+static inline sm_mat3 m3_zero(void) { return (sm_mat3){{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}}; }
+static inline sm_mat3 m3_identity(void) { return (sm_mat3){{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}}; }
+
+static inline sm_mat3 m3_add(sm_mat3 a, sm_mat3 b)
+{
+    sm_mat3 r;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) r.m[i][j] = a.m[i][j] + b.m[i][j];
+    return r;
+}
+
+static inline sm_mat3 m3_sub(sm_mat3 a, sm_mat3 b)
+{
+    sm_mat3 r;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) r.m[i][j] = a.m[i][j] - b.m[i][j];
+    return r;
+}
+
+static inline sm_mat3 m3_scale(sm_mat3 a, double s)
+{
+    sm_mat3 r;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) r.m[i][j] = a.m[i][j] * s;
+    return r;
+}
+
+/// s a + (1 - s) b, the blend used for beta and for the cap's gamma.
+static inline sm_mat3 m3_lerp(sm_mat3 b, sm_mat3 a, double s)
+{
+    return m3_add(m3_scale(a, s), m3_scale(b, 1.0 - s));
+}
+
+static inline sm_mat3 m3_mul(sm_mat3 a, sm_mat3 b)
+{
+    sm_mat3 r;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            r.m[i][j] = a.m[i][0] * b.m[0][j] + a.m[i][1] * b.m[1][j] + a.m[i][2] * b.m[2][j];
+    return r;
+}
+
+static inline sm_mat3 m3_transpose(sm_mat3 a)
+{
+    sm_mat3 r;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) r.m[i][j] = a.m[j][i];
+    return r;
+}
+
+static inline sm_vec3 m3_apply(sm_mat3 a, sm_vec3 v)
+{
+    return v3(a.m[0][0] * v.x + a.m[0][1] * v.y + a.m[0][2] * v.z,
+              a.m[1][0] * v.x + a.m[1][1] * v.y + a.m[1][2] * v.z,
+              a.m[2][0] * v.x + a.m[2][1] * v.y + a.m[2][2] * v.z);
+}
+
+/// a b^T
+static inline sm_mat3 m3_outer(sm_vec3 a, sm_vec3 b)
+{
+    return (sm_mat3){{{a.x * b.x, a.x * b.y, a.x * b.z},
+                      {a.y * b.x, a.y * b.y, a.y * b.z},
+                      {a.z * b.x, a.z * b.y, a.z * b.z}}};
+}
+
+static inline double m3_det(sm_mat3 a)
+{
+    return a.m[0][0] * (a.m[1][1] * a.m[2][2] - a.m[1][2] * a.m[2][1]) -
+           a.m[0][1] * (a.m[1][0] * a.m[2][2] - a.m[1][2] * a.m[2][0]) +
+           a.m[0][2] * (a.m[1][0] * a.m[2][1] - a.m[1][1] * a.m[2][0]);
+}
+
+/// Squared Frobenius norm.
+static inline double m3_norm2(sm_mat3 a)
+{
+    double s = 0.0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) s += a.m[i][j] * a.m[i][j];
+    return s;
+}
+
+/// Rotation of `degrees` about x, then y, then z: R = Rz Ry Rx.
+sm_mat3 sm_rotation_from_euler_degrees(sm_vec3 degrees);
+
+/// Eigen-decomposition of the symmetric n x n matrix `a` (row-major, n <= 9) by cyclic
+/// Jacobi rotations. Writes eigenvalues to `values` and eigenvectors as the columns of
+/// `vectors` (row-major n x n). `a` is not modified.
+void sm_sym_eigen(int n, const double *a, double *values, double *vectors);
+
+/// Symmetric pseudo-inverse of the symmetric n x n matrix `a` (n <= 9): eigenvalues that
+/// are not positive or are below 1e-9 times the largest count as zero. Returns the rank kept.
+int sm_sym_pinv(int n, const double *a, double *out);
+
+/// The proper rotation R (det R = +1) that maximises trace(R^T a), i.e. the rotation closest
+/// to `a` in the Frobenius norm; never a reflection. Degenerate input (zero, rank one) gives
+/// one of the maximisers, and non-finite input gives I.
+sm_mat3 sm_closest_rotation(sm_mat3 a);
+
+#endif

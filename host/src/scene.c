@@ -1,0 +1,638 @@
+/* JSON scene files (format in scenes/README.md), parsed with cJSON. Strict: an unknown or
+ * repeated field is an error, and every bad value names the object index and the field. */
+#include "math3.h"
+#include "world.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/// What one object of the scene owns besides its def.
+typedef struct object_storage {
+    char *name;
+    sm_vec3 *points;
+    double *masses;
+    int32_t *fixed;
+    int32_t *list_offsets, *list_indices;
+} object_storage;
+
+struct sm_scene {
+    sm_world_def world_def;
+    sm_scene_info info;
+    sm_object_def *objects;
+    object_storage *storage;
+};
+
+/// Where the parser is, for error messages: "<origin>: object 3: field "alpha": ...".
+typedef struct context {
+    const char *origin;
+    int object; ///< -1 outside the objects array
+} context;
+
+static sm_result field_error(const context *ctx, const char *field, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static sm_result field_error(const context *ctx, const char *field, const char *format, ...)
+{
+    char detail[768];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(detail, sizeof detail, format, args);
+    va_end(args);
+    if (ctx->object >= 0)
+        return sm_fail(SM_ERROR_SCENE, "%s: object %d: field \"%s\": %s", ctx->origin, ctx->object, field, detail);
+    return sm_fail(SM_ERROR_SCENE, "%s: field \"%s\": %s", ctx->origin, field, detail);
+}
+
+/// A short rendering of a JSON value for "got ..." in messages.
+static const char *show(const cJSON *item, char *buffer, size_t size)
+{
+    char *text = cJSON_PrintUnformatted(item);
+    if (!text) return "?";
+    snprintf(buffer, size, "%s", text);
+    if (strlen(text) >= size && size > 4) strcpy(buffer + size - 4, "...");
+    cJSON_free(text);
+    return buffer;
+}
+
+#define GOT(item) show((item), (char[64]){0}, 64)
+
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63) return 64;
+    size_t row[64];
+    for (size_t j = 0; j <= lb; j++) row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t above = row[j];
+            size_t best = diagonal + (a[i - 1] != b[j - 1]);
+            if (row[j] + 1 < best) best = row[j] + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diagonal = above;
+        }
+    }
+    return row[lb];
+}
+
+/// Rejects any key of `object` not in `known` (NULL-terminated), and any key given twice.
+static sm_result check_keys(const context *ctx, const cJSON *object, const char *prefix, const char *const *known)
+{
+    for (const cJSON *item = object->child; item; item = item->next) {
+        char field[160];
+        snprintf(field, sizeof field, "%s%s", prefix, item->string);
+        bool found = false;
+        for (const char *const *k = known; *k; k++) found = found || strcmp(*k, item->string) == 0;
+        if (!found) {
+            const char *closest = NULL;
+            size_t best = 3;
+            for (const char *const *k = known; *k; k++) {
+                size_t d = edit_distance(item->string, *k);
+                if (d < best) best = d, closest = *k;
+            }
+            if (closest) return field_error(ctx, field, "unknown field; did you mean \"%s%s\"?", prefix, closest);
+            return field_error(ctx, field, "unknown field");
+        }
+        for (const cJSON *other = object->child; other != item; other = other->next)
+            if (strcmp(other->string, item->string) == 0) return field_error(ctx, field, "given twice");
+    }
+    return SM_OK;
+}
+
+static sm_result read_number(const context *ctx, const cJSON *item, const char *field, double *out)
+{
+    if (!cJSON_IsNumber(item) || !isfinite(item->valuedouble))
+        return field_error(ctx, field, "must be a number, got %s", GOT(item));
+    *out = item->valuedouble;
+    return SM_OK;
+}
+
+/// A number in [lo, hi]; `open_lo` excludes lo itself.
+static sm_result read_range(const context *ctx, const cJSON *item, const char *field, double lo, double hi,
+                            bool open_lo, const char *unit, double *out)
+{
+    sm_result r = read_number(ctx, item, field, out);
+    if (r != SM_OK) return r;
+    bool ok = (open_lo ? *out > lo : *out >= lo) && *out <= hi;
+    if (ok) return SM_OK;
+    if (isinf(hi)) return field_error(ctx, field, "must be %s %g%s%s, got %g", open_lo ? ">" : ">=", lo, *unit ? " " : "", unit, *out);
+    return field_error(ctx, field, "must be in %c%g, %g]%s%s, got %g", open_lo ? '(' : '[', lo, hi, *unit ? " " : "", unit, *out);
+}
+
+static sm_result read_int(const context *ctx, const cJSON *item, const char *field, int64_t lo, int64_t hi, int32_t *out)
+{
+    if (!cJSON_IsNumber(item) || item->valuedouble != floor(item->valuedouble) || item->valuedouble < (double)lo ||
+        item->valuedouble > (double)hi)
+        return field_error(ctx, field, "must be an integer in [%lld, %lld], got %s", (long long)lo, (long long)hi, GOT(item));
+    *out = (int32_t)item->valuedouble;
+    return SM_OK;
+}
+
+static sm_result read_bool(const context *ctx, const cJSON *item, const char *field, bool *out)
+{
+    if (!cJSON_IsBool(item)) return field_error(ctx, field, "must be true or false, got %s", GOT(item));
+    *out = cJSON_IsTrue(item);
+    return SM_OK;
+}
+
+static sm_result read_vec3(const context *ctx, const cJSON *item, const char *field, sm_vec3 *out)
+{
+    double v[3];
+    if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) != 3)
+        return field_error(ctx, field, "must be an array of 3 numbers, got %s", GOT(item));
+    for (int a = 0; a < 3; a++) {
+        const cJSON *e = cJSON_GetArrayItem(item, a);
+        if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble))
+            return field_error(ctx, field, "must be an array of 3 numbers, got %s", GOT(item));
+        v[a] = e->valuedouble;
+    }
+    *out = v3(v[0], v[1], v[2]);
+    return SM_OK;
+}
+
+static sm_result read_int3(const context *ctx, const cJSON *item, const char *field, int32_t lo, int32_t hi, int32_t out[3])
+{
+    if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) != 3)
+        return field_error(ctx, field, "must be an array of 3 integers in [%d, %d], got %s", lo, hi, GOT(item));
+    for (int a = 0; a < 3; a++) {
+        const cJSON *e = cJSON_GetArrayItem(item, a);
+        if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble) || e->valuedouble < lo || e->valuedouble > hi)
+            return field_error(ctx, field, "must be an array of 3 integers in [%d, %d], got %s", lo, hi, GOT(item));
+        out[a] = (int32_t)e->valuedouble;
+    }
+    return SM_OK;
+}
+
+/// An array of particle indices in [0, count); `count` < 0 defers the range check.
+static sm_result read_indices(const context *ctx, const cJSON *item, const char *field, int32_t **out, int32_t *out_count)
+{
+    if (!cJSON_IsArray(item)) return field_error(ctx, field, "must be an array of particle indices, got %s", GOT(item));
+    int n = cJSON_GetArraySize(item);
+    int32_t *indices = malloc(sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+    if (!indices) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx->origin);
+    int i = 0;
+    for (const cJSON *e = item->child; e; e = e->next, i++) {
+        if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble) || e->valuedouble < 0 || e->valuedouble > INT32_MAX) {
+            free(indices);
+            return field_error(ctx, field, "entry %d must be a particle index (an integer >= 0), got %s", i, GOT(e));
+        }
+        indices[i] = (int32_t)e->valuedouble;
+    }
+    *out = indices;
+    *out_count = n;
+    return SM_OK;
+}
+
+static const char *const object_fields[] = {
+    "name", "shape", "size", "resolution", "radius", "length", "major_radius", "minor_radius", "spacing",
+    "points", "masses", "position", "rotation", "velocity", "angular_velocity", "mass", "mode", "alpha",
+    "tau", "beta", "volume_preservation", "clusters", "plasticity", "cap", "damping", "fixed", "force", NULL};
+
+/// The shape-specific fields each shape accepts.
+static bool field_applies(sm_shape_type type, const char *field)
+{
+    static const char *const by_shape[][5] = {
+        [SM_SHAPE_POINTS] = {"points", "masses", NULL},
+        [SM_SHAPE_BOX] = {"size", "resolution", NULL},
+        [SM_SHAPE_SPHERE] = {"radius", "spacing", NULL},
+        [SM_SHAPE_CAPSULE] = {"radius", "length", "spacing", NULL},
+        [SM_SHAPE_TORUS] = {"major_radius", "minor_radius", "spacing", NULL},
+    };
+    static const char *const shape_fields[] = {"size", "resolution", "radius", "length", "major_radius",
+                                               "minor_radius", "spacing", "points", "masses", NULL};
+    bool shape_specific = false;
+    for (const char *const *f = shape_fields; *f; f++) shape_specific = shape_specific || strcmp(*f, field) == 0;
+    if (!shape_specific) return true;
+    for (const char *const *f = by_shape[type]; *f; f++)
+        if (strcmp(*f, field) == 0) return true;
+    return false;
+}
+
+static sm_result parse_shape_name(const context *ctx, const cJSON *item, sm_shape_type *out)
+{
+    static const struct { const char *name; sm_shape_type type; } names[] = {
+        {"box", SM_SHAPE_BOX},         {"sphere", SM_SHAPE_SPHERE}, {"capsule", SM_SHAPE_CAPSULE},
+        {"stick", SM_SHAPE_CAPSULE},   {"torus", SM_SHAPE_TORUS},   {"points", SM_SHAPE_POINTS},
+    };
+    if (!item) return field_error(ctx, "shape", "is required: one of box, sphere, capsule, stick, torus, points");
+    if (cJSON_IsString(item))
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (strcmp(item->valuestring, names[i].name) == 0) {
+                *out = names[i].type;
+                return SM_OK;
+            }
+    return field_error(ctx, "shape", "must be one of \"box\", \"sphere\", \"capsule\", \"stick\", \"torus\", \"points\", got %s",
+                       GOT(item));
+}
+
+static sm_result parse_points(const context *ctx, const cJSON *item, object_storage *store, sm_shape *shape)
+{
+    if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) < 1)
+        return field_error(ctx, "points", "must be a non-empty array of [x, y, z] positions, got %s", GOT(item));
+    int n = cJSON_GetArraySize(item);
+    store->points = malloc(sizeof(sm_vec3) * (size_t)n);
+    if (!store->points) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx->origin);
+    int i = 0;
+    for (const cJSON *e = item->child; e; e = e->next, i++) {
+        char field[32];
+        snprintf(field, sizeof field, "points[%d]", i);
+        sm_result r = read_vec3(ctx, e, field, &store->points[i]);
+        if (r != SM_OK) return r;
+    }
+    shape->points = store->points;
+    shape->point_count = n;
+    return SM_OK;
+}
+
+static sm_result parse_masses(const context *ctx, const cJSON *item, object_storage *store, sm_shape *shape)
+{
+    if (!cJSON_IsArray(item)) return field_error(ctx, "masses", "must be an array of masses in kg, got %s", GOT(item));
+    int n = cJSON_GetArraySize(item);
+    store->masses = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    if (!store->masses) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx->origin);
+    int i = 0;
+    for (const cJSON *e = item->child; e; e = e->next, i++) {
+        char field[32];
+        snprintf(field, sizeof field, "masses[%d]", i);
+        sm_result r = read_range(ctx, e, field, 0.0, INFINITY, true, "kg", &store->masses[i]);
+        if (r != SM_OK) return r;
+    }
+    if (n != shape->point_count)
+        return field_error(ctx, "masses", "has %d entries but \"points\" has %d", n, shape->point_count);
+    shape->point_masses = store->masses;
+    return SM_OK;
+}
+
+static sm_result parse_clusters(const context *ctx, const cJSON *item, object_storage *store, sm_cluster_def *out)
+{
+    static const char *const known[] = {"grid", "overlap", "lists", NULL};
+    if (!cJSON_IsObject(item))
+        return field_error(ctx, "clusters", "must be {\"grid\": [nx, ny, nz], \"overlap\": o} or {\"lists\": [[...], ...]}, got %s", GOT(item));
+    sm_result r = check_keys(ctx, item, "clusters.", known);
+    if (r != SM_OK) return r;
+    const cJSON *grid = cJSON_GetObjectItemCaseSensitive(item, "grid");
+    const cJSON *overlap = cJSON_GetObjectItemCaseSensitive(item, "overlap");
+    const cJSON *lists = cJSON_GetObjectItemCaseSensitive(item, "lists");
+    if (lists && (grid || overlap)) return field_error(ctx, "clusters.lists", "cannot be combined with a grid or an overlap");
+    if (grid && (r = read_int3(ctx, grid, "clusters.grid", 1, 1024, out->grid)) != SM_OK) return r;
+    if (overlap && (r = read_range(ctx, overlap, "clusters.overlap", 0.0, 10.0, false, "", &out->overlap)) != SM_OK) return r;
+    if (!lists) return SM_OK;
+
+    if (!cJSON_IsArray(lists) || cJSON_GetArraySize(lists) < 1)
+        return field_error(ctx, "clusters.lists", "must be a non-empty array of particle index lists, got %s", GOT(lists));
+    int count = cJSON_GetArraySize(lists);
+    int64_t total = 0;
+    for (const cJSON *e = lists->child; e; e = e->next) total += cJSON_IsArray(e) ? cJSON_GetArraySize(e) : 0;
+    store->list_offsets = malloc(sizeof(int32_t) * (size_t)(count + 1));
+    store->list_indices = malloc(sizeof(int32_t) * (size_t)(total > 0 ? total : 1));
+    if (!store->list_offsets || !store->list_indices) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx->origin);
+    int k = 0;
+    store->list_offsets[0] = 0;
+    for (const cJSON *e = lists->child; e; e = e->next, k++) {
+        char field[48];
+        snprintf(field, sizeof field, "clusters.lists[%d]", k);
+        int32_t *indices = NULL, n = 0;
+        if ((r = read_indices(ctx, e, field, &indices, &n)) != SM_OK) return r;
+        if (n == 0) {
+            free(indices);
+            return field_error(ctx, field, "is empty; a cluster needs at least one particle");
+        }
+        memcpy(store->list_indices + store->list_offsets[k], indices, sizeof(int32_t) * (size_t)n);
+        store->list_offsets[k + 1] = store->list_offsets[k] + n;
+        free(indices);
+    }
+    out->list_offsets = store->list_offsets;
+    out->list_indices = store->list_indices;
+    out->list_count = count;
+    return SM_OK;
+}
+
+static sm_result parse_plasticity(const context *ctx, const cJSON *item, sm_plasticity *out)
+{
+    static const char *const known[] = {"enabled", "yield", "creep", "max", NULL};
+    if (!cJSON_IsObject(item))
+        return field_error(ctx, "plasticity", "must be {\"yield\": y, \"creep\": c, \"max\": m}, got %s", GOT(item));
+    sm_result r = check_keys(ctx, item, "plasticity.", known);
+    if (r != SM_OK) return r;
+    out->enabled = true;
+    const cJSON *e;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "enabled")) && (r = read_bool(ctx, e, "plasticity.enabled", &out->enabled)))
+        return r;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "yield")) &&
+        (r = read_range(ctx, e, "plasticity.yield", 0.0, INFINITY, false, "", &out->yield)))
+        return r;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "creep")) &&
+        (r = read_range(ctx, e, "plasticity.creep", 0.0, INFINITY, false, "per second", &out->creep)))
+        return r;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "max")) &&
+        (r = read_range(ctx, e, "plasticity.max", 0.0, INFINITY, true, "", &out->max)))
+        return r;
+    return SM_OK;
+}
+
+static sm_result parse_cap(const context *ctx, const cJSON *item, sm_cap *out)
+{
+    static const char *const known[] = {"enabled", "soft", "hard", NULL};
+    if (!cJSON_IsObject(item)) return field_error(ctx, "cap", "must be {\"soft\": s, \"hard\": h}, got %s", GOT(item));
+    sm_result r = check_keys(ctx, item, "cap.", known);
+    if (r != SM_OK) return r;
+    out->enabled = true;
+    const cJSON *e;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "enabled")) && (r = read_bool(ctx, e, "cap.enabled", &out->enabled)))
+        return r;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "soft")) && (r = read_range(ctx, e, "cap.soft", 3.0, INFINITY, false, "", &out->soft)))
+        return r;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "hard")) && (r = read_number(ctx, e, "cap.hard", &out->hard))) return r;
+    if (!(out->hard > out->soft))
+        return field_error(ctx, "cap.hard", "must be greater than cap.soft (%g), got %g", out->soft, out->hard);
+    return SM_OK;
+}
+
+static sm_result parse_object(const context *ctx, const cJSON *item, sm_object_def *def, object_storage *store)
+{
+    if (!cJSON_IsObject(item)) return field_error(ctx, "objects", "each object must be a JSON object, got %s", GOT(item));
+    sm_result r = check_keys(ctx, item, "", object_fields);
+    if (r != SM_OK) return r;
+    *def = sm_object_def_default();
+    if ((r = parse_shape_name(ctx, cJSON_GetObjectItemCaseSensitive(item, "shape"), &def->shape.type)) != SM_OK) return r;
+    sm_shape *shape = &def->shape;
+    bool has_alpha = false, has_tau = false, has_mass = false;
+
+    for (const cJSON *e = item->child; e; e = e->next) {
+        const char *f = e->string;
+        if (!field_applies(shape->type, f))
+            return field_error(ctx, f, "does not apply to shape \"%s\"", sm_shape_name(shape->type));
+        if (strcmp(f, "shape") == 0) continue;
+        else if (strcmp(f, "name") == 0) {
+            if (!cJSON_IsString(e)) return field_error(ctx, f, "must be a string, got %s", GOT(e));
+            store->name = malloc(strlen(e->valuestring) + 1);
+            if (!store->name) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx->origin);
+            strcpy(store->name, e->valuestring);
+            def->name = store->name;
+        } else if (strcmp(f, "size") == 0) {
+            if ((r = read_vec3(ctx, e, f, &shape->size)) != SM_OK) return r;
+            if (!(shape->size.x >= 0 && shape->size.y >= 0 && shape->size.z >= 0))
+                return field_error(ctx, f, "must be three lengths >= 0 m, got %s", GOT(e));
+        } else if (strcmp(f, "resolution") == 0) r = read_int3(ctx, e, f, 1, 4096, shape->resolution);
+        else if (strcmp(f, "radius") == 0) r = read_range(ctx, e, f, 0.0, INFINITY, true, "m", &shape->radius);
+        else if (strcmp(f, "length") == 0) r = read_range(ctx, e, f, 0.0, INFINITY, false, "m", &shape->length);
+        else if (strcmp(f, "major_radius") == 0) r = read_range(ctx, e, f, 0.0, INFINITY, true, "m", &shape->major_radius);
+        else if (strcmp(f, "minor_radius") == 0) r = read_range(ctx, e, f, 0.0, INFINITY, true, "m", &shape->minor_radius);
+        else if (strcmp(f, "spacing") == 0) r = read_range(ctx, e, f, 0.0, INFINITY, true, "m", &shape->spacing);
+        else if (strcmp(f, "points") == 0) r = parse_points(ctx, e, store, shape);
+        else if (strcmp(f, "masses") == 0) continue; // after the points, below
+        else if (strcmp(f, "position") == 0) r = read_vec3(ctx, e, f, &def->position);
+        else if (strcmp(f, "rotation") == 0) r = read_vec3(ctx, e, f, &def->rotation);
+        else if (strcmp(f, "velocity") == 0) r = read_vec3(ctx, e, f, &def->linear_velocity);
+        else if (strcmp(f, "angular_velocity") == 0) r = read_vec3(ctx, e, f, &def->angular_velocity);
+        else if (strcmp(f, "force") == 0) r = read_vec3(ctx, e, f, &def->force);
+        else if (strcmp(f, "mass") == 0) {
+            has_mass = true;
+            r = read_range(ctx, e, f, 0.0, INFINITY, true, "kg", &def->mass);
+        } else if (strcmp(f, "mode") == 0) {
+            if (cJSON_IsString(e) && strcmp(e->valuestring, "rigid") == 0) def->mode = SM_MODE_RIGID;
+            else if (cJSON_IsString(e) && strcmp(e->valuestring, "linear") == 0) def->mode = SM_MODE_LINEAR;
+            else if (cJSON_IsString(e) && strcmp(e->valuestring, "quadratic") == 0) def->mode = SM_MODE_QUADRATIC;
+            else return field_error(ctx, f, "must be \"rigid\", \"linear\" or \"quadratic\", got %s", GOT(e));
+        } else if (strcmp(f, "alpha") == 0) {
+            has_alpha = true;
+            r = read_range(ctx, e, f, 0.0, 1.0, false, "", &def->alpha);
+        } else if (strcmp(f, "tau") == 0) {
+            has_tau = true;
+            r = read_range(ctx, e, f, 0.0, INFINITY, true, "s", &def->tau);
+        } else if (strcmp(f, "beta") == 0) r = read_range(ctx, e, f, 0.0, 1.0, false, "", &def->beta);
+        else if (strcmp(f, "volume_preservation") == 0) r = read_bool(ctx, e, f, &def->volume_preservation);
+        else if (strcmp(f, "damping") == 0) r = read_range(ctx, e, f, 0.0, INFINITY, false, "per second", &def->damping);
+        else if (strcmp(f, "clusters") == 0) r = parse_clusters(ctx, e, store, &def->clusters);
+        else if (strcmp(f, "plasticity") == 0) r = parse_plasticity(ctx, e, &def->plasticity);
+        else if (strcmp(f, "cap") == 0) r = parse_cap(ctx, e, &def->cap);
+        else if (strcmp(f, "fixed") == 0) {
+            r = read_indices(ctx, e, f, &store->fixed, &def->fixed_count);
+            def->fixed = store->fixed;
+        }
+        if (r != SM_OK) return r;
+    }
+    const cJSON *masses = cJSON_GetObjectItemCaseSensitive(item, "masses");
+    if (shape->type == SM_SHAPE_POINTS && !shape->points) return field_error(ctx, "points", "is required for shape \"points\"");
+    if (masses) {
+        if (has_mass) return field_error(ctx, "masses", "cannot be combined with \"mass\" (the masses add up to it)");
+        if ((r = parse_masses(ctx, masses, store, shape)) != SM_OK) return r;
+    }
+    if (has_alpha && has_tau) return field_error(ctx, "tau", "cannot be combined with \"alpha\" (tau sets alpha = min(1, h / tau))");
+    if (def->plasticity.enabled && def->mode == SM_MODE_RIGID)
+        return field_error(ctx, "plasticity", "needs mode \"linear\" or \"quadratic\" (a rigid goal has no deformation)");
+
+    // index fields need the particle count: sample the shape once to check them here, with their names
+    if (def->fixed_count > 0 || def->clusters.list_offsets) {
+        sm_vec3 *points = NULL;
+        double *point_masses = NULL;
+        int32_t count = 0;
+        sm_result sampled = sm_shape_sample(shape, def->mass, &points, &point_masses, &count);
+        free(points);
+        free(point_masses);
+        if (sampled != SM_OK) return field_error(ctx, "shape", "%s", sm_last_error());
+        for (int32_t i = 0; i < def->fixed_count; i++)
+            if (def->fixed[i] >= count)
+                return field_error(ctx, "fixed", "entry %d: particle index %d is outside [0, %d)", i, def->fixed[i], count);
+        for (int32_t k = 0; k < def->clusters.list_count; k++)
+            for (int32_t j = def->clusters.list_offsets[k]; j < def->clusters.list_offsets[k + 1]; j++) {
+                int32_t i = def->clusters.list_indices[j];
+                char field[48];
+                snprintf(field, sizeof field, "clusters.lists[%d]", k);
+                if (i >= count) return field_error(ctx, field, "particle index %d is outside [0, %d)", i, count);
+                for (int32_t j2 = def->clusters.list_offsets[k]; j2 < j; j2++)
+                    if (def->clusters.list_indices[j2] == i) return field_error(ctx, field, "lists particle %d twice", i);
+            }
+    }
+    return SM_OK;
+}
+
+static sm_result parse_ground(const context *ctx, const cJSON *item, sm_ground *out)
+{
+    static const char *const known[] = {"height", "restitution", "friction", NULL};
+    if (!cJSON_IsObject(item))
+        return field_error(ctx, "ground", "must be {\"height\": y, \"restitution\": e, \"friction\": mu}, got %s", GOT(item));
+    sm_result r = check_keys(ctx, item, "ground.", known);
+    if (r != SM_OK) return r;
+    out->enabled = true;
+    const cJSON *e;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "height")) && (r = read_number(ctx, e, "ground.height", &out->height))) return r;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "restitution")) &&
+        (r = read_range(ctx, e, "ground.restitution", 0.0, 1.0, false, "", &out->restitution)))
+        return r;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "friction")) &&
+        (r = read_range(ctx, e, "ground.friction", 0.0, 1.0, false, "", &out->friction)))
+        return r;
+    return SM_OK;
+}
+
+/// Line and column of `at` in `text`, for syntax errors.
+static void locate(const char *text, const char *at, int *line, int *column)
+{
+    *line = 1, *column = 1;
+    for (const char *c = text; *c && c < at; c++) {
+        if (*c == '\n') (*line)++, *column = 1;
+        else (*column)++;
+    }
+}
+
+sm_result sm_scene_load_string(const char *json, const char *origin, sm_scene **out_scene)
+{
+    if (!json || !out_scene) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_scene_load_string: json and out_scene must not be NULL");
+    *out_scene = NULL;
+    context ctx = {origin ? origin : "scene", -1};
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(json, &end, true);
+    if (!root) {
+        int line, column;
+        const char *at = end ? end : cJSON_GetErrorPtr();
+        if (!at) at = json;
+        locate(json, at, &line, &column);
+        char near[24];
+        snprintf(near, sizeof near, "%s", at);
+        for (char *c = near; *c; c++)
+            if (*c == '\n' || *c == '\r') *c = ' ';
+        return sm_fail(SM_ERROR_SCENE, "%s:%d:%d: not valid JSON near \"%s\"", ctx.origin, line, column, near);
+    }
+    sm_scene *scene = calloc(1, sizeof *scene);
+    sm_result r = scene ? SM_OK : sm_fail(SM_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx.origin);
+    if (r != SM_OK) goto done;
+    scene->world_def = sm_world_def_default();
+    scene->info = (sm_scene_info){.dt = 1.0 / 60.0, .substeps = 1, .steps = 600, .object_count = 0};
+
+    static const char *const known[] = {"name", "description", "dt", "substeps", "steps", "gravity", "ground", "objects", NULL};
+    if (!cJSON_IsObject(root)) {
+        r = sm_fail(SM_ERROR_SCENE, "%s: a scene must be a JSON object with an \"objects\" array", ctx.origin);
+        goto done;
+    }
+    if ((r = check_keys(&ctx, root, "", known)) != SM_OK) goto done;
+    for (const cJSON *e = root->child; e; e = e->next) {
+        const char *f = e->string;
+        if (strcmp(f, "name") == 0 || strcmp(f, "description") == 0) {
+            if (!cJSON_IsString(e)) r = field_error(&ctx, f, "must be a string, got %s", GOT(e));
+        } else if (strcmp(f, "dt") == 0) r = read_range(&ctx, e, f, 0.0, 10.0, true, "s", &scene->info.dt);
+        else if (strcmp(f, "substeps") == 0) r = read_int(&ctx, e, f, 1, 100000, &scene->info.substeps);
+        else if (strcmp(f, "steps") == 0) r = read_int(&ctx, e, f, 0, INT32_MAX, &scene->info.steps);
+        else if (strcmp(f, "gravity") == 0) r = read_vec3(&ctx, e, f, &scene->world_def.gravity);
+        else if (strcmp(f, "ground") == 0) r = parse_ground(&ctx, e, &scene->world_def.ground);
+        if (r != SM_OK) goto done;
+    }
+    const cJSON *objects = cJSON_GetObjectItemCaseSensitive(root, "objects");
+    if (!objects) {
+        r = field_error(&ctx, "objects", "is required: an array of objects");
+        goto done;
+    }
+    if (!cJSON_IsArray(objects) || cJSON_GetArraySize(objects) < 1) {
+        r = field_error(&ctx, "objects", "must be a non-empty array of objects, got %s", GOT(objects));
+        goto done;
+    }
+    int n = cJSON_GetArraySize(objects);
+    scene->objects = calloc((size_t)n, sizeof(sm_object_def));
+    scene->storage = calloc((size_t)n, sizeof(object_storage));
+    if (!scene->objects || !scene->storage) {
+        r = sm_fail(SM_ERROR_OUT_OF_MEMORY, "%s: out of memory for %d objects", ctx.origin, n);
+        goto done;
+    }
+    int i = 0;
+    for (const cJSON *e = objects->child; e; e = e->next, i++) {
+        context octx = {ctx.origin, i};
+        scene->info.object_count = i + 1; // so that a failure frees what this object allocated
+        if ((r = parse_object(&octx, e, &scene->objects[i], &scene->storage[i])) != SM_OK) goto done;
+    }
+
+done:
+    cJSON_Delete(root);
+    if (r != SM_OK) {
+        sm_scene_destroy(scene);
+        return r;
+    }
+    *out_scene = scene;
+    return SM_OK;
+}
+
+sm_result sm_scene_load_file(const char *path, sm_scene **out_scene)
+{
+    if (!path || !out_scene) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_scene_load_file: path and out_scene must not be NULL");
+    *out_scene = NULL;
+    FILE *file = fopen(path, "rb");
+    if (!file) return sm_fail(SM_ERROR_IO, "cannot open scene file %s: %s", path, strerror(errno));
+    size_t capacity = 1 << 16, used = 0;
+    char *text = malloc(capacity);
+    while (text) {
+        used += fread(text + used, 1, capacity - used - 1, file);
+        if (used < capacity - 1) break;
+        if (capacity >= ((size_t)1 << 30)) {
+            free(text), fclose(file);
+            return sm_fail(SM_ERROR_IO, "scene file %s is larger than 1 GiB", path);
+        }
+        char *grown = realloc(text, capacity * 2);
+        if (!grown) free(text);
+        text = grown;
+        capacity *= 2;
+    }
+    bool failed = text && ferror(file);
+    fclose(file);
+    if (!text) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory reading %s", path);
+    if (failed) {
+        free(text);
+        return sm_fail(SM_ERROR_IO, "cannot read scene file %s", path);
+    }
+    text[used] = '\0';
+    if (strlen(text) != used) {
+        free(text);
+        return sm_fail(SM_ERROR_SCENE, "%s: not a text file (it holds a NUL byte)", path);
+    }
+    sm_result r = sm_scene_load_string(text, path, out_scene);
+    free(text);
+    return r;
+}
+
+void sm_scene_destroy(sm_scene *scene)
+{
+    if (!scene) return;
+    if (scene->storage)
+        for (int32_t i = 0; i < scene->info.object_count; i++) {
+            object_storage *s = &scene->storage[i];
+            free(s->name), free(s->points), free(s->masses), free(s->fixed), free(s->list_offsets), free(s->list_indices);
+        }
+    free(scene->storage);
+    free(scene->objects);
+    free(scene);
+}
+
+sm_scene_info sm_scene_get_info(const sm_scene *scene) { return scene->info; }
+
+sm_world_def sm_scene_world_def(const sm_scene *scene) { return scene->world_def; }
+
+const sm_object_def *sm_scene_object_def(const sm_scene *scene, int32_t index)
+{
+    if (!scene || index < 0 || index >= scene->info.object_count) return NULL;
+    return &scene->objects[index];
+}
+
+sm_result sm_scene_create_world(const sm_scene *scene, const sm_world_def *def, sm_world **out_world)
+{
+    if (!scene || !out_world) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_scene_create_world: scene and out_world must not be NULL");
+    sm_world_def scene_def = scene->world_def;
+    if (!def) def = &scene_def;
+    sm_world *world = NULL;
+    sm_result r = sm_world_create(def, &world);
+    if (r != SM_OK) return r;
+    for (int32_t i = 0; i < scene->info.object_count; i++) {
+        r = sm_world_add_object(world, &scene->objects[i], NULL);
+        if (r != SM_OK) {
+            char message[1024];
+            snprintf(message, sizeof message, "%s", sm_last_error());
+            sm_world_destroy(world);
+            return sm_fail(r, "object %d: %s", i, message);
+        }
+    }
+    *out_world = world;
+    return SM_OK;
+}

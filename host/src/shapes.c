@@ -1,0 +1,145 @@
+/* Procedural shapes sampled as a lattice of particles inside the shape, in the object's frame. */
+#include "math3.h"
+#include "world.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/// Objects beyond this many particles are refused rather than exhausting memory.
+#define SM_MAX_OBJECT_PARTICLES (1 << 26)
+
+/// Is the lattice point p inside the (non-box) shape? Boundaries count as inside.
+static bool inside(const sm_shape *shape, sm_vec3 p, double eps)
+{
+    switch (shape->type) {
+    case SM_SHAPE_SPHERE:
+        return v3_length(p) <= shape->radius + eps;
+    case SM_SHAPE_CAPSULE: {
+        double half = 0.5 * shape->length;
+        double x = fmax(-half, fmin(half, p.x));
+        return v3_length(v3(p.x - x, p.y, p.z)) <= shape->radius + eps;
+    }
+    case SM_SHAPE_TORUS: {
+        double ring = sqrt(p.x * p.x + p.z * p.z) - shape->major_radius;
+        return sqrt(ring * ring + p.y * p.y) <= shape->minor_radius + eps;
+    }
+    default:
+        return false;
+    }
+}
+
+/// Half extents of the shape's bounding box.
+static sm_vec3 half_extents(const sm_shape *shape)
+{
+    switch (shape->type) {
+    case SM_SHAPE_SPHERE: return v3(shape->radius, shape->radius, shape->radius);
+    case SM_SHAPE_CAPSULE: return v3(0.5 * shape->length + shape->radius, shape->radius, shape->radius);
+    case SM_SHAPE_TORUS: {
+        double outer = shape->major_radius + shape->minor_radius;
+        return v3(outer, shape->minor_radius, outer);
+    }
+    default: return v3(0, 0, 0);
+    }
+}
+
+static sm_result sample_lattice(const sm_shape *shape, sm_vec3 **out_points, int32_t *out_count)
+{
+    const double h = shape->spacing;
+    sm_vec3 half = half_extents(shape);
+    // the lattice is centred on the shape's origin: point (i, j, k) sits at (i, j, k) * spacing
+    int64_t n[3] = {(int64_t)floor(half.x / h + 1e-9), (int64_t)floor(half.y / h + 1e-9), (int64_t)floor(half.z / h + 1e-9)};
+    int64_t candidates = (2 * n[0] + 1) * (2 * n[1] + 1) * (2 * n[2] + 1);
+    if (candidates > 8 * (int64_t)SM_MAX_OBJECT_PARTICLES)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "spacing %g is too fine for a %s of this size (over %d particles)",
+                       h, sm_shape_name(shape->type), SM_MAX_OBJECT_PARTICLES);
+    size_t capacity = 1024;
+    int32_t count = 0;
+    sm_vec3 *points = malloc(sizeof(sm_vec3) * capacity);
+    if (!points) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory sampling a %s", sm_shape_name(shape->type));
+    const double eps = 1e-9 * h;
+    for (int64_t k = -n[2]; k <= n[2]; k++)
+        for (int64_t j = -n[1]; j <= n[1]; j++)
+            for (int64_t i = -n[0]; i <= n[0]; i++) {
+                sm_vec3 p = v3((double)i * h, (double)j * h, (double)k * h);
+                if (!inside(shape, p, eps)) continue;
+                if (count == SM_MAX_OBJECT_PARTICLES) {
+                    free(points);
+                    return sm_fail(SM_ERROR_INVALID_ARGUMENT, "a %s with spacing %g has over %d particles",
+                                   sm_shape_name(shape->type), h, SM_MAX_OBJECT_PARTICLES);
+                }
+                if ((size_t)count == capacity) {
+                    capacity *= 2;
+                    sm_vec3 *grown = realloc(points, sizeof(sm_vec3) * capacity);
+                    if (!grown) {
+                        free(points);
+                        return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory sampling a %s", sm_shape_name(shape->type));
+                    }
+                    points = grown;
+                }
+                points[count++] = p;
+            }
+    if (count == 0) {
+        free(points);
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "a %s with spacing %g holds no lattice point; use a smaller spacing",
+                       sm_shape_name(shape->type), h);
+    }
+    *out_points = points;
+    *out_count = count;
+    return SM_OK;
+}
+
+static sm_result sample_box(const sm_shape *shape, sm_vec3 **out_points, int32_t *out_count)
+{
+    const int32_t *n = shape->resolution;
+    int64_t total = (int64_t)n[0] * n[1] * n[2];
+    if (total > SM_MAX_OBJECT_PARTICLES)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "a box of resolution %d x %d x %d has over %d particles",
+                       n[0], n[1], n[2], SM_MAX_OBJECT_PARTICLES);
+    sm_vec3 *points = malloc(sizeof(sm_vec3) * (size_t)total);
+    if (!points) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory sampling a box");
+    double size[3] = {shape->size.x, shape->size.y, shape->size.z};
+    int32_t count = 0;
+    // corners included: n particles span the edge; one particle sits at the centre
+    for (int32_t k = 0; k < n[2]; k++)
+        for (int32_t j = 0; j < n[1]; j++)
+            for (int32_t i = 0; i < n[0]; i++) {
+                int32_t idx[3] = {i, j, k};
+                double c[3];
+                for (int a = 0; a < 3; a++) c[a] = n[a] > 1 ? size[a] * ((double)idx[a] / (n[a] - 1) - 0.5) : 0.0;
+                points[count++] = v3(c[0], c[1], c[2]);
+            }
+    *out_points = points;
+    *out_count = count;
+    return SM_OK;
+}
+
+sm_result sm_shape_sample(const sm_shape *shape, double total_mass, sm_vec3 **out_points, double **out_masses,
+                          int32_t *out_count)
+{
+    sm_vec3 *points = NULL;
+    int32_t count = 0;
+    sm_result result = SM_OK;
+    switch (shape->type) {
+    case SM_SHAPE_POINTS:
+        points = malloc(sizeof(sm_vec3) * (size_t)shape->point_count);
+        if (!points) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory copying %d points", shape->point_count);
+        memcpy(points, shape->points, sizeof(sm_vec3) * (size_t)shape->point_count);
+        count = shape->point_count;
+        break;
+    case SM_SHAPE_BOX: result = sample_box(shape, &points, &count); break;
+    default: result = sample_lattice(shape, &points, &count); break;
+    }
+    if (result != SM_OK) return result;
+
+    double *masses = malloc(sizeof(double) * (size_t)count);
+    if (!masses) {
+        free(points);
+        return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory for %d particle masses", count);
+    }
+    for (int32_t i = 0; i < count; i++)
+        masses[i] = (shape->type == SM_SHAPE_POINTS && shape->point_masses) ? shape->point_masses[i] : total_mass / count;
+    *out_points = points;
+    *out_masses = masses;
+    *out_count = count;
+    return SM_OK;
+}

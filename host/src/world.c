@@ -1,0 +1,597 @@
+/* World life cycle, object creation, stepping and queries. */
+#include "cpu/cpu_passes.h"
+#include "math3.h"
+#include "world.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+sm_world_def sm_world_def_default(void)
+{
+    sm_world_def def;
+    memset(&def, 0, sizeof def);
+    def.gravity = v3(0.0, -9.81, 0.0);
+    def.ground = (sm_ground){.enabled = false, .height = 0.0, .restitution = 0.3, .friction = 0.2};
+    def.backend = SM_BACKEND_DEFAULT;
+    def.internal_value = SM_DEF_COOKIE;
+    return def;
+}
+
+sm_object_def sm_object_def_default(void)
+{
+    sm_object_def def;
+    memset(&def, 0, sizeof def);
+    def.shape = (sm_shape){
+        .type = SM_SHAPE_BOX,
+        .size = {1.0, 1.0, 1.0},
+        .resolution = {4, 4, 4},
+        .radius = 0.5,
+        .length = 1.0,
+        .major_radius = 0.5,
+        .minor_radius = 0.2,
+        .spacing = 0.25,
+    };
+    def.mass = 1.0;
+    def.mode = SM_MODE_LINEAR;
+    def.alpha = 0.5;
+    def.tau = 0.0;
+    def.beta = 0.5;
+    def.volume_preservation = true;
+    def.clusters = (sm_cluster_def){.grid = {1, 1, 1}, .overlap = 0.25};
+    def.plasticity = (sm_plasticity){.enabled = false, .yield = 0.1, .creep = 5.0, .max = 0.5};
+    def.cap = (sm_cap){.enabled = false, .soft = 4.0, .hard = 6.0};
+    def.internal_value = SM_DEF_COOKIE;
+    return def;
+}
+
+const char *sm_mode_name(sm_mode mode)
+{
+    switch (mode) {
+    case SM_MODE_RIGID: return "rigid";
+    case SM_MODE_LINEAR: return "linear";
+    case SM_MODE_QUADRATIC: return "quadratic";
+    }
+    return "?";
+}
+
+const char *sm_shape_name(sm_shape_type type)
+{
+    switch (type) {
+    case SM_SHAPE_POINTS: return "points";
+    case SM_SHAPE_BOX: return "box";
+    case SM_SHAPE_SPHERE: return "sphere";
+    case SM_SHAPE_CAPSULE: return "capsule";
+    case SM_SHAPE_TORUS: return "torus";
+    }
+    return "?";
+}
+
+const char *sm_pass_name(sm_pass pass)
+{
+    static const char *names[SM_PASS_COUNT] = {"cluster_moments", "rotation", "goal_transform",
+                                               "blend_integrate", "ground", "plasticity"};
+    return (pass >= 0 && pass < SM_PASS_COUNT) ? names[pass] : "?";
+}
+
+sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
+{
+    if (!def || !out_world) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: def and out_world must not be NULL");
+    *out_world = NULL;
+    if (def->internal_value != SM_DEF_COOKIE)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: the def was not made by sm_world_def_default()");
+    if (!v3_is_finite(def->gravity)) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: gravity must be finite");
+    if (def->ground.enabled) {
+        if (!isfinite(def->ground.height))
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: ground height must be finite");
+        if (!(def->ground.restitution >= 0.0 && def->ground.restitution <= 1.0))
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: ground restitution must be in [0, 1] (got %g)",
+                           def->ground.restitution);
+        if (!(def->ground.friction >= 0.0 && def->ground.friction <= 1.0))
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: ground friction must be in [0, 1] (got %g)",
+                           def->ground.friction);
+    }
+    switch (def->backend) {
+    case SM_BACKEND_DEFAULT:
+    case SM_BACKEND_CPU: break;
+    case SM_BACKEND_OPENCL:
+        return sm_fail(SM_ERROR_UNAVAILABLE, "the OpenCL backend is not part of this build; use the CPU backend");
+    default: return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: unknown backend %d", (int)def->backend);
+    }
+    sm_world *world = calloc(1, sizeof *world);
+    if (!world) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory creating a world");
+    world->def = *def;
+    world->backend_name = "cpu";
+    *out_world = world;
+    return SM_OK;
+}
+
+void sm_world_destroy(sm_world *world)
+{
+    if (!world) return;
+    for (int32_t o = 0; o < world->object_count; o++) free(world->objects[o].name);
+    free(world->objects);
+    free(world->position), free(world->velocity), free(world->rest_position), free(world->goal), free(world->force);
+    free(world->mass), free(world->fixed);
+    free(world->clusters);
+    free(world->member_particle), free(world->member_cluster), free(world->member_rest), free(world->member_q);
+    free(world->particle_member_offsets), free(world->particle_members);
+    free(world);
+}
+
+/* ---- Adding objects ------------------------------------------------------------------ */
+
+static bool in_unit_interval(double x) { return x >= 0.0 && x <= 1.0; }
+
+/// Checks the parameters that do not depend on the sampled particles.
+static sm_result validate_object_def(const sm_object_def *d)
+{
+#define BAD(...) return sm_fail(SM_ERROR_INVALID_ARGUMENT, __VA_ARGS__)
+    if (d->internal_value != SM_DEF_COOKIE) BAD("the object def was not made by sm_object_def_default()");
+    if (!(d->mass > 0.0) || !isfinite(d->mass)) BAD("mass must be a positive number of kg (got %g)", d->mass);
+    if (!in_unit_interval(d->alpha)) BAD("alpha must be in [0, 1] (got %g)", d->alpha);
+    if (!(d->tau >= 0.0) || !isfinite(d->tau)) BAD("tau must be a positive time in s, or 0 to use alpha (got %g)", d->tau);
+    if (!in_unit_interval(d->beta)) BAD("beta must be in [0, 1] (got %g)", d->beta);
+    if (!(d->damping >= 0.0) || !isfinite(d->damping)) BAD("damping must be >= 0 per second (got %g)", d->damping);
+    if (d->mode != SM_MODE_RIGID && d->mode != SM_MODE_LINEAR && d->mode != SM_MODE_QUADRATIC)
+        BAD("mode %d is not one of rigid, linear, quadratic", (int)d->mode);
+    if (!v3_is_finite(d->position) || !v3_is_finite(d->rotation) || !v3_is_finite(d->linear_velocity) ||
+        !v3_is_finite(d->angular_velocity) || !v3_is_finite(d->force))
+        BAD("position, rotation, velocities and force must be finite");
+    if (d->cap.enabled && !(d->cap.soft >= 3.0 && d->cap.hard > d->cap.soft && isfinite(d->cap.hard)))
+        BAD("cap needs 3 <= soft < hard (got soft %g, hard %g)", d->cap.soft, d->cap.hard);
+    if (d->plasticity.enabled) {
+        if (!(d->plasticity.yield >= 0.0) || !isfinite(d->plasticity.yield)) BAD("plasticity yield must be >= 0 (got %g)", d->plasticity.yield);
+        if (!(d->plasticity.creep >= 0.0) || !isfinite(d->plasticity.creep)) BAD("plasticity creep must be >= 0 per second (got %g)", d->plasticity.creep);
+        if (!(d->plasticity.max > 0.0) || !isfinite(d->plasticity.max)) BAD("plasticity max must be > 0 (got %g)", d->plasticity.max);
+    }
+    const sm_shape *s = &d->shape;
+    switch (s->type) {
+    case SM_SHAPE_POINTS:
+        if (s->point_count < 1 || !s->points) BAD("a points shape needs at least one point");
+        for (int32_t i = 0; i < s->point_count; i++) {
+            if (!v3_is_finite(s->points[i])) BAD("point %d is not finite", i);
+            if (s->point_masses && !(s->point_masses[i] > 0.0 && isfinite(s->point_masses[i])))
+                BAD("the mass of point %d must be positive (got %g)", i, s->point_masses[i]);
+        }
+        break;
+    case SM_SHAPE_BOX:
+        if (!(s->size.x >= 0.0 && s->size.y >= 0.0 && s->size.z >= 0.0) || !v3_is_finite(s->size))
+            BAD("box size must be three lengths >= 0 m");
+        for (int a = 0; a < 3; a++)
+            if (s->resolution[a] < 1) BAD("box resolution must be >= 1 particle per axis (got %d)", s->resolution[a]);
+        break;
+    case SM_SHAPE_SPHERE:
+    case SM_SHAPE_CAPSULE:
+    case SM_SHAPE_TORUS:
+        if (!(s->spacing > 0.0) || !isfinite(s->spacing)) BAD("spacing must be > 0 m (got %g)", s->spacing);
+        if (s->type == SM_SHAPE_TORUS) {
+            if (!(s->major_radius > 0.0 && s->minor_radius > 0.0) || !isfinite(s->major_radius) || !isfinite(s->minor_radius))
+                BAD("torus radii must be > 0 m (got major %g, minor %g)", s->major_radius, s->minor_radius);
+        } else if (!(s->radius > 0.0) || !isfinite(s->radius)) {
+            BAD("radius must be > 0 m (got %g)", s->radius);
+        }
+        if (s->type == SM_SHAPE_CAPSULE && (!(s->length >= 0.0) || !isfinite(s->length)))
+            BAD("capsule length must be >= 0 m (got %g)", s->length);
+        break;
+    default: BAD("shape type %d is unknown", (int)s->type);
+    }
+    const sm_cluster_def *c = &d->clusters;
+    if (!c->list_offsets) {
+        for (int a = 0; a < 3; a++)
+            if (c->grid[a] < 1 || c->grid[a] > 1024) BAD("cluster grid must be 1 to 1024 cells per axis (got %d)", c->grid[a]);
+        if (!(c->overlap >= 0.0 && c->overlap <= 10.0)) BAD("cluster overlap must be in [0, 10] (got %g)", c->overlap);
+    } else if (c->list_count < 1 || !c->list_indices) {
+        BAD("explicit clusters need at least one list");
+    }
+    return SM_OK;
+#undef BAD
+}
+
+/// Checks the explicit cluster lists and fixed indices against the particle count.
+static sm_result validate_indices(const sm_object_def *d, int32_t count)
+{
+    const sm_cluster_def *c = &d->clusters;
+    if (c->list_offsets) {
+        if (c->list_offsets[0] != 0) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "cluster list offsets must start at 0");
+        uint8_t *seen = calloc((size_t)count, 1);
+        if (!seen) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory checking cluster lists");
+        for (int32_t k = 0; k < c->list_count; k++) {
+            int32_t b = c->list_offsets[k], e = c->list_offsets[k + 1];
+            if (e <= b) {
+                free(seen);
+                return sm_fail(SM_ERROR_INVALID_ARGUMENT, "cluster %d is empty", k);
+            }
+            for (int32_t j = b; j < e; j++) {
+                int32_t i = c->list_indices[j];
+                if (i < 0 || i >= count) {
+                    free(seen);
+                    return sm_fail(SM_ERROR_INVALID_ARGUMENT, "cluster %d: particle index %d is outside [0, %d)", k, i, count);
+                }
+                if (seen[i]) {
+                    free(seen);
+                    return sm_fail(SM_ERROR_INVALID_ARGUMENT, "cluster %d lists particle %d twice", k, i);
+                }
+                seen[i] = 1;
+            }
+            // clear the marks so the next cluster starts clean
+            for (int32_t j = b; j < e; j++) seen[c->list_indices[j]] = 0;
+        }
+        free(seen);
+    }
+    for (int32_t f = 0; f < d->fixed_count; f++) {
+        int32_t i = d->fixed ? d->fixed[f] : -1;
+        if (i < 0 || i >= count)
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "fixed particle index %d is outside [0, %d)", i, count);
+    }
+    return SM_OK;
+}
+
+/// Grows an array to `capacity` elements; the pointer is only replaced on success.
+static bool grow(void **array, size_t element, size_t capacity)
+{
+    void *grown = realloc(*array, element * capacity);
+    if (!grown) return false;
+    *array = grown;
+    return true;
+}
+
+static int32_t next_capacity(int32_t current, int64_t needed)
+{
+    int64_t c = current > 0 ? current : 16;
+    while (c < needed) c *= 2;
+    return c > INT32_MAX ? INT32_MAX : (int32_t)c;
+}
+
+static sm_result reserve(sm_world *w, int64_t particles, int64_t clusters, int64_t memberships)
+{
+    if (particles > INT32_MAX / 2 || clusters > INT32_MAX / 2 || memberships > INT32_MAX / 2)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "the world would exceed %d particles, clusters or memberships", INT32_MAX / 2);
+    bool ok = true;
+    if (particles > w->particle_capacity) {
+        int32_t cap = next_capacity(w->particle_capacity, particles);
+        ok = ok && grow((void **)&w->position, sizeof(sm_vec3), (size_t)cap) &&
+             grow((void **)&w->velocity, sizeof(sm_vec3), (size_t)cap) &&
+             grow((void **)&w->rest_position, sizeof(sm_vec3), (size_t)cap) &&
+             grow((void **)&w->goal, sizeof(sm_vec3), (size_t)cap) &&
+             grow((void **)&w->force, sizeof(sm_vec3), (size_t)cap) &&
+             grow((void **)&w->mass, sizeof(double), (size_t)cap) && grow((void **)&w->fixed, 1, (size_t)cap);
+        if (ok) w->particle_capacity = cap;
+    }
+    if (ok && clusters > w->cluster_capacity) {
+        int32_t cap = next_capacity(w->cluster_capacity, clusters);
+        ok = grow((void **)&w->clusters, sizeof(sm_cluster), (size_t)cap);
+        if (ok) w->cluster_capacity = cap;
+    }
+    if (ok && memberships > w->membership_capacity) {
+        int32_t cap = next_capacity(w->membership_capacity, memberships);
+        ok = grow((void **)&w->member_particle, sizeof(int32_t), (size_t)cap) &&
+             grow((void **)&w->member_cluster, sizeof(int32_t), (size_t)cap) &&
+             grow((void **)&w->member_rest, sizeof(sm_vec3), (size_t)cap) &&
+             grow((void **)&w->member_q, sizeof(sm_vec3), (size_t)cap);
+        if (ok) w->membership_capacity = cap;
+    }
+    if (ok && w->object_count + 1 > w->object_capacity) {
+        int32_t cap = next_capacity(w->object_capacity, w->object_count + 1);
+        ok = grow((void **)&w->objects, sizeof(sm_object), (size_t)cap);
+        if (ok) w->object_capacity = cap;
+    }
+    return ok ? SM_OK : sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory growing the world to %lld particles",
+                                (long long)particles);
+}
+
+sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t *out_object)
+{
+    if (!world || !def) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_add_object: world and def must not be NULL");
+    sm_result result = validate_object_def(def);
+    if (result != SM_OK) return result;
+
+    sm_vec3 *local = NULL;
+    double *masses = NULL;
+    int32_t count = 0, cluster_count = 0;
+    int32_t *grid_offsets = NULL, *grid_indices = NULL;
+    char *name = NULL;
+    result = sm_shape_sample(&def->shape, def->mass, &local, &masses, &count);
+    if (result != SM_OK) return result;
+    result = validate_indices(def, count);
+    if (result != SM_OK) goto done;
+
+    const int32_t *offsets, *indices;
+    if (def->clusters.list_offsets) {
+        offsets = def->clusters.list_offsets;
+        indices = def->clusters.list_indices;
+        cluster_count = def->clusters.list_count;
+    } else {
+        result = sm_clusters_from_grid(local, count, def->clusters.grid, def->clusters.overlap, &grid_offsets,
+                                       &grid_indices, &cluster_count);
+        if (result != SM_OK) goto done;
+        offsets = grid_offsets;
+        indices = grid_indices;
+    }
+    const int32_t memberships = offsets[cluster_count];
+    result = reserve(world, (int64_t)world->particle_count + count, (int64_t)world->cluster_count + cluster_count,
+                     (int64_t)world->membership_count + memberships);
+    if (result != SM_OK) goto done;
+    if (def->name) {
+        name = malloc(strlen(def->name) + 1);
+        if (!name) {
+            result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory copying an object name");
+            goto done;
+        }
+        strcpy(name, def->name);
+    }
+
+    // particles: placed by the object's rotation and position, spun about their centre of mass
+    const int32_t first = world->particle_count;
+    const sm_mat3 rot = sm_rotation_from_euler_degrees(def->rotation);
+    double total_mass = 0.0;
+    sm_vec3 com = {0, 0, 0};
+    for (int32_t i = 0; i < count; i++) {
+        sm_vec3 x = v3_add(def->position, m3_apply(rot, local[i]));
+        world->position[first + i] = world->rest_position[first + i] = world->goal[first + i] = x;
+        world->mass[first + i] = masses[i];
+        world->fixed[first + i] = 0;
+        total_mass += masses[i];
+        com = v3_add(com, v3_scale(x, masses[i]));
+    }
+    com = v3_scale(com, 1.0 / total_mass);
+    for (int32_t i = 0; i < count; i++) {
+        sm_vec3 r = v3_sub(world->position[first + i], com);
+        world->velocity[first + i] = v3_add(def->linear_velocity, v3_cross(def->angular_velocity, r));
+        world->force[first + i] = v3_scale(def->force, masses[i] / total_mass);
+    }
+    for (int32_t f = 0; f < def->fixed_count; f++) world->fixed[first + def->fixed[f]] = 1;
+
+    const int32_t object_index = world->object_count;
+    sm_object *object = &world->objects[object_index];
+    *object = (sm_object){
+        .name = name,
+        .shape = def->shape.type,
+        .mode = def->mode,
+        .alpha = def->alpha,
+        .tau = def->tau,
+        .beta = def->beta,
+        .damping = def->damping,
+        .volume_preservation = def->volume_preservation,
+        .plasticity = def->plasticity,
+        .cap = def->cap,
+        .mass = total_mass,
+        .first_particle = first,
+        .particle_count = count,
+        .first_cluster = world->cluster_count,
+        .cluster_count = cluster_count,
+        .membership_count = memberships,
+    };
+    name = NULL;
+    world->object_count++;
+    world->particle_count += count;
+
+    // clusters and their memberships, in list order
+    for (int32_t c = 0; c < cluster_count; c++) {
+        sm_cluster *cluster = &world->clusters[world->cluster_count];
+        memset(cluster, 0, sizeof *cluster);
+        cluster->object = object_index;
+        cluster->first_member = world->membership_count;
+        cluster->member_count = offsets[c + 1] - offsets[c];
+        sm_vec3 weighted = {0, 0, 0};
+        for (int32_t j = offsets[c]; j < offsets[c + 1]; j++) {
+            int32_t i = first + indices[j];
+            cluster->mass += world->mass[i];
+            weighted = v3_add(weighted, v3_scale(world->rest_position[i], world->mass[i]));
+        }
+        cluster->rest_center = v3_scale(weighted, 1.0 / cluster->mass);
+        for (int32_t j = offsets[c]; j < offsets[c + 1]; j++) {
+            int32_t k = world->membership_count++;
+            int32_t i = first + indices[j];
+            world->member_particle[k] = i;
+            world->member_cluster[k] = world->cluster_count;
+            world->member_rest[k] = v3_sub(world->rest_position[i], cluster->rest_center);
+        }
+        cluster->plastic = m3_identity();
+        sm_cluster_update_rest(world, cluster);
+        // the rest state: goals are the positions themselves
+        cluster->center = cluster->rest_center;
+        cluster->rotation = m3_identity();
+        cluster->linear_fit = m3_identity();
+        for (int i = 0; i < 3; i++) cluster->transform[i][i] = 1.0;
+
+        int full = def->mode == SM_MODE_QUADRATIC ? 9 : 3;
+        if (def->mode != SM_MODE_RIGID && cluster->modes < full)
+            sm_log(world, SM_LOG_NOTICE,
+                   "object %d%s%s%s cluster %d: its %d particles support %d of the %d %s modes; the rest follow R",
+                   object_index, def->name ? " (" : "", def->name ? def->name : "", def->name ? ")" : "", c,
+                   cluster->member_count, cluster->modes, full, sm_mode_name(def->mode));
+        world->cluster_count++;
+    }
+    world->map_dirty = true;
+    if (out_object) *out_object = object_index;
+
+done:
+    free(name);
+    free(local);
+    free(masses);
+    free(grid_offsets);
+    free(grid_indices);
+    return result;
+}
+
+/* ---- Stepping ------------------------------------------------------------------------ */
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+sm_result sm_world_step(sm_world *world, double dt, int32_t substeps)
+{
+    if (!world) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_step: world must not be NULL");
+    if (!(dt > 0.0) || !isfinite(dt)) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_step: dt must be > 0 s (got %g)", dt);
+    if (substeps < 1) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_step: substeps must be >= 1 (got %d)", substeps);
+    sm_result result = sm_world_update_map(world);
+    if (result != SM_OK) return result;
+
+    const double h = dt / substeps;
+    double *ms = world->profile.pass_ms;
+    const double start = now_ms();
+    for (int32_t s = 0; s < substeps; s++) {
+        double t0 = now_ms();
+        sm_cpu_cluster_moments(world);
+        double t1 = now_ms();
+        sm_cpu_rotation(world);
+        double t2 = now_ms();
+        sm_cpu_goal_transform(world);
+        double t3 = now_ms();
+        sm_cpu_blend_integrate(world, h);
+        double t4 = now_ms();
+        sm_cpu_ground(world);
+        double t5 = now_ms();
+        sm_cpu_plasticity(world, h);
+        double t6 = now_ms();
+        ms[SM_PASS_CLUSTER_MOMENTS] += t1 - t0;
+        ms[SM_PASS_ROTATION] += t2 - t1;
+        ms[SM_PASS_GOAL_TRANSFORM] += t3 - t2;
+        ms[SM_PASS_BLEND_INTEGRATE] += t4 - t3;
+        ms[SM_PASS_GROUND] += t5 - t4;
+        ms[SM_PASS_PLASTICITY] += t6 - t5;
+        world->profile.steps++;
+    }
+    world->profile.step_ms += now_ms() - start;
+    return SM_OK;
+}
+
+sm_profile sm_world_get_profile(const sm_world *world) { return world->profile; }
+
+/* ---- Queries and edits ----------------------------------------------------------------- */
+
+sm_counts sm_world_get_counts(const sm_world *world)
+{
+    return (sm_counts){world->object_count, world->cluster_count, world->particle_count, world->membership_count};
+}
+
+const char *sm_world_backend_name(const sm_world *world) { return world->backend_name; }
+
+sm_result sm_world_get_object(const sm_world *world, int32_t object, sm_object_info *out)
+{
+    if (!world || !out || object < 0 || object >= world->object_count)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_get_object: no object %d (the world has %d)", object,
+                       world ? world->object_count : 0);
+    const sm_object *o = &world->objects[object];
+    *out = (sm_object_info){
+        .name = o->name ? o->name : "",
+        .shape = o->shape,
+        .mode = o->mode,
+        .mass = o->mass,
+        .first_particle = o->first_particle,
+        .particle_count = o->particle_count,
+        .first_cluster = o->first_cluster,
+        .cluster_count = o->cluster_count,
+        .membership_count = o->membership_count,
+    };
+    return SM_OK;
+}
+
+sm_result sm_world_get_cluster(const sm_world *world, int32_t cluster, sm_cluster_info *out)
+{
+    if (!world || !out || cluster < 0 || cluster >= world->cluster_count)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_get_cluster: no cluster %d (the world has %d)", cluster,
+                       world ? world->cluster_count : 0);
+    const sm_cluster *c = &world->clusters[cluster];
+    out->object = c->object;
+    out->member_count = c->member_count;
+    out->modes = c->modes;
+    out->mass = c->mass;
+    out->rest_center = c->rest_center;
+    out->center = c->center;
+    out->rotation = c->rotation;
+    memcpy(out->transform, c->transform, sizeof out->transform);
+    out->plastic = c->plastic;
+    return SM_OK;
+}
+
+sm_result sm_world_get_cluster_members(const sm_world *world, int32_t cluster, const int32_t **out_particles,
+                                       int32_t *out_count)
+{
+    if (!world || !out_particles || !out_count || cluster < 0 || cluster >= world->cluster_count)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_get_cluster_members: no cluster %d", cluster);
+    *out_particles = world->member_particle + world->clusters[cluster].first_member;
+    *out_count = world->clusters[cluster].member_count;
+    return SM_OK;
+}
+
+static sm_result check_range(const sm_world *world, int32_t first, int32_t count, const void *data, const char *call)
+{
+    if (!world || !data) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "%s: world and buffer must not be NULL", call);
+    if (first < 0 || count < 0 || (int64_t)first + count > world->particle_count)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "%s: particles [%d, %lld) are outside [0, %d)", call, first,
+                       (long long)first + count, world->particle_count);
+    return SM_OK;
+}
+
+static sm_result copy_out(const sm_world *world, const sm_vec3 *source, int32_t first, int32_t count, double *xyz,
+                          const char *call)
+{
+    sm_result result = check_range(world, first, count, xyz, call);
+    if (result != SM_OK) return result;
+    memcpy(xyz, source + first, sizeof(sm_vec3) * (size_t)count);
+    return SM_OK;
+}
+
+sm_result sm_world_get_positions(const sm_world *world, int32_t first, int32_t count, double *xyz)
+{
+    return copy_out(world, world ? world->position : NULL, first, count, xyz, "sm_world_get_positions");
+}
+
+sm_result sm_world_get_velocities(const sm_world *world, int32_t first, int32_t count, double *xyz)
+{
+    return copy_out(world, world ? world->velocity : NULL, first, count, xyz, "sm_world_get_velocities");
+}
+
+sm_result sm_world_get_rest_positions(const sm_world *world, int32_t first, int32_t count, double *xyz)
+{
+    return copy_out(world, world ? world->rest_position : NULL, first, count, xyz, "sm_world_get_rest_positions");
+}
+
+sm_result sm_world_get_goals(const sm_world *world, int32_t first, int32_t count, double *xyz)
+{
+    return copy_out(world, world ? world->goal : NULL, first, count, xyz, "sm_world_get_goals");
+}
+
+sm_result sm_world_get_masses(const sm_world *world, int32_t first, int32_t count, double *out)
+{
+    sm_result result = check_range(world, first, count, out, "sm_world_get_masses");
+    if (result != SM_OK) return result;
+    memcpy(out, world->mass + first, sizeof(double) * (size_t)count);
+    return SM_OK;
+}
+
+static sm_result copy_in(sm_world *world, sm_vec3 *target, int32_t first, int32_t count, const double *xyz,
+                         const char *call)
+{
+    sm_result result = check_range(world, first, count, xyz, call);
+    if (result != SM_OK) return result;
+    for (int32_t i = 0; i < 3 * count; i++)
+        if (!isfinite(xyz[i])) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "%s: value %d is not finite", call, i);
+    memcpy(target + first, xyz, sizeof(sm_vec3) * (size_t)count);
+    return SM_OK;
+}
+
+sm_result sm_world_set_positions(sm_world *world, int32_t first, int32_t count, const double *xyz)
+{
+    return copy_in(world, world ? world->position : NULL, first, count, xyz, "sm_world_set_positions");
+}
+
+sm_result sm_world_set_velocities(sm_world *world, int32_t first, int32_t count, const double *xyz)
+{
+    return copy_in(world, world ? world->velocity : NULL, first, count, xyz, "sm_world_set_velocities");
+}
+
+sm_result sm_world_set_force(sm_world *world, int32_t particle, sm_vec3 force)
+{
+    if (!world || particle < 0 || particle >= world->particle_count)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_set_force: no particle %d", particle);
+    if (!v3_is_finite(force)) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_set_force: force must be finite");
+    world->force[particle] = force;
+    return SM_OK;
+}

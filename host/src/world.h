@@ -1,0 +1,119 @@
+/* The world as every backend sees it: particles, objects, clusters in CSR form with the
+ * inverse particle-to-membership map, and the per-cluster state of the current step. */
+#ifndef SM_WORLD_H
+#define SM_WORLD_H
+
+#include "shapematch/shapematch.h"
+
+#include <stddef.h>
+
+#define SM_DEF_COOKIE 0x5348414d /* "SHAM": marks defs made by their default constructor */
+
+/// Per-object parameters, as given in its def.
+typedef struct sm_object {
+    char *name;
+    sm_shape_type shape;
+    sm_mode mode;
+    double alpha, tau, beta, damping;
+    bool volume_preservation;
+    sm_plasticity plasticity;
+    sm_cap cap;
+    double mass;
+    int32_t first_particle, particle_count;
+    int32_t first_cluster, cluster_count;
+    int32_t membership_count;
+} sm_object;
+
+/// Per-cluster rest data (changes only with plasticity) and the state of the current step.
+typedef struct sm_cluster {
+    int32_t object;
+    int32_t first_member, member_count; ///< its memberships are [first_member, first_member + member_count)
+    double mass;                        ///< M_c
+    sm_vec3 rest_center;                ///< x0_cm
+    sm_mat3 plastic;                    ///< S_p
+    sm_mat3 aqq;                        ///< A_qq = (sum m q q^T)^+
+    double aqq9[9][9];                  ///< ~A_qq = (sum m q~ q~^T)^+ (quadratic objects)
+    double quad_mean[6];                ///< a1..a6: mass-weighted means of qx^2, qy^2, qz^2, qx qy, qy qz, qz qx
+    int32_t modes;                      ///< rank kept by the pseudo-inverse (3 or 9 when complete)
+
+    // state of the current step (pass outputs)
+    sm_vec3 center;        ///< x_cm
+    sm_mat3 apq;           ///< A_pq
+    double apq9[3][9];     ///< ~A_pq (quadratic objects)
+    sm_mat3 rotation;      ///< R
+    sm_mat3 linear_fit;    ///< A_pq A_qq before volume treatment and cap (used by plasticity)
+    double transform[3][9];///< T
+} sm_cluster;
+
+struct sm_world {
+    sm_world_def def;
+    const char *backend_name;
+
+    int32_t object_count, object_capacity;
+    sm_object *objects;
+
+    // particles
+    int32_t particle_count, particle_capacity;
+    sm_vec3 *position, *velocity, *rest_position, *goal, *force;
+    double *mass;
+    uint8_t *fixed;
+
+    // clusters and their memberships (CSR): membership k joins particle member_particle[k]
+    // to cluster member_cluster[k] with rest offset member_rest[k] = x0_i - x0_cm and plastic
+    // rest offset member_q[k] = S_p member_rest[k].
+    int32_t cluster_count, cluster_capacity;
+    sm_cluster *clusters;
+    int32_t membership_count, membership_capacity;
+    int32_t *member_particle, *member_cluster;
+    sm_vec3 *member_rest, *member_q;
+
+    // inverse map, rebuilt lazily: particle i's memberships are
+    // particle_members[particle_member_offsets[i] .. particle_member_offsets[i + 1]), by cluster
+    bool map_dirty;
+    int32_t *particle_member_offsets, *particle_members;
+
+    sm_profile profile;
+};
+
+/* errors.c */
+/// Records a formatted message for sm_last_error() and returns `code`.
+sm_result sm_fail(sm_result code, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/// Sends a formatted message to the world's log callback, if any.
+void sm_log(const sm_world *world, sm_log_level level, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* clusters.c */
+/// Builds the grid clusters of an object from its local (unrotated) points: returns CSR lists
+/// in *out_offsets / *out_indices (malloc'd) and the count.
+sm_result sm_clusters_from_grid(const sm_vec3 *local, int32_t count, const int32_t grid[3], double overlap,
+                                int32_t **out_offsets, int32_t **out_indices, int32_t *out_cluster_count);
+/// Recomputes q_k = S_p (x0_k - x0_cm), A_qq, ~A_qq and the quadratic means of one cluster.
+void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster);
+/// Rebuilds the particle-to-membership map if objects were added since.
+sm_result sm_world_update_map(sm_world *world);
+
+/* shapes.c */
+/// Samples a shape into points in the object's frame (malloc'd) and their masses (malloc'd).
+sm_result sm_shape_sample(const sm_shape *shape, double total_mass, sm_vec3 **out_points,
+                          double **out_masses, int32_t *out_count);
+
+/// The quadratic feature vector q~ = [q, qx^2 - a1, qy^2 - a2, qz^2 - a3, qx qy - a4, qy qz - a5, qz qx - a6].
+static inline void sm_quadratic_terms(sm_vec3 q, const double mean[6], double out[9])
+{
+    out[0] = q.x, out[1] = q.y, out[2] = q.z;
+    out[3] = q.x * q.x - mean[0];
+    out[4] = q.y * q.y - mean[1];
+    out[5] = q.z * q.z - mean[2];
+    out[6] = q.x * q.y - mean[3];
+    out[7] = q.y * q.z - mean[4];
+    out[8] = q.z * q.x - mean[5];
+}
+
+/// alpha for a step of length h: min(1, h / tau) when tau is set.
+static inline double sm_object_alpha(const sm_object *object, double h)
+{
+    if (object->tau > 0.0) return h / object->tau < 1.0 ? h / object->tau : 1.0;
+    return object->alpha;
+}
+
+#endif

@@ -1,0 +1,61 @@
+#include "npy.h"
+
+#include <errno.h>
+#include <string.h>
+
+/// The header has a fixed size so the frame count can be rewritten in place on close.
+#define NPY_HEADER_BYTES 128
+
+static int write_header(npy_writer *writer)
+{
+    const uint16_t probe = 1;
+    const char *descr = *(const uint8_t *)&probe == 1 ? "<f8" : ">f8";
+    char header[NPY_HEADER_BYTES];
+    memset(header, ' ', sizeof header);
+    memcpy(header, "\x93NUMPY\x01\x00", 8);
+    const uint16_t length = NPY_HEADER_BYTES - 10;
+    header[8] = (char)(length & 0xff);
+    header[9] = (char)(length >> 8);
+    char dict[NPY_HEADER_BYTES];
+    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%lld, %lld, 3), }", descr,
+                     (long long)writer->frames, (long long)writer->rows);
+    if (n < 0 || n > NPY_HEADER_BYTES - 11) {
+        errno = EOVERFLOW;
+        return -1;
+    }
+    memcpy(header + 10, dict, (size_t)n);
+    header[NPY_HEADER_BYTES - 1] = '\n';
+    if (fseek(writer->file, 0, SEEK_SET) != 0) return -1;
+    return fwrite(header, 1, sizeof header, writer->file) == sizeof header ? 0 : -1;
+}
+
+int npy_open(npy_writer *writer, const char *path, int64_t rows)
+{
+    writer->frames = 0;
+    writer->rows = rows;
+    writer->file = fopen(path, "wb");
+    if (!writer->file) return -1;
+    if (write_header(writer) != 0) {
+        fclose(writer->file);
+        writer->file = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int npy_write_frame(npy_writer *writer, const double *xyz)
+{
+    size_t count = (size_t)writer->rows * 3;
+    if (fwrite(xyz, sizeof(double), count, writer->file) != count) return -1;
+    writer->frames++;
+    return 0;
+}
+
+int npy_close(npy_writer *writer)
+{
+    if (!writer->file) return 0;
+    int status = write_header(writer);
+    if (fclose(writer->file) != 0) status = -1;
+    writer->file = NULL;
+    return status;
+}
