@@ -173,7 +173,9 @@ typedef struct sm_plasticity {
 typedef struct sm_cap {
     bool enabled;  ///< default false
     double soft;   ///< ||A||_F^2 above which A is pulled toward R (>= 3), default 4
-    double hard;   ///< ||A||_F^2 never exceeded (> soft), default 6
+    /// Limit of the capped measure phi' (> soft), default 6. The blended A stays below
+    /// (sqrt(hard) + sqrt(3))^2 in ||A||_F^2 and tends to R as the stretch grows.
+    double hard;
 } sm_cap;
 
 /// Everything that defines one object. Get one from sm_object_def_default().

@@ -1,0 +1,214 @@
+#include "support.h"
+
+#include "math3.h"
+
+#include <stdlib.h>
+
+int sm_test_failures = 0;
+
+int sm_test_main(int argc, char **argv, const sm_test_case *tests, int count)
+{
+    int ran = 0;
+    for (int t = 0; t < count; t++) {
+        bool selected = argc < 2;
+        for (int a = 1; a < argc; a++) selected = selected || strcmp(argv[a], tests[t].name) == 0;
+        if (!selected) continue;
+        int before = sm_test_failures;
+        tests[t].run();
+        printf("%-48s %s\n", tests[t].name, sm_test_failures == before ? "ok" : "FAILED");
+        fflush(stdout);
+        ran++;
+    }
+    if (ran == 0) {
+        fprintf(stderr, "no test matched\n");
+        return 1;
+    }
+    return sm_test_failures == 0 ? 0 : 1;
+}
+
+static uint64_t next(rng *r)
+{
+    uint64_t z = (r->state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+double rng_uniform(rng *r, double lo, double hi)
+{
+    return lo + (hi - lo) * ((double)(next(r) >> 11) * 0x1.0p-53);
+}
+
+sm_vec3 rng_in_ball(rng *r, double radius)
+{
+    for (;;) {
+        sm_vec3 p = v3(rng_uniform(r, -1, 1), rng_uniform(r, -1, 1), rng_uniform(r, -1, 1));
+        if (v3_dot(p, p) <= 1.0) return v3_scale(p, radius);
+    }
+}
+
+sm_mat3 rng_rotation(rng *r)
+{
+    // a uniformly random unit quaternion (Shoemake)
+    double u1 = rng_uniform(r, 0, 1), u2 = rng_uniform(r, 0, 6.283185307179586), u3 = rng_uniform(r, 0, 6.283185307179586);
+    double a = sqrt(1 - u1), b = sqrt(u1);
+    double w = a * sin(u2), x = a * cos(u2), y = b * sin(u3), z = b * cos(u3);
+    return (sm_mat3){{{1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)},
+                      {2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)},
+                      {2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)}}};
+}
+
+sm_world *world_from_json(const char *json)
+{
+    sm_scene *scene = NULL;
+    sm_world *world = NULL;
+    if (sm_scene_load_string(json, "test scene", &scene) != SM_OK || sm_scene_create_world(scene, NULL, &world) != SM_OK) {
+        fprintf(stderr, "world_from_json: %s\n", sm_last_error());
+        sm_test_failures++;
+        world = NULL;
+    }
+    sm_scene_destroy(scene);
+    return world;
+}
+
+typedef sm_result getter(const sm_world *, int32_t, int32_t, double *);
+
+static double *get_all(const sm_world *world, getter *get, int per_particle)
+{
+    int32_t n = sm_world_get_counts(world).particles;
+    double *out = malloc(sizeof(double) * (size_t)(per_particle * n + 1));
+    get(world, 0, n, out);
+    return out;
+}
+
+double *get_positions(const sm_world *world) { return get_all(world, sm_world_get_positions, 3); }
+double *get_velocities(const sm_world *world) { return get_all(world, sm_world_get_velocities, 3); }
+double *get_rest_positions(const sm_world *world) { return get_all(world, sm_world_get_rest_positions, 3); }
+double *get_masses(const sm_world *world) { return get_all(world, sm_world_get_masses, 1); }
+
+static sm_object_info object_info(const sm_world *world, int32_t object)
+{
+    sm_object_info info;
+    sm_world_get_object(world, object, &info);
+    return info;
+}
+
+static sm_vec3 at(const double *xyz, int32_t i) { return v3(xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]); }
+
+sm_vec3 linear_momentum(const sm_world *world, int32_t object)
+{
+    sm_object_info info = object_info(world, object);
+    double *v = get_velocities(world), *m = get_masses(world);
+    sm_vec3 p = {0, 0, 0};
+    for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++)
+        p = v3_add(p, v3_scale(at(v, i), m[i]));
+    free(v), free(m);
+    return p;
+}
+
+sm_vec3 angular_momentum(const sm_world *world, int32_t object)
+{
+    sm_object_info info = object_info(world, object);
+    double *x = get_positions(world), *v = get_velocities(world), *m = get_masses(world);
+    sm_vec3 l = {0, 0, 0};
+    for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++)
+        l = v3_add(l, v3_scale(v3_cross(at(x, i), at(v, i)), m[i]));
+    free(x), free(v), free(m);
+    return l;
+}
+
+double momentum_scale(const sm_world *world, int32_t object)
+{
+    sm_object_info info = object_info(world, object);
+    double *v = get_velocities(world), *m = get_masses(world);
+    double s = 0.0;
+    for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++) s += m[i] * v3_length(at(v, i));
+    free(v), free(m);
+    return s;
+}
+
+static sm_vec3 centre_of_mass(const double *x, const double *m, sm_object_info info)
+{
+    sm_vec3 c = {0, 0, 0};
+    double total = 0.0;
+    for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++) {
+        c = v3_add(c, v3_scale(at(x, i), m[i]));
+        total += m[i];
+    }
+    return v3_scale(c, 1.0 / total);
+}
+
+double object_radius(const sm_world *world, int32_t object, bool rest)
+{
+    sm_object_info info = object_info(world, object);
+    double *x = rest ? get_rest_positions(world) : get_positions(world), *m = get_masses(world);
+    sm_vec3 c = centre_of_mass(x, m, info);
+    double r = 0.0;
+    for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++)
+        r = fmax(r, v3_length(v3_sub(at(x, i), c)));
+    free(x), free(m);
+    return r;
+}
+
+double rigid_fit_rms(const sm_world *world, int32_t object)
+{
+    sm_object_info info = object_info(world, object);
+    double *x = get_positions(world), *x0 = get_rest_positions(world), *m = get_masses(world);
+    sm_vec3 c = centre_of_mass(x, m, info), c0 = centre_of_mass(x0, m, info);
+    sm_mat3 apq = m3_zero();
+    for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++)
+        apq = m3_add(apq, m3_scale(m3_outer(v3_sub(at(x, i), c), v3_sub(at(x0, i), c0)), m[i]));
+    sm_mat3 r = sm_closest_rotation(apq);
+    double sum = 0.0;
+    for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++) {
+        sm_vec3 fit = v3_add(m3_apply(r, v3_sub(at(x0, i), c0)), c);
+        sm_vec3 d = v3_sub(at(x, i), fit);
+        sum += m[i] * v3_dot(d, d);
+    }
+    free(x), free(x0), free(m);
+    return sqrt(sum / info.mass);
+}
+
+double max_speed(const sm_world *world, int32_t object)
+{
+    sm_object_info info = object_info(world, object);
+    double *v = get_velocities(world);
+    double s = 0.0;
+    for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++) s = fmax(s, v3_length(at(v, i)));
+    free(v);
+    return s;
+}
+
+double object_size(const sm_world *world, int32_t object)
+{
+    sm_object_info info = object_info(world, object);
+    double *x0 = get_rest_positions(world);
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++)
+        for (int a = 0; a < 3; a++) lo[a] = fmin(lo[a], x0[3 * i + a]), hi[a] = fmax(hi[a], x0[3 * i + a]);
+    free(x0);
+    return fmax(hi[0] - lo[0], fmax(hi[1] - lo[1], hi[2] - lo[2]));
+}
+
+void scramble(sm_world *world, int32_t object, double fraction, rng *r)
+{
+    sm_object_info info = object_info(world, object);
+    double radius = fraction * object_size(world, object);
+    double *x = get_positions(world);
+    for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++) {
+        sm_vec3 d = rng_in_ball(r, radius);
+        x[3 * i] += d.x, x[3 * i + 1] += d.y, x[3 * i + 2] += d.z;
+    }
+    sm_world_set_positions(world, info.first_particle, info.particle_count, x + 3 * info.first_particle);
+    free(x);
+}
+
+bool world_has_nan(const sm_world *world)
+{
+    int32_t n = sm_world_get_counts(world).particles;
+    double *x = get_positions(world), *v = get_velocities(world);
+    bool bad = false;
+    for (int32_t i = 0; i < 3 * n && !bad; i++) bad = !isfinite(x[i]) || !isfinite(v[i]);
+    free(x), free(v);
+    return bad;
+}

@@ -1,0 +1,50 @@
+/* Helpers shared by the test suites: worlds from JSON text, seeded random numbers, and the
+ * measurements the paper's claims are stated in (momenta, rigid-fit error, radius). */
+#ifndef SM_TEST_SUPPORT_H
+#define SM_TEST_SUPPORT_H
+
+#include "test_macros.h"
+
+#include <shapematch/shapematch.h>
+#include <stdint.h>
+
+/// Deterministic random numbers (splitmix64).
+typedef struct rng {
+    uint64_t state;
+} rng;
+double rng_uniform(rng *r, double lo, double hi);
+/// A uniformly distributed point in the ball of radius `radius`.
+sm_vec3 rng_in_ball(rng *r, double radius);
+/// A uniformly distributed rotation.
+sm_mat3 rng_rotation(rng *r);
+
+/// Builds a world from scene JSON; returns NULL (and counts a failure) if it does not load.
+sm_world *world_from_json(const char *json);
+
+/// Positions, velocities, rest positions or masses of the whole world (malloc'd).
+double *get_positions(const sm_world *world);
+double *get_velocities(const sm_world *world);
+double *get_rest_positions(const sm_world *world);
+double *get_masses(const sm_world *world);
+
+/// sum m v over an object's particles.
+sm_vec3 linear_momentum(const sm_world *world, int32_t object);
+/// sum m x x v over an object's particles, about the origin.
+sm_vec3 angular_momentum(const sm_world *world, int32_t object);
+/// sum m |v| over an object's particles: the scale momentum errors are measured against.
+double momentum_scale(const sm_world *world, int32_t object);
+/// Largest distance of an object's particles from its current centre of mass.
+double object_radius(const sm_world *world, int32_t object, bool rest);
+/// RMS distance of an object's particles from the best rigid motion of its rest shape.
+double rigid_fit_rms(const sm_world *world, int32_t object);
+/// Largest |v| of an object's particles.
+double max_speed(const sm_world *world, int32_t object);
+/// Moves each particle of an object by a random vector in a ball of radius `fraction` times
+/// the largest extent of its rest bounding box.
+void scramble(sm_world *world, int32_t object, double fraction, rng *r);
+/// Largest extent of an object's rest bounding box.
+double object_size(const sm_world *world, int32_t object);
+/// Whether any position or velocity of the world is not finite.
+bool world_has_nan(const sm_world *world);
+
+#endif

@@ -1,0 +1,144 @@
+/* Free flight without gravity or ground: momentum (paper section 3.5; algorithm.md, "What is
+ * and is not guaranteed").
+ *
+ * Why one cluster conserves both momenta to round-off: the impulses are
+ * m_i alpha (T q~_i - p_i) / h. Their sum is zero because sum m q = 0 and the quadratic terms
+ * are centred. Their torque about x_cm is the antisymmetric part of sum m p (T q~)^T, and
+ *   rigid:     sum m p (R q)^T = A_pq R^T = U S D U^T (with A_pq = U S V^T, R = U D V^T) is symmetric;
+ *   linear:    sum m p (A q)^T = A_pq A_qq A_pq^T is symmetric, and scaling by cbrt(det) or
+ *              falling back to R keeps it so; beta and the cap blend symmetric parts;
+ *   quadratic: sum m p (~A q~)^T = ~A_pq ~A_qq ~A_pq^T is symmetric, but volume preservation
+ *              rescales only the linear block of ~A, which breaks the symmetry when the rest
+ *              shape couples linear and quadratic moments (any asymmetric cloud).
+ * The position update x += h v then keeps sum m x × v. Disjoint clusters add exactly; the
+ * per-particle mean over overlapping clusters (step 5) does not, and momentum drifts. */
+#include "math3.h"
+#include "support.h"
+
+#include <stdlib.h>
+
+/// Scene text for an asymmetric random cloud of 40 points with random masses.
+static char *cloud_scene(int seed, const char *mode, bool volume_preservation, const char *clusters)
+{
+    static char json[16384];
+    rng r = {(uint64_t)seed};
+    int o = snprintf(json, sizeof json, "{\"gravity\": [0, 0, 0], \"objects\": [{\"shape\": \"points\", \"points\": [");
+    for (int i = 0; i < 40; i++)
+        o += snprintf(json + o, sizeof json - (size_t)o, "%s[%.17g, %.17g, %.17g]", i ? ", " : "", rng_uniform(&r, -0.5, 0.5),
+                      rng_uniform(&r, -0.4, 0.4), rng_uniform(&r, -0.3, 0.3));
+    o += snprintf(json + o, sizeof json - (size_t)o, "], \"masses\": [");
+    for (int i = 0; i < 40; i++) o += snprintf(json + o, sizeof json - (size_t)o, "%s%.17g", i ? ", " : "", rng_uniform(&r, 0.5, 2.0));
+    snprintf(json + o, sizeof json - (size_t)o,
+             "], \"mode\": \"%s\", \"alpha\": 0.5, \"beta\": 0.5, \"volume_preservation\": %s, \"clusters\": %s}]}", mode,
+             volume_preservation ? "true" : "false", clusters);
+    return json;
+}
+
+typedef struct drift {
+    double linear;  ///< max |P(t) - P(0)| / sum m |v(0)|
+    double angular; ///< max |L(t) - L(0)| / sum m |x(0) × v(0)|
+} drift;
+
+/// Scrambles the object by 30% of its size, gives it random velocities, flies 1,000 steps.
+static drift fly(sm_world *world, int seed)
+{
+    drift d = {0, 0};
+    if (!world) return (drift){NAN, NAN};
+    rng r = {(uint64_t)seed + 1000};
+    const int32_t n = sm_world_get_counts(world).particles;
+    scramble(world, 0, 0.3, &r);
+    double *v = malloc(sizeof(double) * 3 * (size_t)n);
+    for (int32_t i = 0; i < n; i++) {
+        sm_vec3 u = rng_in_ball(&r, 1.0);
+        v[3 * i] = u.x, v[3 * i + 1] = u.y, v[3 * i + 2] = u.z;
+    }
+    sm_world_set_velocities(world, 0, n, v);
+    double *x = get_positions(world), *m = get_masses(world);
+    double angular_scale = 0.0;
+    for (int32_t i = 0; i < n; i++)
+        angular_scale += m[i] * v3_length(v3_cross(v3(x[3 * i], x[3 * i + 1], x[3 * i + 2]), v3(v[3 * i], v[3 * i + 1], v[3 * i + 2])));
+    const double linear_scale = momentum_scale(world, 0);
+    const sm_vec3 p0 = linear_momentum(world, 0), l0 = angular_momentum(world, 0);
+    for (int s = 0; s < 1000; s++) {
+        sm_world_step(world, 1.0 / 60.0, 1);
+        d.linear = fmax(d.linear, v3_length(v3_sub(linear_momentum(world, 0), p0)) / linear_scale);
+        d.angular = fmax(d.angular, v3_length(v3_sub(angular_momentum(world, 0), l0)) / angular_scale);
+    }
+    free(v), free(x), free(m);
+    sm_world_destroy(world);
+    return d;
+}
+
+static const char *const modes[] = {"rigid", "linear", "quadratic"};
+
+/// Round-off over 1,000 steps of O(1) quantities: measured at most 2e-11.
+#define ROUND_OFF 1e-10
+
+static void one_cluster_conserves_momentum(void)
+{
+    for (int m = 0; m < 3; m++)
+        for (int vp = 0; vp < 2; vp++)
+            for (int seed = 1; seed <= 3; seed++) {
+                drift d = fly(world_from_json(cloud_scene(seed, modes[m], vp, "{\"grid\": [1, 1, 1]}")), seed);
+                ENSURE_SMALL(d.linear, ROUND_OFF);
+                if (m == 2 && vp) continue; // below
+                ENSURE_SMALL(d.angular, ROUND_OFF);
+            }
+}
+
+/// Two disjoint explicit clusters (the halves of the cloud's index range) each conserve.
+static void disjoint_clusters_conserve_momentum(void)
+{
+    char lists[512];
+    int o = snprintf(lists, sizeof lists, "{\"lists\": [[");
+    for (int i = 0; i < 40; i++)
+        o += snprintf(lists + o, sizeof lists - (size_t)o, "%s%d", i == 0 ? "" : (i == 20 ? "], [" : ", "), i);
+    snprintf(lists + o, sizeof lists - (size_t)o, "]]}");
+    for (int m = 0; m < 3; m++)
+        for (int vp = 0; vp < 2; vp++) {
+            drift d = fly(world_from_json(cloud_scene(4, modes[m], vp, lists)), 4);
+            ENSURE_SMALL(d.linear, ROUND_OFF);
+            if (!(m == 2 && vp)) ENSURE_SMALL(d.angular, ROUND_OFF);
+        }
+}
+
+/// Quadratic mode with volume preservation on an asymmetric cloud: the linear block alone is
+/// rescaled, so angular momentum drifts (measured 0.070 and 0.219 of the scale for seeds 1, 2)
+/// while linear momentum stays exact. A remedy that keeps it will fail this test: update it then.
+static void quadratic_volume_preservation_drifts_angular_momentum(void)
+{
+    const double measured[] = {0.0705, 0.219};
+    for (int seed = 1; seed <= 2; seed++) {
+        drift d = fly(world_from_json(cloud_scene(seed, "quadratic", true, "{\"grid\": [1, 1, 1]}")), seed);
+        ENSURE_SMALL(d.linear, ROUND_OFF);
+        ENSURE_RANGE(d.angular, 0.8 * measured[seed - 1], 1.25 * measured[seed - 1]);
+    }
+}
+
+/// Overlapping clusters (a 3x3x3 lattice on a 2x2x2 grid shares its middle layers): the mean of
+/// step 5 does not conserve momentum. Measured over 1,000 steps, linear mode without volume
+/// preservation: linear drift 1.31 and 1.70, angular drift 3.59 and 2.91 of their scales (seeds
+/// 1, 2). A remedy that conserves momentum with overlap will fail this test: update it then.
+static void overlapping_clusters_drift_as_measured(void)
+{
+    const char *json = "{\"gravity\": [0, 0, 0], \"objects\": [{\"shape\": \"box\", \"resolution\": [3, 3, 3],"
+                       " \"mode\": \"linear\", \"alpha\": 0.5, \"beta\": 0.5, \"volume_preservation\": false,"
+                       " \"clusters\": {\"grid\": [2, 2, 2]}}]}";
+    const double measured_linear[] = {1.306, 1.703}, measured_angular[] = {3.588, 2.907};
+    for (int seed = 1; seed <= 2; seed++) {
+        drift d = fly(world_from_json(json), seed);
+        ENSURE_RANGE(d.linear, 0.8 * measured_linear[seed - 1], 1.25 * measured_linear[seed - 1]);
+        ENSURE_RANGE(d.angular, 0.8 * measured_angular[seed - 1], 1.25 * measured_angular[seed - 1]);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    static const sm_test_case tests[] = {
+        TEST(one_cluster_conserves_momentum),
+        TEST(disjoint_clusters_conserve_momentum),
+        TEST(quadratic_volume_preservation_drifts_angular_momentum),
+        TEST(overlapping_clusters_drift_as_measured),
+    };
+    return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
+}

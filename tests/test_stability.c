@@ -1,0 +1,278 @@
+/* Stability (paper sections 3.4 and 5; algorithm.md, "What is and is not guaranteed"). */
+#include "math3.h"
+#include "support.h"
+
+#include <stdlib.h>
+
+static const char *const modes[] = {"rigid", "linear", "quadratic"};
+static const double alphas[] = {0.1, 0.5, 1.0};
+static const double betas[] = {0.0, 0.5, 0.9};
+/// lattice resolution and cluster grid: one cluster, and two overlapping 2x2x2 grids
+static const char *const layouts[][2] = {{"[4, 4, 4]", "[1, 1, 1]"}, {"[3, 3, 3]", "[2, 2, 2]"}, {"[5, 5, 5]", "[2, 2, 2]"}};
+
+static sm_world *lattice(int layout, int mode, double alpha, double beta, bool volume_preservation, double damping)
+{
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"gravity\": [0, 0, 0], \"objects\": [{\"shape\": \"box\", \"resolution\": %s, \"mode\": \"%s\", \"alpha\": %g,"
+             " \"beta\": %g, \"volume_preservation\": %s, \"damping\": %g, \"clusters\": {\"grid\": %s}}]}",
+             layouts[layout][0], modes[mode], alpha, beta, volume_preservation ? "true" : "false", damping, layouts[layout][1]);
+    return world_from_json(json);
+}
+
+static const char *const rest_shapes[] = {
+    "\"shape\": \"box\", \"resolution\": [5, 4, 3], \"size\": [1.2, 0.9, 0.6], \"clusters\": {\"grid\": [2, 2, 2]}",
+    "\"shape\": \"sphere\", \"radius\": 0.5, \"spacing\": 0.2, \"clusters\": {\"grid\": [2, 2, 2], \"overlap\": 0.4}",
+    "\"shape\": \"torus\", \"major_radius\": 0.6, \"minor_radius\": 0.25, \"spacing\": 0.12, \"clusters\": {\"grid\": [3, 1, 3]}",
+    "\"shape\": \"box\", \"resolution\": [3, 3, 3], \"clusters\": {\"grid\": [2, 2, 2]}, \"rotation\": [30, 40, 50]",
+    "\"shape\": \"sphere\", \"radius\": 0.5, \"spacing\": 0.2",
+    "\"shape\": \"torus\", \"major_radius\": 0.6, \"minor_radius\": 0.25, \"spacing\": 0.12",
+};
+
+/// Worst |x - x0| over the size after 1,000 steps from rest, and worst ||S_p - I||_F.
+static void rest_run(const char *shape, int mode, bool volume_preservation, double *worst_motion, double *worst_plastic)
+{
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"gravity\": [0, 0, 0], \"objects\": [{%s, \"mode\": \"%s\", \"alpha\": 1, \"beta\": 0.9,"
+             " \"volume_preservation\": %s, \"cap\": {\"soft\": 3, \"hard\": 4}%s}]}",
+             shape, modes[mode], volume_preservation ? "true" : "false",
+             mode ? ", \"plasticity\": {\"yield\": 0, \"creep\": 10, \"max\": 1}" : "");
+    sm_world *world = world_from_json(json);
+    if (!world) return;
+    const int32_t n = sm_world_get_counts(world).particles;
+    const double size = object_size(world, 0);
+    double *rest = get_rest_positions(world);
+    for (int step = 0; step < 1000; step++) ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
+    double *x = get_positions(world);
+    for (int32_t i = 0; i < 3 * n; i++) *worst_motion = fmax(*worst_motion, fabs(x[i] - rest[i]) / size);
+    for (int32_t c = 0; c < sm_world_get_counts(world).clusters; c++) {
+        sm_cluster_info info;
+        sm_world_get_cluster(world, c, &info);
+        *worst_plastic = fmax(*worst_plastic, sqrt(m3_norm2(m3_sub(info.plastic, m3_identity()))));
+    }
+    free(rest), free(x);
+    sm_world_destroy(world);
+}
+
+/// The rest state is an equilibrium: without gravity nothing moves (1e-9 of the size over 1,000
+/// steps) in any mode, with the cap and plasticity of zero yield on, and the plastic state
+/// stays I: for every shape without volume preservation, for one cluster with it, and for the
+/// overlapping box lattices with it. (Volume preservation with overlapping clusters on the
+/// sphere and torus is an unstable equilibrium: see the next test.)
+static void rest_state_is_an_equilibrium(void)
+{
+    double worst_motion = 0.0, worst_plastic = 0.0;
+    for (int s = 0; s < 6; s++)
+        for (int m = 0; m < 3; m++) {
+            rest_run(rest_shapes[s], m, false, &worst_motion, &worst_plastic);
+            bool one_cluster = s >= 4, lattice = s == 0 || s == 3;
+            if (one_cluster || lattice) rest_run(rest_shapes[s], m, true, &worst_motion, &worst_plastic);
+        }
+    ENSURE_SMALL(worst_motion, 1e-9);
+    ENSURE_SMALL(worst_plastic, 1e-12);
+}
+
+/// Mean growth per 100 steps of a 1e-12 perturbation of the rest state, undamped, from step 50
+/// to step 400 (the growth beats because the unstable eigenvalues come in complex pairs).
+static double rest_growth_per_100_steps(const char *shape, int mode, bool volume_preservation)
+{
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"gravity\": [0, 0, 0], \"objects\": [{%s, \"mode\": \"%s\", \"alpha\": 1, \"beta\": 0.9,"
+             " \"volume_preservation\": %s}]}",
+             shape, modes[mode], volume_preservation ? "true" : "false");
+    sm_world *world = world_from_json(json);
+    if (!world) return NAN;
+    rng r = {5};
+    scramble(world, 0, 1e-12, &r);
+    double at50 = 0.0;
+    for (int step = 1; step <= 400; step++) {
+        sm_world_step(world, 1.0 / 60.0, 1);
+        if (step == 50) at50 = rigid_fit_rms(world, 0);
+    }
+    double at400 = rigid_fit_rms(world, 0);
+    sm_world_destroy(world);
+    return pow(at400 / at50, 100.0 / 350.0);
+}
+
+/// Volume preservation (A / cbrt(det A)) with overlapping clusters makes the rest state an
+/// unstable equilibrium on the sphere and the torus: dividing by cbrt(det) is an oblique, not
+/// an orthogonal, projection in the mass-weighted metric of an anisotropic cluster, and the
+/// mean of oblique projections over overlapping clusters has complex eigenvalues (up to 0.034i
+/// measured on the sphere), while the undamped step matrix has determinant 1, so any complex
+/// eigenvalue grows. Measured mean growth per 100 steps: sphere linear 8.4, torus quadratic 107
+/// (8-12 and 107-120 over other seeds); without volume preservation at most 1. A remedy will
+/// fail this test: update it then.
+static void volume_preservation_with_overlap_is_unstable_at_rest(void)
+{
+    double sphere_linear = rest_growth_per_100_steps(rest_shapes[1], 1, true);
+    double torus_quadratic = rest_growth_per_100_steps(rest_shapes[2], 2, true);
+    printf("  growth per 100 steps from rest: sphere linear %.3g, torus quadratic %.3g\n", sphere_linear, torus_quadratic);
+    ENSURE_RANGE(sphere_linear, 0.5 * 8.4, 2.0 * 8.4);
+    ENSURE_RANGE(torus_quadratic, 0.5 * 107.0, 2.0 * 107.0);
+    for (int m = 0; m < 3; m++) {
+        ENSURE(rest_growth_per_100_steps(rest_shapes[1], m, false) <= 1.05);
+        ENSURE(rest_growth_per_100_steps(rest_shapes[2], m, false) <= 1.05);
+    }
+}
+
+/// Small motions about rest are stable for alpha <= 1 in every mode: a displacement of 1e-3 of
+/// the size, undamped, never grows (measured at most 1.115 times its start over 3,000 steps;
+/// an unstable mode would grow exponentially).
+static void small_motions_about_rest_are_stable(void)
+{
+    double worst = 0.0;
+    for (int layout = 0; layout < 3; layout++)
+        for (int m = 0; m < 3; m++)
+            for (int vp = 0; vp < 2; vp++)
+                for (int a = 0; a < 3; a++)
+                    for (int b = 0; b < 3; b++) {
+                        if (m == 0 && b > 0) continue; // beta does not enter rigid mode
+                        sm_world *world = lattice(layout, m, alphas[a], betas[b], vp, 0.0);
+                        if (!world) continue;
+                        rng r = {7};
+                        scramble(world, 0, 1e-3, &r);
+                        const double start = rigid_fit_rms(world, 0);
+                        for (int step = 0; step < 3000; step++) {
+                            sm_world_step(world, 1.0 / 60.0, 1);
+                            worst = fmax(worst, rigid_fit_rms(world, 0) / start);
+                        }
+                        sm_world_destroy(world);
+                    }
+    ENSURE(worst <= 1.5);
+}
+
+/* ---- The Fig. 8 set-up: lattices scrambled by 30% of their size, 10,000 steps ------------ */
+
+typedef struct outcome {
+    bool nan;
+    double max_radius; ///< largest radius over the run, in rest radii
+    double final_speed;///< largest particle speed at the end, in sizes per second
+} outcome;
+
+enum { CONFIG_SETTLE, CONFIG_UNDAMPED, CONFIG_VOLUME, CONFIG_VOLUME_DAMPED, CONFIG_COUNT };
+static const struct { bool volume_preservation; double damping; const char *label; } configs[CONFIG_COUNT] = {
+    {false, 0.5, "volume preservation off, damping 0.5/s"},
+    {false, 0.0, "volume preservation off, no damping"},
+    {true, 0.0, "volume preservation on, no damping"},
+    {true, 0.5, "volume preservation on, damping 0.5/s"},
+};
+
+/// Worst outcome per config, mode and layout over alphas and betas; computed once.
+static outcome sweep[CONFIG_COUNT][3][3];
+static bool swept = false;
+
+static outcome scrambled_run(int layout, int mode, double alpha, double beta, int config)
+{
+    outcome o = {false, 0.0, 0.0};
+    sm_world *world = lattice(layout, mode, alpha, beta, configs[config].volume_preservation, configs[config].damping);
+    if (!world) return (outcome){true, INFINITY, INFINITY};
+    rng r = {1};
+    scramble(world, 0, 0.3, &r);
+    const double rest_radius = object_radius(world, 0, true), size = object_size(world, 0);
+    for (int step = 0; step < 10000 && !o.nan; step++) {
+        sm_world_step(world, 1.0 / 60.0, 1);
+        double radius = object_radius(world, 0, false) / rest_radius;
+        o.nan = !isfinite(radius);
+        o.max_radius = fmax(o.max_radius, radius);
+    }
+    o.nan = o.nan || world_has_nan(world);
+    o.final_speed = max_speed(world, 0) / size;
+    sm_world_destroy(world);
+    return o;
+}
+
+static void run_sweep(void)
+{
+    if (swept) return;
+    swept = true;
+    for (int config = 0; config < CONFIG_COUNT; config++)
+        for (int m = 0; m < 3; m++)
+            for (int layout = 0; layout < 3; layout++) {
+                outcome worst = {false, 0.0, 0.0};
+                for (int a = 0; a < 3; a++)
+                    for (int b = 0; b < 3; b++) {
+                        if (m == 0 && b > 0) continue;
+                        outcome o = scrambled_run(layout, m, alphas[a], betas[b], config);
+                        worst.nan = worst.nan || o.nan;
+                        worst.max_radius = fmax(worst.max_radius, o.max_radius);
+                        worst.final_speed = fmax(worst.final_speed, o.final_speed);
+                    }
+                sweep[config][m][layout] = worst;
+                printf("  %-40s %-9s %s on %s: max radius %8.3f rest radii, final speed %9.3g sizes/s%s\n",
+                       configs[config].label, modes[m], layouts[layout][0], layouts[layout][1], worst.max_radius,
+                       worst.final_speed, worst.nan ? ", NaN" : "");
+            }
+}
+
+/// Worst max radius of a config and mode over the layouts.
+static double worst_radius(int config, int mode)
+{
+    double r = 0.0;
+    for (int layout = 0; layout < 3; layout++) r = fmax(r, sweep[config][mode][layout].max_radius);
+    return r;
+}
+
+/// Never a NaN, in any mode, with or without volume preservation and damping.
+static void scrambled_lattices_never_give_nan(void)
+{
+    run_sweep();
+    for (int config = 0; config < CONFIG_COUNT; config++)
+        for (int m = 0; m < 3; m++)
+            for (int layout = 0; layout < 3; layout++) ENSURE(!sweep[config][m][layout].nan);
+}
+
+/// Volume preservation off, damping 0.5/s: every object comes to rest (final speeds measured
+/// about 3e-13 sizes/s) and stays within 1.5 rest radii, except in the transient of the layout
+/// with the smallest clusters (3x3x3 particles on a 2x2x2 grid, 8 particles per cluster), which
+/// peaks at 1.544 rest radii in its first 42 steps (linear, alpha 1, beta 0.5) before settling.
+/// The scramble is a random offset in a ball of radius 30% of the object's largest extent.
+static void scrambled_lattices_settle_with_damping(void)
+{
+    run_sweep();
+    for (int m = 0; m < 3; m++)
+        for (int layout = 0; layout < 3; layout++) {
+            const outcome *o = &sweep[CONFIG_SETTLE][m][layout];
+            ENSURE(o->final_speed <= 1e-9);
+            ENSURE(o->max_radius <= (layout == 1 ? 1.6 : 1.5));
+        }
+}
+
+/// Where the scheme gains energy from scrambled starts today. Measured worst radii (rest radii),
+/// rigid / linear / quadratic, over layouts, alphas and betas:
+///   no volume preservation, no damping:  1.76 / 1.76 / 1.76;
+///   volume preservation, no damping:     1.76 /  276 /  230;
+///   volume preservation, damping 0.5/s:  1.52 / 78.7 / 98.6, deformable modes still moving.
+/// A remedy that bounds these cases will fail this test: update the figures then.
+static void scrambled_lattice_growth_is_as_measured(void)
+{
+    run_sweep();
+    const double measured[CONFIG_COUNT][3] = {
+        {1.521, 1.544, 1.521}, // checked above; listed for completeness
+        {1.761, 1.761, 1.761},
+        {1.761, 276.2, 230.3},
+        {1.521, 78.71, 98.57},
+    };
+    for (int config = CONFIG_UNDAMPED; config < CONFIG_COUNT; config++)
+        for (int m = 0; m < 3; m++) ENSURE_RANGE(worst_radius(config, m), 0.8 * measured[config][m], 1.25 * measured[config][m]);
+    // with volume preservation and damping the deformable modes are still moving after 10,000 steps
+    for (int m = 1; m < 3; m++) {
+        double fastest = 0.0;
+        for (int layout = 0; layout < 3; layout++) fastest = fmax(fastest, sweep[CONFIG_VOLUME_DAMPED][m][layout].final_speed);
+        ENSURE(fastest > 1.0);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    static const sm_test_case tests[] = {
+        TEST(rest_state_is_an_equilibrium),
+        TEST(volume_preservation_with_overlap_is_unstable_at_rest),
+        TEST(small_motions_about_rest_are_stable),
+        TEST(scrambled_lattices_never_give_nan),
+        TEST(scrambled_lattices_settle_with_damping),
+        TEST(scrambled_lattice_growth_is_as_measured),
+    };
+    return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
+}
