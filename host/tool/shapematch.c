@@ -244,6 +244,9 @@ static int command_run(int argc, char **argv)
     }
     if (!path) return usage_error("run", "a scene file is required");
 
+    // from here on Ctrl-C ends the run cleanly, keeping what was written
+    signal(SIGINT, on_interrupt);
+    signal(SIGTERM, on_interrupt);
     log_state log = {verbose, 0};
     sm_scene *scene = NULL;
     sm_world *world = NULL;
@@ -273,8 +276,6 @@ static int command_run(int argc, char **argv)
         goto done;
     }
 
-    signal(SIGINT, on_interrupt);
-    signal(SIGTERM, on_interrupt);
     const bool progress = isatty(STDERR_FILENO);
     const double start = now_s();
     double last_progress = start;

@@ -166,7 +166,9 @@ typedef struct sm_plasticity {
     bool enabled;  ///< default false
     double yield;  ///< ||S - I||_F above which the rest shape creeps, default 0.1
     double creep;  ///< rate at which the rest shape follows the deformation, 1/s, default 5
-    double max;    ///< bound on ||S_p - I||_F, default 0.5
+    /// Bound on ||S_p - I||_F before the volume normalisation, default 0.5; after it the
+    /// strain stays below max + 0.5 max^3 for max <= 0.5 (beyond, det(S_p) can approach 0).
+    double max;
 } sm_plasticity;
 
 /// Soft cap on the linear deformation (Henriques & Wuensche 2007, 3.1.2 method 3).

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The shapematch command end to end: usage errors, info totals, trajectories that numpy loads,
+# determinism, and an interrupted run that keeps its frames.
+# usage: cli_test.sh SHAPEMATCH SCENES_DIR WORK_DIR
+set -u
+tool=$(realpath "$1") scenes=$(realpath "$2") work=$3
+mkdir -p "$work" && cd "$work" || exit 1
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+# expect STATUS PATTERN -- COMMAND...: runs COMMAND, checks its exit status and that its
+# combined output matches the extended regular expression PATTERN
+expect() {
+    local status=$1 pattern=$2
+    shift 3
+    local out rc
+    out=$("$@" 2>&1)
+    rc=$?
+    [ "$rc" -eq "$status" ] || fail "'$*' exited $rc, expected $status: $out"
+    echo "$out" | grep -Eq -- "$pattern" || fail "'$*' printed no match for /$pattern/: $out"
+}
+
+expect 0 'commands:' -- "$tool" --help
+expect 2 'usage: shapematch' -- "$tool"
+expect 2 "unknown command 'frobnicate'" -- "$tool" frobnicate
+expect 2 'a scene file is required' -- "$tool" info
+expect 2 "unknown option '--fast'" -- "$tool" info --fast "$scenes/paper384.json"
+expect 0 'objects=N clusters=N' -- "$tool" info --help
+expect 0 '--every K' -- "$tool" run --help
+expect 2 "--steps needs an integer >= 0, got 'abc'" -- "$tool" run "$scenes/linear_cube.json" --steps abc
+expect 2 "--every needs an integer >= 1, got '0'" -- "$tool" run "$scenes/linear_cube.json" --every=0
+expect 2 "option '--out' needs a value" -- "$tool" run "$scenes/linear_cube.json" --out
+expect 2 "unknown option '--stpes'" -- "$tool" run "$scenes/linear_cube.json" --stpes 3
+expect 2 "unknown backend 'gpu'" -- "$tool" run "$scenes/linear_cube.json" --backend gpu
+expect 1 'OpenCL backend is not part of this build' -- "$tool" run "$scenes/linear_cube.json" --backend opencl
+expect 1 'cannot open scene file missing.json' -- "$tool" run missing.json
+printf '{"objects": [{"shape": "box", "alpah": 0.5}]}' > typo.json
+expect 1 'typo.json: object 0: field "alpah": unknown field; did you mean "alpha"\?' -- "$tool" run typo.json
+expect 1 'cannot write /nonexistent/x.npy' -- "$tool" run "$scenes/linear_cube.json" --steps 1 --out /nonexistent/x.npy
+
+# the paper's massive scene has exactly its published totals, then one line per object
+out=$("$tool" info "$scenes/paper384.json") || fail "info paper384 failed"
+echo "$out" | head -1 | grep -Eq '^objects=384 clusters=2448 particles=55200 memberships=[0-9]+$' ||
+    fail "paper384 totals: $(echo "$out" | head -1)"
+[ "$(echo "$out" | grep -c '^object ')" -eq 384 ] || fail "paper384 should list 384 objects"
+
+# every scene shipped loads
+for scene in "$scenes"/*.json; do
+    "$tool" info "$scene" > /dev/null || fail "info $scene"
+done
+
+# a trajectory: frame 0 is the initial state, then one frame every K steps
+expect 0 '^steps=20 substeps=1 frames=5 wall_s=[0-9.]+ steps_per_s=[0-9.]+ particles=125 backend=cpu$' -- \
+    "$tool" run "$scenes/quadratic_cube.json" --steps 20 --every 5 --out a.npy
+"$tool" run "$scenes/quadratic_cube.json" --steps 20 --every=5 --out b.npy > /dev/null || fail "second run"
+cmp -s a.npy b.npy || fail "two runs of one scene differ"
+"$tool" run "$scenes/quadratic_cube.json" --steps 0 --out initial.npy > /dev/null || fail "run --steps 0"
+"$tool" run "$scenes/quadratic_cube.json" --steps 15 --every 15 --out fifteen.npy > /dev/null || fail "run --steps 15"
+"$python" - <<'PY' || fail "numpy checks"
+import numpy as np
+a = np.load("a.npy")
+assert a.shape == (5, 125, 3), a.shape
+assert a.dtype == np.dtype("<f8"), a.dtype
+assert np.isfinite(a).all()
+initial = np.load("initial.npy")
+assert initial.shape == (1, 125, 3)
+assert (a[0] == initial[0]).all(), "frame 0 is the initial state"
+assert (a[3] == np.load("fifteen.npy")[1]).all(), "frame 3 is the state after 15 steps"
+assert not (a[1] == a[0]).all(), "the cube moves"
+PY
+
+# Ctrl-C stops a long run and keeps a loadable file holding the frames written so far
+timeout --preserve-status -s INT 3 "$tool" run "$scenes/paper384.json" --steps 1000000 --out interrupted.npy > interrupted.txt 2>&1
+rc=$?
+[ "$rc" -eq 130 ] || fail "an interrupted run should exit 130, got $rc: $(cat interrupted.txt)"
+grep -q 'interrupted after' interrupted.txt || fail "no interruption message: $(cat interrupted.txt)"
+frames=$(sed -n 's/.*frames=\([0-9]*\).*/\1/p' interrupted.txt)
+"$python" -c "
+import numpy as np
+a = np.load('interrupted.npy')
+assert a.shape == ($frames, 55200, 3) and $frames >= 1, a.shape
+assert np.isfinite(a).all()
+" || fail "interrupted.npy does not hold the $frames frames the summary reports"
+
+if [ "$failures" -gt 0 ]; then
+    echo "$failures check(s) failed" >&2
+    exit 1
+fi
+echo "cli: all checks passed"
