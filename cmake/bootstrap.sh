@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine and builds shapematch, then runs the main job or the tests.
+#   cmake/bootstrap.sh run    install what is missing, build, run the paper's 384-object scene
+#   cmake/bootstrap.sh test   install what is missing, build (warnings are errors), run every test
+# Packages are installed with apt-get, which needs root; nothing is installed when all are present.
+set -euo pipefail
+
+mode=${1:-}
+case "$mode" in
+run | test) ;;
+*)
+    echo "usage: $0 run|test" >&2
+    exit 2
+    ;;
+esac
+cd "$(dirname "$0")/.."
+
+# compiler and build tools, the JSON library, and numpy for the trajectory checks in the tests
+packages=(build-essential cmake pkg-config libcjson-dev python3-numpy)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "bootstrap: missing packages: ${missing[*]}; run as root or install them with apt-get" >&2
+        exit 1
+    fi
+    echo "bootstrap: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" > /dev/null
+fi
+
+jobs=$(nproc 2> /dev/null || echo 2)
+werror=OFF
+[ "$mode" = test ] && werror=ON
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSM_WERROR=$werror > /dev/null
+cmake --build build -j "$jobs" > /dev/null
+
+if [ "$mode" = run ]; then
+    ./build/shapematch info scenes/paper384.json | sed -n 1p
+    ./build/shapematch run scenes/paper384.json
+else
+    ctest --test-dir build --output-on-failure -j "$jobs"
+fi
