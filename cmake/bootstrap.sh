@@ -28,8 +28,13 @@ if [ ${#missing[@]} -gt 0 ]; then
     fi
     echo "bootstrap: installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" > /dev/null
+    log=$(mktemp)
+    if ! { apt-get update && apt-get install -y --no-install-recommends "${missing[@]}"; } > "$log" 2>&1; then
+        cat "$log" >&2
+        echo "bootstrap: apt-get failed (its output is above)" >&2
+        exit 1
+    fi
+    rm -f "$log"
 fi
 
 jobs=$(nproc 2> /dev/null || echo 2)

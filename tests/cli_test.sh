@@ -29,6 +29,7 @@ expect 2 'a scene file is required' -- "$tool" info
 expect 2 "unknown option '--fast'" -- "$tool" info --fast "$scenes/paper384.json"
 expect 0 'objects=N clusters=N' -- "$tool" info --help
 expect 0 '--every K' -- "$tool" run --help
+expect 0 'profile: rotation +[0-9.]+ ms per solver step' -- "$tool" run "$scenes/linear_cube.json" --steps 2 --profile
 expect 2 "--steps needs an integer >= 0, got 'abc'" -- "$tool" run "$scenes/linear_cube.json" --steps abc
 expect 2 "--every needs an integer >= 1, got '0'" -- "$tool" run "$scenes/linear_cube.json" --every=0
 expect 2 "option '--out' needs a value" -- "$tool" run "$scenes/linear_cube.json" --out

@@ -65,6 +65,8 @@ static void dropped_box_comes_to_rest(void)
             lowest = fmin(lowest, x[3 * i + 1]);
             centre += x[3 * i + 1] / 64.0;
         }
+        printf("  %-9s after 40 s: largest motion over the last second %.3g m, centre %.4f m above the plane\n", modes[m], moved,
+               centre - 0.5);
         ENSURE(moved < 1e-4);
         ENSURE(lowest == 0.5);
         ENSURE_RANGE(centre - 0.5, 0.45, 0.5);

@@ -63,6 +63,8 @@ static void rigid_goals_are_a_rigid_motion(void)
                 for (int j = 3; j < 9; j++) worst_extra = fmax(worst_extra, fabs(info.transform[i][j]));
         }
     }
+    printf("  worst goal distance error %.3g, signed volume error %.3g, |T^T T - I| %.3g\n", worst_distance, worst_volume,
+           worst_orth);
     ENSURE_SMALL(worst_distance, 1e-12);
     ENSURE_SMALL(worst_volume, 1e-12);
     ENSURE_SMALL(worst_orth, 1e-12);
@@ -102,6 +104,8 @@ static void rigid_spin_keeps_shape_to_second_order(void)
     double e2 = spin_shape_error(1.0 / 120.0, omega);
     double e4 = spin_shape_error(1.0 / 240.0, omega);
     double hw = omega / 60.0;
+    printf("  shape error / size at h omega = %.3f, /2, /4: %.3g %.3g %.3g = %.3f (h omega)^2; ratios %.3f %.3f\n", hw, e1, e2, e4,
+           e1 / (hw * hw), e1 / e2, e2 / e4);
     // each step adds h v to a rigid goal, stretching by ~(h omega)^2; the velocity carries that
     // radial correction into the next step. Measured: 1.05 (h omega)^2 of the size, steady over time
     ENSURE(e1 <= 1.5 * hw * hw);
@@ -185,6 +189,7 @@ static void linear_volume_preservation_gives_unit_det(void)
             worst = fmax(worst, fabs(d - 1.0));
         }
     }
+    printf("  worst |det T - 1| %.3g; inverted matches: worst |T - R| %.3g\n", worst, worst_inverted);
     ENSURE_SMALL(worst, 1e-12);
     ENSURE_SMALL(worst_inverted, 1e-12);
     sm_world_destroy(world);
@@ -232,6 +237,7 @@ static void quadratic_mode_reproduces_quadratic_deformations(void)
     double twist[3][9] = {{1, 0, 0}, {0, 1, 0, 0, 0, 0, 0, 0, -0.7}, {0, 0, 1, 0, 0, 0, 0.7}};
     check_reproduced(world, bend, &worst_position, &worst_goal);
     check_reproduced(world, twist, &worst_position, &worst_goal);
+    printf("  quadratic: worst |x(t+h) - x(t)| %.3g, |g - x| %.3g\n", worst_position, worst_goal);
     ENSURE_SMALL(worst_position, 1e-12);
     ENSURE_SMALL(worst_goal, 1e-12);
     sm_world_destroy(world);
@@ -253,6 +259,7 @@ static void linear_mode_reproduces_affine_deformations(void)
             for (int j = 0; j < 3; j++) map[i][j] = f.m[i][j];
         check_reproduced(world, map, &worst_position, &worst_goal);
     }
+    printf("  affine: worst |x(t+h) - x(t)| %.3g, |g - x| %.3g\n", worst_position, worst_goal);
     ENSURE_SMALL(worst_position, 1e-12);
     ENSURE_SMALL(worst_goal, 1e-12);
     sm_world_destroy(world);
@@ -287,6 +294,7 @@ static void cap_bounds_the_linear_block(void)
         if (s * s + 2.0 <= 3.5) worst_untouched = fmax(worst_untouched, fabs(phi - (s * s + 2.0)));
         last_distance_to_r = sqrt(to_r);
     }
+    printf("  largest ||A'||_F^2 %.4f (bound %.4f); |A' - R| at a stretch of 1e11: %.3g\n", worst, bound, last_distance_to_r);
     ENSURE(worst < bound);
     ENSURE(worst > 5.0); // documents that the blend itself can pass `hard`
     ENSURE_SMALL(worst_untouched, 1e-12);

@@ -65,13 +65,15 @@ static void pressed_cube_keeps_plastic_deformation(void)
     for (int m = 0; m < 2; m++)
         for (int vp = 0; vp < 2; vp++) {
             pressed plastic = press_and_release(modes[m], true, vp);
+            pressed elastic = press_and_release(modes[m], false, vp);
+            printf("  %-9s volume preservation %-3s: plastic height %.3f (|det S_p - 1| %.2g, ||S_p - I|| %.3f), elastic height %.5f\n",
+                   modes[m], vp ? "on" : "off", plastic.height, plastic.det_error, plastic.strain, elastic.height);
             ENSURE(plastic.height < 0.8);
             ENSURE(plastic.speed < 1e-6);
             ENSURE_SMALL(plastic.det_error, 1e-12);
             ENSURE(plastic.strain > 0.05); // beyond yield
             ENSURE(plastic.strain <= max + 0.5 * max * max * max);
 
-            pressed elastic = press_and_release(modes[m], false, vp);
             ENSURE_SMALL(elastic.height - 1.0, 0.01);
             ENSURE(elastic.speed < 1e-6);
             ENSURE(elastic.strain == 0.0);
@@ -105,6 +107,8 @@ static void plastic_state_stays_bounded_under_crushing(void)
             worst_strain = fmax(worst_strain, sqrt(m3_norm2(m3_sub(info.plastic, m3_identity()))));
         }
     }
+    printf("  crushed: worst |det S_p - 1| %.3g, largest ||S_p - I|| %.4f (max 0.5, bound %.4f)\n", worst_det, worst_strain,
+           0.5 + 0.5 * 0.125);
     ENSURE(!world_has_nan(world));
     ENSURE_SMALL(worst_det, 1e-12);
     ENSURE(worst_strain > 0.5); // the normalisation does push past max

@@ -46,6 +46,7 @@ static const char *usage_run =
     "  --out FILE.npy   write the trajectory as a NumPy float64 array of shape\n"
     "                   (frames, particles, 3): frame 0 is the initial state, then one frame\n"
     "                   every K steps; particles in scene order\n"
+    "  --profile        print the mean time of each pass per solver step (standard error)\n"
     "  --verbose        print every notice of the library (e.g. clusters with fewer modes)\n"
     "  --help           show this text\n"
     "\n"
@@ -193,12 +194,23 @@ static int32_t object_of(const sm_world *world, int32_t particle)
     return -1;
 }
 
+static void print_profile(const sm_world *world)
+{
+    sm_profile p = sm_world_get_profile(world);
+    if (p.steps == 0) return;
+    for (int pass = 0; pass < SM_PASS_COUNT; pass++)
+        fprintf(stderr, "profile: %-16s %9.4f ms per solver step (%4.1f%%)\n", sm_pass_name((sm_pass)pass),
+                p.pass_ms[pass] / (double)p.steps, 100.0 * p.pass_ms[pass] / p.step_ms);
+    fprintf(stderr, "profile: %-16s %9.4f ms per solver step over %lld solver steps\n", "total", p.step_ms / (double)p.steps,
+            (long long)p.steps);
+}
+
 static int command_run(int argc, char **argv)
 {
     const char *path = NULL, *out_path = NULL;
     long long steps = -1, every = 1;
     sm_backend backend = SM_BACKEND_CPU;
-    bool verbose = false;
+    bool verbose = false, profile = false;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         // options take their value as the next argument or after '='
@@ -223,6 +235,8 @@ static int command_run(int argc, char **argv)
             return 0;
         } else if (strcmp(name, "--verbose") == 0) {
             verbose = true;
+        } else if (strcmp(name, "--profile") == 0) {
+            profile = true;
         } else if (strcmp(name, "--steps") == 0) {
             if (!parse_int(value, 0, INT32_MAX, &steps)) return usage_error("run", "--steps needs an integer >= 0, got '%s'", value);
         } else if (strcmp(name, "--every") == 0) {
@@ -316,6 +330,7 @@ static int command_run(int argc, char **argv)
         status = EXIT_INTERRUPTED;
     }
     report_hidden_notices(&log);
+    if (profile) print_profile(world);
     printf("steps=%lld substeps=%d frames=%lld wall_s=%.3f steps_per_s=%.1f particles=%d backend=%s\n", done_steps,
            info.substeps, (long long)(out_path ? npy.frames : 0), wall, wall > 0 ? (double)done_steps / wall : 0.0, n,
            sm_world_backend_name(world));
