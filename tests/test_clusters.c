@@ -44,6 +44,18 @@ static void grid_regions_and_inclusive_boundaries(void)
         }
         sm_world_destroy(world);
     }
+    // boundaries inclusive up to round-off: with 7 particles over 0.7 m and 3 cells, the points
+    // at x indices 2 and 4 lie on cell edges; in floating point the one at index 4 sits 1.4e-17 m
+    // below cell 2's lower edge, and still belongs to cells 1 and 2
+    sm_world *edge = world_from_json("{\"objects\": [{\"shape\": \"box\", \"size\": [0.7, 0.1, 0.1], \"resolution\": [7, 2, 2],"
+                                     " \"clusters\": {\"grid\": [3, 1, 1], \"overlap\": 0}}]}");
+    if (edge) {
+        ENSURE(cluster_count(edge) == 3);
+        ENSURE(sm_world_get_counts(edge).memberships == 36);
+        ENSURE(strcmp(members(edge, 1), "2 3 4 9 10 11 16 17 18 23 24 25") == 0);
+        ENSURE(strcmp(members(edge, 2), "4 5 6 11 12 13 18 19 20 25 26 27") == 0);
+        sm_world_destroy(edge);
+    }
     // cell 0 of the 3x3x3 lattice holds the 2x2x2 corner block: x, y, z in {0, 1}
     sm_world *world = world_from_json(scenes[2]);
     if (world) ENSURE(strcmp(members(world, 0), "0 1 3 4 9 10 12 13") == 0);

@@ -25,9 +25,10 @@ static void rigid_goals_are_a_rigid_motion(void)
     double *rest = get_rest_positions(world);
     double *x = malloc(sizeof(double) * 3 * (size_t)n), *g = malloc(sizeof(double) * 3 * (size_t)n);
     rng r = {10};
-    double worst_distance = 0.0, worst_volume = 0.0, worst_orth = 0.0, worst_det = 0.0, worst_extra = 0.0;
+    double worst_distance = 0.0, worst_volume = 0.0, worst_orth = 0.0, worst_det = 0.0;
     for (int trial = 0; trial < 200; trial++) {
-        // trials cycle through: scrambled, mirrored through a plane, collapsed onto a plane, onto a point
+        // trials cycle through: scrambled widely, mirrored through a plane, collapsed onto a plane,
+        // and (every eighth) collapsed onto a point
         for (int32_t i = 0; i < n; i++) {
             sm_vec3 p = v3_add(at(rest, i), rng_in_ball(&r, trial % 4 == 0 ? 2.0 : 0.3));
             if (trial % 4 == 1) p.x = -p.x;
@@ -59,8 +60,6 @@ static void rigid_goals_are_a_rigid_motion(void)
                 for (int j = 0; j < 3; j++) t.m[i][j] = info.transform[i][j];
             worst_orth = fmax(worst_orth, sqrt(m3_norm2(m3_sub(m3_mul(m3_transpose(t), t), m3_identity()))));
             worst_det = fmax(worst_det, fabs(m3_det(t) - 1.0));
-            for (int i = 0; i < 3; i++)
-                for (int j = 3; j < 9; j++) worst_extra = fmax(worst_extra, fabs(info.transform[i][j]));
         }
     }
     printf("  worst goal distance error %.3g, signed volume error %.3g, |T^T T - I| %.3g\n", worst_distance, worst_volume,
@@ -69,7 +68,6 @@ static void rigid_goals_are_a_rigid_motion(void)
     ENSURE_SMALL(worst_volume, 1e-12);
     ENSURE_SMALL(worst_orth, 1e-12);
     ENSURE_SMALL(worst_det, 1e-12);
-    ENSURE(worst_extra == 0.0);
     free(rest), free(x), free(g);
     sm_world_destroy(world);
 }

@@ -108,7 +108,8 @@ static void disjoint_clusters_conserve_momentum(void)
 
 /// Quadratic mode with volume preservation on an asymmetric cloud: the linear block alone is
 /// rescaled, so angular momentum drifts (measured 0.070 and 0.219 of the scale for seeds 1, 2)
-/// while linear momentum stays exact. A remedy that keeps it will fail this test: update it then.
+/// while linear momentum stays exact (the test accepts half to twice the drift). A remedy that
+/// keeps it will fail this test: update it then.
 static void quadratic_volume_preservation_drifts_angular_momentum(void)
 {
     const double measured[] = {0.0705, 0.219};
@@ -116,14 +117,15 @@ static void quadratic_volume_preservation_drifts_angular_momentum(void)
         drift d = fly(world_from_json(cloud_scene(seed, "quadratic", true, "{\"grid\": [1, 1, 1]}")), seed);
         ENSURE_SMALL(d.linear, ROUND_OFF);
         printf("  quadratic with volume preservation, seed %d: linear drift %.3g, angular drift %.4g\n", seed, d.linear, d.angular);
-        ENSURE_RANGE(d.angular, 0.8 * measured[seed - 1], 1.25 * measured[seed - 1]);
+        ENSURE_RANGE(d.angular, 0.5 * measured[seed - 1], 2.0 * measured[seed - 1]);
     }
 }
 
 /// Overlapping clusters (a 3x3x3 lattice on a 2x2x2 grid shares its middle layers): the mean of
 /// step 5 does not conserve momentum. Measured over 1,000 steps, linear mode without volume
 /// preservation: linear drift 1.31 and 1.70, angular drift 3.59 and 2.91 of their scales (seeds
-/// 1, 2). A remedy that conserves momentum with overlap will fail this test: update it then.
+/// 1, 2); the test accepts half to twice those. A remedy that conserves momentum with overlap
+/// brings them to round-off and fails this test: update it then.
 static void overlapping_clusters_drift_as_measured(void)
 {
     const char *json = "{\"gravity\": [0, 0, 0], \"objects\": [{\"shape\": \"box\", \"resolution\": [3, 3, 3],"
@@ -133,8 +135,8 @@ static void overlapping_clusters_drift_as_measured(void)
     for (int seed = 1; seed <= 2; seed++) {
         drift d = fly(world_from_json(json), seed);
         printf("  overlapping clusters, seed %d: linear drift %.4g, angular drift %.4g\n", seed, d.linear, d.angular);
-        ENSURE_RANGE(d.linear, 0.8 * measured_linear[seed - 1], 1.25 * measured_linear[seed - 1]);
-        ENSURE_RANGE(d.angular, 0.8 * measured_angular[seed - 1], 1.25 * measured_angular[seed - 1]);
+        ENSURE_RANGE(d.linear, 0.5 * measured_linear[seed - 1], 2.0 * measured_linear[seed - 1]);
+        ENSURE_RANGE(d.angular, 0.5 * measured_angular[seed - 1], 2.0 * measured_angular[seed - 1]);
     }
 }
 

@@ -241,28 +241,31 @@ static void scrambled_lattices_settle_with_damping(void)
         }
 }
 
-/// Where the scheme gains energy from scrambled starts today. Measured worst radii (rest radii),
-/// rigid / linear / quadratic, over layouts, alphas and betas:
-///   no volume preservation, no damping:  1.76 / 1.76 / 1.76;
-///   volume preservation, no damping:     1.76 /  276 /  230;
-///   volume preservation, damping 0.5/s:  1.52 / 78.7 / 98.6, deformable modes still moving.
-/// A remedy that bounds these cases will fail this test: update the figures then.
+/// Where the scheme gains energy from scrambled starts today. Without volume preservation the
+/// undamped objects stay bounded (measured at most 1.76 rest radii). With it, the deformable
+/// modes on overlapping grids swell by two orders of magnitude (measured 134-256 rest radii
+/// undamped, 46-71 with damping 0.5/s, still moving after 10,000 steps) while rigid mode and
+/// single clusters are unaffected. These runs are chaotic, so the maxima move with round-off
+/// (a change of summation order moved them by up to 2x): the test asserts the regimes, not the
+/// digits. A remedy that bounds these cases will fail it: update it then.
 static void scrambled_lattice_growth_is_as_measured(void)
 {
     run_sweep();
-    const double measured[CONFIG_COUNT][3] = {
-        {1.521, 1.544, 1.521}, // checked above; listed for completeness
-        {1.761, 1.761, 1.761},
-        {1.761, 276.2, 230.3},
-        {1.521, 78.71, 98.57},
-    };
-    for (int config = CONFIG_UNDAMPED; config < CONFIG_COUNT; config++)
-        for (int m = 0; m < 3; m++) ENSURE_RANGE(worst_radius(config, m), 0.8 * measured[config][m], 1.25 * measured[config][m]);
-    // with volume preservation and damping the deformable modes are still moving after 10,000 steps
-    for (int m = 1; m < 3; m++) {
-        double fastest = 0.0;
-        for (int layout = 0; layout < 3; layout++) fastest = fmax(fastest, sweep[CONFIG_VOLUME_DAMPED][m][layout].final_speed);
-        ENSURE(fastest > 1.0);
+    for (int m = 0; m < 3; m++) {
+        ENSURE_RANGE(worst_radius(CONFIG_UNDAMPED, m), 1.4, 2.2);
+        for (int layout = 0; layout < 3; layout++) {
+            bool swells = m > 0 && layout > 0; // deformable modes on an overlapping grid
+            double undamped = sweep[CONFIG_VOLUME][m][layout].max_radius;
+            double damped = sweep[CONFIG_VOLUME_DAMPED][m][layout].max_radius;
+            if (swells) {
+                ENSURE_RANGE(undamped, 50.0, 2000.0);
+                ENSURE_RANGE(damped, 10.0, 500.0);
+                ENSURE(sweep[CONFIG_VOLUME_DAMPED][m][layout].final_speed > 1.0);
+            } else {
+                ENSURE(undamped <= 2.2);
+                ENSURE(damped <= 1.6);
+            }
+        }
     }
 }
 

@@ -6,10 +6,57 @@
 #include <stdlib.h>
 #include <string.h>
 
+/// Objects whose clusters would hold more memberships than this are refused.
+#define SM_MAX_OBJECT_MEMBERSHIPS (1 << 26)
+
 static int compare_int32(const void *a, const void *b)
 {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
     return (x > y) - (x < y);
+}
+
+/// One (region, particle) membership while the grid clusters are built.
+typedef struct region_member {
+    int64_t region;
+    int32_t particle;
+} region_member;
+
+static int compare_region_member(const void *a, const void *b)
+{
+    const region_member *x = a, *y = b;
+    if (x->region != y->region) return (x->region > y->region) - (x->region < y->region);
+    return (x->particle > y->particle) - (x->particle < y->particle);
+}
+
+/// The grid over an object's rest bounding box.
+typedef struct grid_frame {
+    double lo[3], cell[3], overlap, eps;
+    int32_t n[3];
+} grid_frame;
+
+/// Does region index i along axis a hold coordinate x? Grown cells, boundaries inclusive up to
+/// round-off in the lattice coordinates.
+static bool region_holds(const grid_frame *g, int a, int64_t i, double x)
+{
+    double lo = g->lo[a] + ((double)i - g->overlap) * g->cell[a] - g->eps;
+    double hi = g->lo[a] + ((double)i + 1.0 + g->overlap) * g->cell[a] + g->eps;
+    return x >= lo && x <= hi;
+}
+
+/// The contiguous range [first, last] of region indices along axis a that hold x (empty when
+/// first > last). Candidates come from the cell arithmetic with a margin; the exact test decides.
+static void region_range(const grid_frame *g, int a, double x, int64_t *first, int64_t *last)
+{
+    int64_t lo = 0, hi = g->n[a] - 1;
+    if (g->cell[a] > 0.0) {
+        double t = (x - g->lo[a]) / g->cell[a];
+        lo = (int64_t)fmax(0.0, floor(t - 1.0 - g->overlap) - 1.0);
+        hi = (int64_t)fmin((double)(g->n[a] - 1), ceil(t + g->overlap) + 1.0);
+    }
+    while (lo <= hi && !region_holds(g, a, lo, x)) lo++;
+    while (hi >= lo && !region_holds(g, a, hi, x)) hi--;
+    *first = lo;
+    *last = hi;
 }
 
 sm_result sm_clusters_from_grid(const sm_vec3 *local, int32_t count, const int32_t grid[3], double overlap,
@@ -23,131 +70,134 @@ sm_result sm_clusters_from_grid(const sm_vec3 *local, int32_t count, const int32
             lo[a] = fmin(lo[a], x);
             hi[a] = fmax(hi[a], x);
         }
-    double largest = 0.0, cell[3];
-    int32_t n[3];
+    grid_frame g = {.overlap = overlap};
+    double largest = 0.0;
     for (int a = 0; a < 3; a++) largest = fmax(largest, hi[a] - lo[a]);
+    if (!isfinite(largest)) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "the object's extent is not finite");
     for (int a = 0; a < 3; a++) {
         // an axis without extent has one cell: its regions would all be the same
-        n[a] = hi[a] - lo[a] > 0.0 ? grid[a] : 1;
-        cell[a] = (hi[a] - lo[a]) / n[a];
+        g.n[a] = hi[a] - lo[a] > 0.0 ? grid[a] : 1;
+        g.lo[a] = lo[a];
+        g.cell[a] = (hi[a] - lo[a]) / g.n[a];
     }
-    // boundaries are inclusive up to round-off in the lattice coordinates
-    const double eps = 1e-9 * largest;
-    const int64_t regions = (int64_t)n[0] * n[1] * n[2];
+    g.eps = 1e-9 * largest;
 
-    int32_t *region_of = malloc(sizeof(int32_t) * (size_t)count); // some kept region holding i, or -1
-    int32_t *kept_region = malloc(sizeof(int32_t) * (size_t)(regions + 1));
-    int32_t *offsets = malloc(sizeof(int32_t) * (size_t)(regions + 2));
-    // a particle is in at most 2^3 regions when overlap < 0.5, more beyond; bound by regions
-    size_t capacity = (size_t)count * 8 + 16;
-    int32_t *indices = malloc(sizeof(int32_t) * capacity);
-    if (!region_of || !kept_region || !offsets || !indices) goto out_of_memory;
-    for (int32_t i = 0; i < count; i++) region_of[i] = -1;
-
-    int32_t kept = 0;
-    size_t used = 0;
-    offsets[0] = 0;
-    for (int64_t r = 0; r < regions; r++) {
-        int32_t ix = (int32_t)(r % n[0]), iy = (int32_t)((r / n[0]) % n[1]), iz = (int32_t)(r / ((int64_t)n[0] * n[1]));
-        int32_t idx[3] = {ix, iy, iz};
-        double rlo[3], rhi[3];
+    // each particle lies in a box of regions: count them, then list (region, particle) pairs
+    int64_t total = 0;
+    for (int32_t i = 0; i < count; i++) {
+        int64_t span = 1;
         for (int a = 0; a < 3; a++) {
-            rlo[a] = lo[a] + (idx[a] - overlap) * cell[a] - eps;
-            rhi[a] = lo[a] + (idx[a] + 1 + overlap) * cell[a] + eps;
+            int64_t first, last;
+            region_range(&g, a, v3_get(local[i], a), &first, &last);
+            span *= last >= first ? last - first + 1 : 0;
         }
-        size_t start = used;
-        for (int32_t i = 0; i < count; i++) {
-            sm_vec3 p = local[i];
-            if (p.x < rlo[0] || p.x > rhi[0] || p.y < rlo[1] || p.y > rhi[1] || p.z < rlo[2] || p.z > rhi[2])
-                continue;
-            if (used == capacity) {
-                capacity *= 2;
-                int32_t *grown = realloc(indices, sizeof(int32_t) * capacity);
-                if (!grown) goto out_of_memory;
-                indices = grown;
-            }
-            indices[used++] = i;
-        }
-        if (used - start < 4) { // too few particles to match a shape: drop the region
-            used = start;
-            continue;
-        }
-        for (size_t k = start; k < used; k++) region_of[indices[k]] = kept;
-        kept_region[kept++] = (int32_t)r;
-        offsets[kept] = (int32_t)used;
+        total += span;
+        if (total > SM_MAX_OBJECT_MEMBERSHIPS)
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT,
+                           "a grid of %d x %d x %d cells with overlap %g gives over %d cluster memberships; use fewer cells or less overlap",
+                           grid[0], grid[1], grid[2], overlap, SM_MAX_OBJECT_MEMBERSHIPS);
     }
+    region_member *pairs = malloc(sizeof(region_member) * (size_t)(total > 0 ? total : 1));
+    int32_t *cluster_of = malloc(sizeof(int32_t) * (size_t)count); // a kept cluster holding i, or -1
+    int64_t *kept_region = malloc(sizeof(int64_t) * (size_t)(total / 4 + 1));
+    int32_t *offsets = malloc(sizeof(int32_t) * (size_t)(total / 4 + 2));
+    int32_t *indices = malloc(sizeof(int32_t) * (size_t)(total + count + 1));
+    int32_t *joins = malloc(sizeof(int32_t) * (size_t)count);
+    if (!pairs || !cluster_of || !kept_region || !offsets || !indices || !joins) {
+        free(pairs), free(cluster_of), free(kept_region), free(offsets), free(indices), free(joins);
+        return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory building grid clusters for %d particles", count);
+    }
+    int64_t used = 0;
+    for (int32_t i = 0; i < count; i++) {
+        int64_t first[3], last[3];
+        for (int a = 0; a < 3; a++) region_range(&g, a, v3_get(local[i], a), &first[a], &last[a]);
+        for (int64_t iz = first[2]; iz <= last[2]; iz++)
+            for (int64_t iy = first[1]; iy <= last[1]; iy++)
+                for (int64_t ix = first[0]; ix <= last[0]; ix++)
+                    pairs[used++] = (region_member){ix + (int64_t)g.n[0] * (iy + (int64_t)g.n[1] * iz), i};
+    }
+    qsort(pairs, (size_t)used, sizeof(region_member), compare_region_member);
+
+    // regions in number order (x fastest); fewer than 4 particles cannot match a shape: dropped
+    for (int32_t i = 0; i < count; i++) cluster_of[i] = -1;
+    int32_t kept = 0;
+    int64_t w = 0;
+    offsets[0] = 0;
+    for (int64_t k = 0; k < used;) {
+        int64_t end = k;
+        while (end < used && pairs[end].region == pairs[k].region) end++;
+        if (end - k >= 4) {
+            for (int64_t j = k; j < end; j++) {
+                indices[w++] = pairs[j].particle;
+                cluster_of[pairs[j].particle] = kept;
+            }
+            kept_region[kept++] = pairs[k].region;
+            offsets[kept] = (int32_t)w;
+        }
+        k = end;
+    }
+    free(pairs);
 
     if (kept == 0) { // every region dropped: one cluster of the whole object
         for (int32_t i = 0; i < count; i++) indices[i] = i;
-        offsets[0] = 0;
         offsets[1] = count;
         kept = 1;
-        used = (size_t)count;
     } else {
         // particles left in no cluster join the kept cluster whose region centre is nearest;
         // ties go to the lower number because the search keeps the first strict minimum
-        int32_t orphans = 0;
-        for (int32_t i = 0; i < count; i++) orphans += region_of[i] < 0;
-        if (orphans > 0) {
-            int32_t *joins = malloc(sizeof(int32_t) * (size_t)count);
-            int32_t *grown = realloc(indices, sizeof(int32_t) * (used + (size_t)orphans));
-            if (!joins || !grown) {
-                free(joins);
-                if (grown) indices = grown;
-                goto out_of_memory;
-            }
-            indices = grown;
-            for (int32_t i = 0; i < count; i++) {
-                joins[i] = -1;
-                if (region_of[i] >= 0) continue;
-                double best = INFINITY;
-                for (int32_t c = 0; c < kept; c++) {
-                    int32_t r = kept_region[c];
-                    int32_t idx[3] = {r % n[0], (r / n[0]) % n[1], r / (n[0] * n[1])};
-                    double d2 = 0.0;
-                    for (int a = 0; a < 3; a++) {
-                        double centre = lo[a] + (idx[a] + 0.5) * cell[a];
-                        double d = v3_get(local[i], a) - centre;
-                        d2 += d * d;
-                    }
-                    if (d2 < best) best = d2, joins[i] = c;
-                }
-            }
-            // rebuild the CSR with the orphans appended to their clusters, each list sorted
-            int32_t *merged = malloc(sizeof(int32_t) * (used + (size_t)orphans));
-            int32_t *merged_offsets = malloc(sizeof(int32_t) * (size_t)(kept + 1));
-            if (!merged || !merged_offsets) {
-                free(joins), free(merged), free(merged_offsets);
-                goto out_of_memory;
-            }
-            size_t w = 0;
-            merged_offsets[0] = 0;
+        bool orphans = false;
+        for (int32_t i = 0; i < count; i++) {
+            joins[i] = -1;
+            if (cluster_of[i] >= 0) continue;
+            orphans = true;
+            double best = INFINITY;
             for (int32_t c = 0; c < kept; c++) {
-                for (int32_t k = offsets[c]; k < offsets[c + 1]; k++) merged[w++] = indices[k];
-                for (int32_t i = 0; i < count; i++)
-                    if (joins[i] == c) merged[w++] = i;
-                qsort(merged + merged_offsets[c], w - (size_t)merged_offsets[c], sizeof(int32_t), compare_int32);
-                merged_offsets[c + 1] = (int32_t)w;
+                int64_t r = kept_region[c];
+                int64_t idx[3] = {r % g.n[0], (r / g.n[0]) % g.n[1], r / ((int64_t)g.n[0] * g.n[1])};
+                double d2 = 0.0;
+                for (int a = 0; a < 3; a++) {
+                    double d = v3_get(local[i], a) - (g.lo[a] + ((double)idx[a] + 0.5) * g.cell[a]);
+                    d2 += d * d;
+                }
+                if (d2 < best) best = d2, joins[i] = c;
             }
-            free(joins);
-            free(indices);
-            indices = merged;
-            memcpy(offsets, merged_offsets, sizeof(int32_t) * (size_t)(kept + 1));
-            free(merged_offsets);
-            used = w;
+        }
+        if (orphans) {
+            // shift each cluster's list to make room for its orphans, from the last cluster down,
+            // then append them and sort the list
+            int32_t *extra = calloc((size_t)kept + 1, sizeof(int32_t));
+            if (!extra) {
+                free(cluster_of), free(kept_region), free(offsets), free(indices), free(joins);
+                return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory building grid clusters for %d particles", count);
+            }
+            for (int32_t i = 0; i < count; i++)
+                if (joins[i] >= 0) extra[joins[i] + 1]++;
+            for (int32_t c = 0; c < kept; c++) extra[c + 1] += extra[c]; // orphans before cluster c + 1
+            for (int32_t c = kept - 1; c >= 0; c--)
+                memmove(indices + offsets[c] + extra[c], indices + offsets[c],
+                        sizeof(int32_t) * (size_t)(offsets[c + 1] - offsets[c]));
+            int32_t *fill = malloc(sizeof(int32_t) * (size_t)kept);
+            if (!fill) {
+                free(extra), free(cluster_of), free(kept_region), free(offsets), free(indices), free(joins);
+                return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory building grid clusters for %d particles", count);
+            }
+            for (int32_t c = 0; c < kept; c++) fill[c] = offsets[c + 1] + extra[c];
+            for (int32_t i = 0; i < count; i++)
+                if (joins[i] >= 0) indices[fill[joins[i]]++] = i;
+            for (int32_t c = 0; c <= kept; c++) offsets[c] += extra[c];
+            for (int32_t c = 0; c < kept; c++)
+                qsort(indices + offsets[c], (size_t)(offsets[c + 1] - offsets[c]), sizeof(int32_t), compare_int32);
+            free(fill);
+            free(extra);
         }
     }
-
-    free(region_of);
+    free(cluster_of);
     free(kept_region);
+    free(joins);
     *out_offsets = offsets;
     *out_indices = indices;
     *out_cluster_count = kept;
     return SM_OK;
-
-out_of_memory:
-    free(region_of), free(kept_region), free(offsets), free(indices);
-    return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory building grid clusters for %d particles", count);
 }
 
 void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster)
@@ -181,6 +231,7 @@ void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster)
     }
     double aqq[9];
     int rank = sm_sym_pinv(3, mqq, aqq);
+    cluster->linear_modes = rank;
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) cluster->aqq.m[i][j] = aqq[i * 3 + j] * inv * inv;
 

@@ -17,8 +17,11 @@ sm_mat3 sm_rotation_from_euler_degrees(sm_vec3 degrees)
 
 void sm_sym_eigen(int n, const double *a_in, double *values, double *vectors)
 {
-    double a[81];
-    memcpy(a, a_in, sizeof(double) * (size_t)(n * n));
+    // work on a / max|a|: the squared entries of the stop test must neither underflow nor overflow
+    double a[81], scale = 0.0;
+    for (int i = 0; i < n * n; i++) scale = fmax(scale, fabs(a_in[i]));
+    if (!(scale > 0.0) || !isfinite(scale)) scale = 1.0;
+    for (int i = 0; i < n * n; i++) a[i] = a_in[i] / scale;
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++) vectors[i * n + j] = (i == j) ? 1.0 : 0.0;
 
@@ -61,7 +64,7 @@ void sm_sym_eigen(int n, const double *a_in, double *values, double *vectors)
             }
         }
     }
-    for (int i = 0; i < n; i++) values[i] = a[i * n + i];
+    for (int i = 0; i < n; i++) values[i] = a[i * n + i] * scale;
 }
 
 int sm_sym_pinv(int n, const double *a, double *out)

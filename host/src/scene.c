@@ -440,15 +440,24 @@ static sm_result parse_object(const context *ctx, const cJSON *item, sm_object_d
         for (int32_t i = 0; i < def->fixed_count; i++)
             if (def->fixed[i] >= count)
                 return field_error(ctx, "fixed", "entry %d: particle index %d is outside [0, %d)", i, def->fixed[i], count);
+        // seen[i] holds 1 + the last list that named particle i
+        int32_t *seen = def->clusters.list_count > 0 ? calloc((size_t)count, sizeof(int32_t)) : NULL;
+        if (def->clusters.list_count > 0 && !seen) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx->origin);
         for (int32_t k = 0; k < def->clusters.list_count; k++)
             for (int32_t j = def->clusters.list_offsets[k]; j < def->clusters.list_offsets[k + 1]; j++) {
                 int32_t i = def->clusters.list_indices[j];
                 char field[48];
                 snprintf(field, sizeof field, "clusters.lists[%d]", k);
-                if (i >= count) return field_error(ctx, field, "particle index %d is outside [0, %d)", i, count);
-                for (int32_t j2 = def->clusters.list_offsets[k]; j2 < j; j2++)
-                    if (def->clusters.list_indices[j2] == i) return field_error(ctx, field, "lists particle %d twice", i);
+                sm_result bad = SM_OK;
+                if (i >= count) bad = field_error(ctx, field, "particle index %d is outside [0, %d)", i, count);
+                else if (seen[i] == k + 1) bad = field_error(ctx, field, "lists particle %d twice", i);
+                if (bad != SM_OK) {
+                    free(seen);
+                    return bad;
+                }
+                seen[i] = k + 1;
             }
+        free(seen);
     }
     return SM_OK;
 }
@@ -516,7 +525,7 @@ sm_result sm_scene_load_string(const char *json, const char *origin, sm_scene **
         const char *f = e->string;
         if (strcmp(f, "name") == 0 || strcmp(f, "description") == 0) {
             if (!cJSON_IsString(e)) r = field_error(&ctx, f, "must be a string, got %s", GOT(e));
-        } else if (strcmp(f, "dt") == 0) r = read_range(&ctx, e, f, 0.0, 10.0, true, "s", &scene->info.dt);
+        } else if (strcmp(f, "dt") == 0) r = read_range(&ctx, e, f, SM_MIN_STEP, 10.0, false, "s", &scene->info.dt);
         else if (strcmp(f, "substeps") == 0) r = read_int(&ctx, e, f, 1, 100000, &scene->info.substeps);
         else if (strcmp(f, "steps") == 0) r = read_int(&ctx, e, f, 0, INT32_MAX, &scene->info.steps);
         else if (strcmp(f, "gravity") == 0) r = read_vec3(&ctx, e, f, &scene->world_def.gravity);

@@ -47,11 +47,13 @@ static sm_result sample_lattice(const sm_shape *shape, sm_vec3 **out_points, int
     const double h = shape->spacing;
     sm_vec3 half = half_extents(shape);
     // the lattice is centred on the shape's origin: point (i, j, k) sits at (i, j, k) * spacing
-    int64_t n[3] = {(int64_t)floor(half.x / h + 1e-9), (int64_t)floor(half.y / h + 1e-9), (int64_t)floor(half.z / h + 1e-9)};
-    int64_t candidates = (2 * n[0] + 1) * (2 * n[1] + 1) * (2 * n[2] + 1);
-    if (candidates > 8 * (int64_t)SM_MAX_OBJECT_PARTICLES)
+    // sized in floating point first: huge ratios must not overflow the integer lattice bounds
+    double nd[3] = {floor(half.x / h + 1e-9), floor(half.y / h + 1e-9), floor(half.z / h + 1e-9)};
+    double candidates = (2 * nd[0] + 1) * (2 * nd[1] + 1) * (2 * nd[2] + 1);
+    if (!(candidates <= 8.0 * SM_MAX_OBJECT_PARTICLES))
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "spacing %g is too fine for a %s of this size (over %d particles)",
                        h, sm_shape_name(shape->type), SM_MAX_OBJECT_PARTICLES);
+    const int64_t n[3] = {(int64_t)nd[0], (int64_t)nd[1], (int64_t)nd[2]};
     size_t capacity = 1024;
     int32_t count = 0;
     sm_vec3 *points = malloc(sizeof(sm_vec3) * capacity);

@@ -334,13 +334,25 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
         total_mass += masses[i];
         com = v3_add(com, v3_scale(x, masses[i]));
     }
+    if (!isfinite(total_mass) || !isfinite(com.x) || !isfinite(com.y) || !isfinite(com.z)) {
+        result = sm_fail(SM_ERROR_INVALID_ARGUMENT, "the object's total mass or placement is not finite");
+        goto done;
+    }
+    for (int32_t i = 0; i < count; i++)
+        if (!isnormal(masses[i])) {
+            result = sm_fail(SM_ERROR_INVALID_ARGUMENT, "particle %d has mass %g kg, too small to divide by", i, masses[i]);
+            goto done;
+        }
     com = v3_scale(com, 1.0 / total_mass);
     for (int32_t i = 0; i < count; i++) {
         sm_vec3 r = v3_sub(world->position[first + i], com);
         world->velocity[first + i] = v3_add(def->linear_velocity, v3_cross(def->angular_velocity, r));
         world->force[first + i] = v3_scale(def->force, masses[i] / total_mass);
     }
-    for (int32_t f = 0; f < def->fixed_count; f++) world->fixed[first + def->fixed[f]] = 1;
+    for (int32_t f = 0; f < def->fixed_count; f++) {
+        world->fixed[first + def->fixed[f]] = 1;
+        world->velocity[first + def->fixed[f]] = v3(0, 0, 0); // it never moves, so it reports rest
+    }
 
     const int32_t object_index = world->object_count;
     sm_object *object = &world->objects[object_index];
@@ -398,9 +410,12 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
         int full = def->mode == SM_MODE_QUADRATIC ? 9 : 3;
         if (def->mode != SM_MODE_RIGID && cluster->modes < full)
             sm_log(world, SM_LOG_NOTICE,
-                   "object %d%s%s%s cluster %d: its %d particles support %d of the %d %s modes; the rest follow R",
+                   "object %d%s%s%s cluster %d: its %d particles support %d of the %d %s modes; the rest follow R%s",
                    object_index, def->name ? " (" : "", def->name ? def->name : "", def->name ? ")" : "", c,
-                   cluster->member_count, cluster->modes, full, sm_mode_name(def->mode));
+                   cluster->member_count, cluster->modes, full, sm_mode_name(def->mode),
+                   cluster->linear_modes < 3 && def->volume_preservation
+                       ? " (it is flat or colinear, so with volume preservation its whole linear fit is replaced by R)"
+                       : "");
         world->cluster_count++;
     }
     world->map_dirty = true;
@@ -427,8 +442,10 @@ static double now_ms(void)
 sm_result sm_world_step(sm_world *world, double dt, int32_t substeps)
 {
     if (!world) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_step: world must not be NULL");
-    if (!(dt > 0.0) || !isfinite(dt)) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_step: dt must be > 0 s (got %g)", dt);
     if (substeps < 1) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_step: substeps must be >= 1 (got %d)", substeps);
+    if (!(dt / substeps >= SM_MIN_STEP) || !isfinite(dt))
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_step: dt / substeps must be at least %g s (got dt %g, %d substeps)",
+                       SM_MIN_STEP, dt, substeps);
     sm_result result = sm_world_update_map(world);
     if (result != SM_OK) return result;
 

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #define SM_DEF_COOKIE 0x5348414d /* "SHAM": marks defs made by their default constructor */
+#define SM_MIN_STEP 1e-9          /* s: shorter steps make alpha / h overflow long before they are useful */
 
 /// Per-object parameters, as given in its def.
 typedef struct sm_object {
@@ -35,6 +36,7 @@ typedef struct sm_cluster {
     double aqq9[9][9];                  ///< ~A_qq = (sum m q~ q~^T)^+ (quadratic objects)
     double quad_mean[6];                ///< a1..a6: mass-weighted means of qx^2, qy^2, qz^2, qx qy, qy qz, qz qx
     int32_t modes;                      ///< rank kept by the pseudo-inverse (3 or 9 when complete)
+    int32_t linear_modes;               ///< rank of A_qq (3 unless the cluster is flat or colinear)
 
     // state of the current step (pass outputs)
     sm_vec3 center;        ///< x_cm

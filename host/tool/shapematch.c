@@ -53,11 +53,17 @@ static const char *usage_run =
     "Progress is shown on a terminal. Ctrl-C stops the run and keeps the frames written so far.\n"
     "A non-finite position stops the run with an error naming the step and the particle.\n";
 
-static volatile sig_atomic_t interrupted = 0;
+static volatile sig_atomic_t interrupted = 0, stepping = 0;
 
+/// While stepping, Ctrl-C ends the run after the current step and keeps the frames written;
+/// before that (loading a scene, writing frame 0) it ends the process at once.
 static void on_interrupt(int signal_number)
 {
-    (void)signal_number;
+    if (!stepping) {
+        signal(signal_number, SIG_DFL);
+        raise(signal_number);
+        return;
+    }
     interrupted = 1;
 }
 
@@ -258,7 +264,6 @@ static int command_run(int argc, char **argv)
     }
     if (!path) return usage_error("run", "a scene file is required");
 
-    // from here on Ctrl-C ends the run cleanly, keeping what was written
     signal(SIGINT, on_interrupt);
     signal(SIGTERM, on_interrupt);
     log_state log = {verbose, 0};
@@ -290,6 +295,7 @@ static int command_run(int argc, char **argv)
         goto done;
     }
 
+    stepping = 1; // from here on Ctrl-C ends the run cleanly, keeping what was written
     const bool progress = isatty(STDERR_FILENO);
     const double start = now_s();
     double last_progress = start;

@@ -16,7 +16,8 @@
  * never exits: notices go through the log callback of the world def.
  * Defs must come from their default constructor: a zeroed struct is rejected, because the
  * physical defaults are not zero.
- * One world is used by one thread at a time; different worlds are independent. */
+ * One world is used by one thread at a time; different worlds are independent. Scene files are
+ * parsed by cJSON, whose parser keeps global state: load scenes from one thread at a time. */
 #ifndef SHAPEMATCH_H
 #define SHAPEMATCH_H
 

@@ -40,7 +40,9 @@ void sm_cpu_blend_integrate(sm_world *world, double h)
             if (world->fixed[i]) continue;
 
             // 6. velocity, 7. damping, 8. position
-            sm_vec3 accel = v3_add(gravity, v3_scale(world->force[i], 1.0 / world->mass[i]));
+            const double m = world->mass[i];
+            const sm_vec3 f = world->force[i];
+            sm_vec3 accel = v3_add(gravity, v3(f.x / m, f.y / m, f.z / m));
             sm_vec3 v = world->velocity[i];
             v = v3_add(v, v3_scale(v3_sub(goal, world->position[i]), alpha / h));
             v = v3_add(v, v3_scale(accel, h));

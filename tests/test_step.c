@@ -1,0 +1,156 @@
+/* The smaller terms of the step (algorithm.md steps 6-8, substeps, tau, fixed particles) and
+ * the invariance of the whole step under a change of units. */
+#include "math3.h"
+#include "support.h"
+
+#include <stdlib.h>
+
+static const char *const cube =
+    "{\"gravity\": [0, -9.81, 0], \"ground\": {\"height\": -0.3}, \"objects\": [{\"shape\": \"box\", \"resolution\": [4, 4, 4],"
+    " \"position\": [0, 1, 0], \"rotation\": [10, 20, 30], \"velocity\": [1, 0, 0], \"angular_velocity\": [0, 2, 1],"
+    " \"mode\": \"quadratic\", \"clusters\": {\"grid\": [2, 2, 2], \"overlap\": 0.5}, \"damping\": 0.5 %s}]}";
+
+static sm_world *cube_world(const char *extra)
+{
+    char json[1024];
+    snprintf(json, sizeof json, cube, extra);
+    return world_from_json(json);
+}
+
+/// A step of dt with s substeps is exactly s steps of dt / s.
+static void substeps_are_repeated_steps(void)
+{
+    sm_world *a = cube_world(""), *b = cube_world("");
+    if (!a || !b) return;
+    for (int s = 0; s < 50; s++) {
+        ENSURE_OK(sm_world_step(a, 0.04, 4));
+        for (int k = 0; k < 4; k++) ENSURE_OK(sm_world_step(b, 0.04 / 4, 1));
+    }
+    double *xa = get_positions(a), *xb = get_positions(b);
+    ENSURE(memcmp(xa, xb, sizeof(double) * 3 * 64) == 0);
+    free(xa), free(xb);
+    sm_world_destroy(a), sm_world_destroy(b);
+}
+
+/// tau sets alpha = min(1, h / tau): tau = 2h behaves as alpha = 0.5, tau < h as alpha = 1.
+static void tau_sets_alpha(void)
+{
+    const double h = 1.0 / 64.0; // a power of two, so h / tau is exact
+    const char *pairs[][2] = {{", \"alpha\": 0.5", ", \"tau\": 0.03125"}, {", \"alpha\": 1", ", \"tau\": 0.001"}};
+    for (int p = 0; p < 2; p++) {
+        sm_world *a = cube_world(pairs[p][0]), *b = cube_world(pairs[p][1]);
+        if (!a || !b) return;
+        for (int s = 0; s < 100; s++) sm_world_step(a, h, 1), sm_world_step(b, h, 1);
+        double *xa = get_positions(a), *xb = get_positions(b);
+        ENSURE(memcmp(xa, xb, sizeof(double) * 3 * 64) == 0);
+        free(xa), free(xb);
+        sm_world_destroy(a), sm_world_destroy(b);
+    }
+}
+
+/// One particle in a cluster of its own has itself as goal, which isolates steps 6-8: damping
+/// multiplies v by 1 - k h each step (and stops it when k h >= 1), a force accelerates by f / m,
+/// and an object's force is shared by mass, so that every particle gets the same acceleration.
+static void damping_and_forces_act_on_velocity(void)
+{
+    sm_world *world = world_from_json(
+        "{\"gravity\": [0, 0, 0], \"objects\": ["
+        " {\"shape\": \"points\", \"points\": [[0, 0, 0]], \"velocity\": [1, 2, 3], \"damping\": 3},"
+        " {\"shape\": \"points\", \"points\": [[5, 0, 0]], \"velocity\": [1, 0, 0], \"damping\": 100},"
+        " {\"shape\": \"points\", \"points\": [[0, 5, 0], [1, 5, 0]], \"masses\": [1, 3], \"force\": [8, 0, 0],"
+        "  \"clusters\": {\"lists\": [[0], [1]]}}]}");
+    if (!world) return;
+    const double h = 0.01;
+    double v0[12];
+    sm_world_get_velocities(world, 0, 4, v0);
+    for (int s = 0; s < 50; s++) ENSURE_OK(sm_world_step(world, h, 1));
+    double v[12];
+    sm_world_get_velocities(world, 0, 4, v);
+    const double decay = pow(1.0 - 3.0 * h, 50);
+    for (int a = 0; a < 3; a++) ENSURE_SMALL(v[a] - v0[a] * decay, 1e-14);
+    ENSURE(v[3] == 0.0 && v[4] == 0.0 && v[5] == 0.0); // k h = 1: stopped, not reversed
+    // 8 N on 4 kg: 2 m/s^2 for both particles, after 0.5 s 1 m/s. (A one-particle cluster's
+    // centre m x / m can be one ulp off x, which alpha (g - x) / h turns into ~1e-14 m/s a step.)
+    ENSURE_SMALL(v[6] - 1.0, 1e-12);
+    ENSURE_SMALL(v[9] - 1.0, 1e-12);
+    // a per-particle force replaces the object's share
+    ENSURE_OK(sm_world_set_force(world, 3, v3(0, 3, 0)));
+    ENSURE_OK(sm_world_step(world, h, 1));
+    sm_world_get_velocities(world, 0, 4, v);
+    ENSURE_SMALL(v[9] - 1.0, 1e-12);
+    ENSURE_SMALL(v[10] - 0.01, 1e-12);
+    ENSURE(sm_world_set_force(world, 4, v3(0, 0, 0)) == SM_ERROR_INVALID_ARGUMENT);
+    sm_world_destroy(world);
+}
+
+/// Fixed particles never move and report rest, whatever the object's initial velocity, and
+/// still take part in the match: a beam held at one end hangs from it.
+static void fixed_particles_hold(void)
+{
+    sm_world *world = world_from_json(
+        "{\"substeps\": 4, \"objects\": [{\"shape\": \"box\", \"size\": [2, 0.2, 0.2], \"resolution\": [10, 2, 2],"
+        " \"velocity\": [0, 1, 0], \"mode\": \"linear\", \"alpha\": 1, \"beta\": 0, \"damping\": 1,"
+        " \"fixed\": [0, 10, 20, 30]}]}");
+    if (!world) return;
+    double *rest = get_rest_positions(world);
+    for (int s = 0; s < 300; s++) ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 4));
+    double *x = get_positions(world), *v = get_velocities(world);
+    const int fixed[] = {0, 10, 20, 30};
+    for (int k = 0; k < 4; k++)
+        for (int a = 0; a < 3; a++) {
+            ENSURE(x[3 * fixed[k] + a] == rest[3 * fixed[k] + a]);
+            ENSURE(v[3 * fixed[k] + a] == 0.0);
+        }
+    // the free end (x index 9) hangs below the held end, and the object did not fall away
+    ENSURE(x[3 * 9 + 1] < rest[3 * 9 + 1] - 0.1);
+    ENSURE(x[3 * 9 + 1] > -2.5);
+    free(rest), free(x), free(v);
+    sm_world_destroy(world);
+}
+
+/// The step does not depend on the units: lengths scaled by 1e-3 and masses by 1e6 (the
+/// pseudo-inverse thresholds are relative, the offsets are scaled by each cluster's size)
+/// give the same motion, scaled. A flat cluster and rank-deficient quadratic clusters are
+/// included, so the thresholds are exercised.
+static void motion_is_independent_of_units(void)
+{
+    const char *scene =
+        "{\"gravity\": [0, %.17g, 0], \"ground\": {\"height\": %.17g, \"friction\": 0.3}, \"objects\": ["
+        " {\"shape\": \"box\", \"size\": [%.17g, %.17g, %.17g], \"resolution\": [5, 4, 3], \"mass\": %.17g,"
+        "  \"position\": [0, %.17g, 0], \"rotation\": [10, 20, 30], \"velocity\": [%.17g, 0, 0], \"angular_velocity\": [0, 2, 1],"
+        "  \"mode\": \"quadratic\", \"clusters\": {\"grid\": [2, 2, 2], \"overlap\": 0.3}, \"damping\": 1,"
+        "  \"cap\": {}, \"plasticity\": {\"yield\": 0.05, \"creep\": 2, \"max\": 0.3}},"
+        " {\"shape\": \"box\", \"size\": [%.17g, %.17g, 0], \"resolution\": [4, 4, 1], \"mass\": %.17g,"
+        "  \"position\": [%.17g, %.17g, 0], \"rotation\": [40, 0, 0], \"mode\": \"linear\", \"beta\": 0.7,"
+        "  \"clusters\": {\"grid\": [2, 2, 1]}, \"damping\": 1}]}";
+    double xs[2][3 * 76];
+    for (int u = 0; u < 2; u++) {
+        const double l = u ? 1e-3 : 1.0, m = u ? 1e6 : 1.0;
+        char json[2048];
+        snprintf(json, sizeof json, scene, -9.81 * l, -0.5 * l, 1.0 * l, 0.6 * l, 0.4 * l, 2.0 * m, 1.0 * l, 0.5 * l, 1.2 * l,
+                 0.8 * l, 0.5 * m, 2.0 * l, 1.5 * l);
+        sm_world *world = world_from_json(json);
+        if (!world) return;
+        ENSURE(sm_world_get_counts(world).particles == 76);
+        for (int s = 0; s < 120; s++) ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
+        sm_world_get_positions(world, 0, 76, xs[u]);
+        for (int i = 0; i < 3 * 76; i++) xs[u][i] /= l;
+        sm_world_destroy(world);
+    }
+    double worst = 0.0;
+    for (int i = 0; i < 3 * 76; i++) worst = fmax(worst, fabs(xs[0][i] - xs[1][i]));
+    printf("  largest difference after 120 steps, in the metre scene's units: %.3g m\n", worst);
+    ENSURE_SMALL(worst, 1e-9);
+}
+
+int main(int argc, char **argv)
+{
+    static const sm_test_case tests[] = {
+        TEST(substeps_are_repeated_steps),
+        TEST(tau_sets_alpha),
+        TEST(damping_and_forces_act_on_velocity),
+        TEST(fixed_particles_hold),
+        TEST(motion_is_independent_of_units),
+    };
+    return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
+}
