@@ -437,27 +437,12 @@ static sm_result parse_object(const context *ctx, const cJSON *item, sm_object_d
         free(points);
         free(point_masses);
         if (sampled != SM_OK) return field_error(ctx, "shape", "%s", sm_last_error());
-        for (int32_t i = 0; i < def->fixed_count; i++)
-            if (def->fixed[i] >= count)
-                return field_error(ctx, "fixed", "entry %d: particle index %d is outside [0, %d)", i, def->fixed[i], count);
-        // seen[i] holds 1 + the last list that named particle i
-        int32_t *seen = def->clusters.list_count > 0 ? calloc((size_t)count, sizeof(int32_t)) : NULL;
-        if (def->clusters.list_count > 0 && !seen) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx->origin);
-        for (int32_t k = 0; k < def->clusters.list_count; k++)
-            for (int32_t j = def->clusters.list_offsets[k]; j < def->clusters.list_offsets[k + 1]; j++) {
-                int32_t i = def->clusters.list_indices[j];
-                char field[48];
-                snprintf(field, sizeof field, "clusters.lists[%d]", k);
-                sm_result bad = SM_OK;
-                if (i >= count) bad = field_error(ctx, field, "particle index %d is outside [0, %d)", i, count);
-                else if (seen[i] == k + 1) bad = field_error(ctx, field, "lists particle %d twice", i);
-                if (bad != SM_OK) {
-                    free(seen);
-                    return bad;
-                }
-                seen[i] = k + 1;
-            }
-        free(seen);
+        char field[48];
+        if (sm_object_check_indices(def, count, field, sizeof field) != SM_OK) {
+            char detail[512];
+            snprintf(detail, sizeof detail, "%s", sm_last_error());
+            return field_error(ctx, field, "%s", detail);
+        }
     }
     return SM_OK;
 }

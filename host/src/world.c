@@ -3,6 +3,7 @@
 #include "math3.h"
 #include "world.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -188,41 +189,41 @@ static sm_result validate_object_def(const sm_object_def *d)
 #undef BAD
 }
 
-/// Checks the explicit cluster lists and fixed indices against the particle count.
-static sm_result validate_indices(const sm_object_def *d, int32_t count)
+sm_result sm_object_check_indices(const sm_object_def *d, int32_t count, char *field, size_t field_size)
 {
     const sm_cluster_def *c = &d->clusters;
     if (c->list_offsets) {
-        if (c->list_offsets[0] != 0) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "cluster list offsets must start at 0");
+        snprintf(field, field_size, "clusters.lists");
+        if (c->list_offsets[0] != 0) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "offsets must start at 0");
         uint8_t *seen = calloc((size_t)count, 1);
         if (!seen) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory checking cluster lists");
         for (int32_t k = 0; k < c->list_count; k++) {
+            snprintf(field, field_size, "clusters.lists[%d]", k);
             int32_t b = c->list_offsets[k], e = c->list_offsets[k + 1];
-            if (e <= b) {
-                free(seen);
-                return sm_fail(SM_ERROR_INVALID_ARGUMENT, "cluster %d is empty", k);
-            }
-            for (int32_t j = b; j < e; j++) {
+            sm_result bad = e <= b ? sm_fail(SM_ERROR_INVALID_ARGUMENT, "is empty") : SM_OK;
+            for (int32_t j = b; j < e && bad == SM_OK; j++) {
                 int32_t i = c->list_indices[j];
-                if (i < 0 || i >= count) {
-                    free(seen);
-                    return sm_fail(SM_ERROR_INVALID_ARGUMENT, "cluster %d: particle index %d is outside [0, %d)", k, i, count);
-                }
-                if (seen[i]) {
-                    free(seen);
-                    return sm_fail(SM_ERROR_INVALID_ARGUMENT, "cluster %d lists particle %d twice", k, i);
-                }
-                seen[i] = 1;
+                if (i < 0 || i >= count)
+                    bad = sm_fail(SM_ERROR_INVALID_ARGUMENT, "particle index %d is outside [0, %d)", i, count);
+                else if (seen[i])
+                    bad = sm_fail(SM_ERROR_INVALID_ARGUMENT, "lists particle %d twice", i);
+                else
+                    seen[i] = 1;
+            }
+            if (bad != SM_OK) {
+                free(seen);
+                return bad;
             }
             // clear the marks so the next cluster starts clean
             for (int32_t j = b; j < e; j++) seen[c->list_indices[j]] = 0;
         }
         free(seen);
     }
+    snprintf(field, field_size, "fixed");
     for (int32_t f = 0; f < d->fixed_count; f++) {
         int32_t i = d->fixed ? d->fixed[f] : -1;
         if (i < 0 || i >= count)
-            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "fixed particle index %d is outside [0, %d)", i, count);
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "entry %d: particle index %d is outside [0, %d)", f, i, count);
     }
     return SM_OK;
 }
@@ -293,8 +294,14 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
     char *name = NULL;
     result = sm_shape_sample(&def->shape, def->mass, &local, &masses, &count);
     if (result != SM_OK) return result;
-    result = validate_indices(def, count);
-    if (result != SM_OK) goto done;
+    char field[48];
+    result = sm_object_check_indices(def, count, field, sizeof field);
+    if (result != SM_OK) {
+        char detail[512];
+        snprintf(detail, sizeof detail, "%s", sm_last_error());
+        sm_fail(result, "%s: %s", field, detail);
+        goto done;
+    }
 
     const int32_t *offsets, *indices;
     if (def->clusters.list_offsets) {

@@ -94,6 +94,12 @@ void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster);
 /// Rebuilds the particle-to-membership map if objects were added since.
 sm_result sm_world_update_map(sm_world *world);
 
+/* world.c */
+/// Checks an object def's explicit cluster lists and fixed indices against its particle count.
+/// On failure sm_last_error() holds the problem and `field` the field at fault, as named in
+/// scene files ("clusters.lists[2]", "fixed").
+sm_result sm_object_check_indices(const sm_object_def *def, int32_t count, char *field, size_t field_size);
+
 /* shapes.c */
 /// Samples a shape into points in the object's frame (malloc'd) and their masses (malloc'd).
 sm_result sm_shape_sample(const sm_shape *shape, double total_mass, sm_vec3 **out_points,
