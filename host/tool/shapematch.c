@@ -46,7 +46,7 @@ static const char *usage_run =
     "  --out FILE.npy   write the trajectory as a NumPy float64 array of shape\n"
     "                   (frames, particles, 3): frame 0 is the initial state, then one frame\n"
     "                   every K steps; particles in scene order\n"
-    "  --profile        print the mean time of each pass per solver step (standard error)\n"
+    "  --profile        print the mean time of each pass per solver step on standard error\n"
     "  --verbose        print every notice of the library (e.g. clusters with fewer modes)\n"
     "  --help           show this text\n"
     "\n"
