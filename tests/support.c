@@ -58,11 +58,18 @@ sm_mat3 rng_rotation(rng *r)
                       {2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)}}};
 }
 
+sm_result create_world(const sm_scene *scene, sm_backend backend, sm_world **out)
+{
+    sm_world_def def = sm_scene_world_def(scene);
+    def.backend = backend;
+    return sm_scene_create_world(scene, &def, out);
+}
+
 sm_world *world_from_json(const char *json)
 {
     sm_scene *scene = NULL;
     sm_world *world = NULL;
-    if (sm_scene_load_string(json, "test scene", &scene) != SM_OK || sm_scene_create_world(scene, NULL, &world) != SM_OK) {
+    if (sm_scene_load_string(json, "test scene", &scene) != SM_OK || create_world(scene, SM_BACKEND_CPU, &world) != SM_OK) {
         fprintf(stderr, "world_from_json: %s\n", sm_last_error());
         sm_test_failures++;
         world = NULL;

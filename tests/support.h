@@ -18,7 +18,10 @@ sm_vec3 rng_in_ball(rng *r, double radius);
 /// A uniformly distributed rotation.
 sm_mat3 rng_rotation(rng *r);
 
-/// Builds a world from scene JSON; returns NULL (and counts a failure) if it does not load.
+/// Creates the world of a scene on `backend`.
+sm_result create_world(const sm_scene *scene, sm_backend backend, sm_world **out);
+/// Builds a world from scene JSON on the CPU reference; returns NULL (and counts a failure) if
+/// it does not load.
 sm_world *world_from_json(const char *json);
 
 /// Positions, velocities, rest positions or masses of the whole world (malloc'd).

@@ -115,6 +115,7 @@ static void flat_objects_degrade_and_say_so(void)
                                    "flat", &scene));
     sm_world_def def = sm_scene_world_def(scene);
     def.log = count_notices;
+    def.backend = SM_BACKEND_CPU;
     sm_world *world = NULL;
     notices = 0;
     ENSURE_OK(sm_scene_create_world(scene, &def, &world));

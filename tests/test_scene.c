@@ -130,7 +130,7 @@ static void world_errors_name_the_object(void)
                                    " \"minor_radius\": 0.1, \"spacing\": 0.6}]}",
                                    "test", &scene));
     sm_world *world = NULL;
-    ENSURE(sm_scene_create_world(scene, NULL, &world) == SM_ERROR_INVALID_ARGUMENT);
+    ENSURE(create_world(scene, SM_BACKEND_CPU, &world) == SM_ERROR_INVALID_ARGUMENT);
     ENSURE(world == NULL);
     ENSURE(contains(sm_last_error(), "object 1") && contains(sm_last_error(), "no lattice point"));
     sm_scene_destroy(scene);
@@ -150,7 +150,7 @@ static void world_errors_name_the_object(void)
         scene = NULL;
         world = NULL;
         sm_result r = sm_scene_load_string(extreme[k][0], "test", &scene);
-        if (r == SM_OK) r = sm_scene_create_world(scene, NULL, &world);
+        if (r == SM_OK) r = create_world(scene, SM_BACKEND_CPU, &world);
         if (r == SM_OK || !contains(sm_last_error(), extreme[k][1])) {
             fprintf(stderr, "extreme case %zu: %s\n  got %s: %s\n", k, extreme[k][0], sm_result_name(r), sm_last_error());
             sm_test_failures++;
@@ -164,9 +164,12 @@ static void world_errors_name_the_object(void)
     memset(&zeroed, 0, sizeof zeroed);
     ENSURE(sm_world_create(&zeroed, &world) == SM_ERROR_INVALID_ARGUMENT);
     ENSURE(contains(sm_last_error(), "sm_world_def_default"));
+    // a device that does not exist is named in the error
     sm_world_def def = sm_world_def_default();
     def.backend = SM_BACKEND_OPENCL;
+    def.device = "no such device";
     ENSURE(sm_world_create(&def, &world) == SM_ERROR_UNAVAILABLE);
+    ENSURE(contains(sm_last_error(), "no such device"));
 }
 
 static void file_errors_name_the_file(void)
@@ -197,7 +200,7 @@ static bool load_and_step(const char *text)
         return false;
     }
     sm_world *world = NULL;
-    if (sm_scene_create_world(scene, NULL, &world) == SM_OK) {
+    if (create_world(scene, SM_BACKEND_CPU, &world) == SM_OK) {
         sm_world_step(world, 0.01, 1);
         sm_world_destroy(world);
     }
@@ -250,7 +253,7 @@ static void valid_scene_loads_its_values(void)
     ENSURE(b->shape.type == SM_SHAPE_POINTS && b->shape.point_count == 4 && b->shape.point_masses[3] == 4);
     ENSURE(b->clusters.list_count == 2 && b->clusters.list_offsets[2] == 6 && b->tau == 0.1);
     sm_world *world = NULL;
-    ENSURE_OK(sm_scene_create_world(scene, NULL, &world));
+    ENSURE_OK(create_world(scene, SM_BACKEND_CPU, &world));
     sm_counts counts = sm_world_get_counts(world);
     ENSURE(counts.objects == 2 && counts.particles == 31 && counts.clusters == 10);
     sm_object_info oi;

@@ -1,6 +1,7 @@
 /* World life cycle, object creation, stepping and queries. */
 #include "cpu/cpu_passes.h"
 #include "math3.h"
+#include "opencl/cl_backend.h"
 #include "world.h"
 
 #include <stdio.h>
@@ -92,17 +93,28 @@ sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
             return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: ground friction must be in [0, 1] (got %g)",
                            def->ground.friction);
     }
-    switch (def->backend) {
-    case SM_BACKEND_DEFAULT:
-    case SM_BACKEND_CPU: break;
-    case SM_BACKEND_OPENCL:
-        return sm_fail(SM_ERROR_UNAVAILABLE, "the OpenCL backend is not part of this build; use the CPU backend");
-    default: return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: unknown backend %d", (int)def->backend);
-    }
+    if (def->backend != SM_BACKEND_DEFAULT && def->backend != SM_BACKEND_CPU && def->backend != SM_BACKEND_OPENCL)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: unknown backend %d", (int)def->backend);
     sm_world *world = calloc(1, sizeof *world);
     if (!world) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory creating a world");
     world->def = *def;
+    world->def.device = NULL; // the caller's string need not outlive this call
     world->backend_name = "cpu";
+    if (def->backend != SM_BACKEND_CPU) {
+        world->def.device = def->device;
+        sm_result result = sm_cl_create(world);
+        world->def.device = NULL;
+        if (result == SM_OK) {
+            world->backend_name = "opencl";
+        } else if (def->backend == SM_BACKEND_OPENCL) {
+            sm_world_destroy(world);
+            return result;
+        } else {
+            char reason[1024];
+            snprintf(reason, sizeof reason, "%s", sm_last_error());
+            sm_log(world, SM_LOG_WARNING, "OpenCL is not available (%s); running the CPU reference instead", reason);
+        }
+    }
     *out_world = world;
     return SM_OK;
 }
@@ -110,6 +122,7 @@ sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
 void sm_world_destroy(sm_world *world)
 {
     if (!world) return;
+    sm_cl_destroy(world);
     for (int32_t o = 0; o < world->object_count; o++) free(world->objects[o].name);
     free(world->objects);
     free(world->position), free(world->velocity), free(world->rest_position), free(world->goal), free(world->force);
@@ -286,6 +299,8 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
     if (!world || !def) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_add_object: world and def must not be NULL");
     sm_result result = validate_object_def(def);
     if (result != SM_OK) return result;
+    result = sm_cl_pull(world); // the device's state is the world's: bring it to the host arrays first
+    if (result != SM_OK) return result;
 
     sm_vec3 *local = NULL;
     double *masses = NULL;
@@ -426,6 +441,7 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
         world->cluster_count++;
     }
     world->map_dirty = true;
+    sm_cl_mark_host_changed(world);
     if (out_object) *out_object = object_index;
 
 done:
@@ -457,6 +473,7 @@ sm_result sm_world_step(sm_world *world, double dt, int32_t substeps)
     if (result != SM_OK) return result;
 
     const double h = dt / substeps;
+    if (world->cl) return sm_cl_step(world, h, substeps);
     double *ms = world->profile.pass_ms;
     const double start = now_ms();
     for (int32_t s = 0; s < substeps; s++) {
@@ -496,6 +513,8 @@ sm_counts sm_world_get_counts(const sm_world *world)
 
 const char *sm_world_backend_name(const sm_world *world) { return world->backend_name; }
 
+const char *sm_world_device_name(const sm_world *world) { return sm_cl_device_name(world); }
+
 sm_result sm_world_get_object(const sm_world *world, int32_t object, sm_object_info *out)
 {
     if (!world || !out || object < 0 || object >= world->object_count)
@@ -521,6 +540,8 @@ sm_result sm_world_get_cluster(const sm_world *world, int32_t cluster, sm_cluste
     if (!world || !out || cluster < 0 || cluster >= world->cluster_count)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_get_cluster: no cluster %d (the world has %d)", cluster,
                        world ? world->cluster_count : 0);
+    sm_result result = sm_cl_read_cluster(world, cluster);
+    if (result != SM_OK) return result;
     const sm_cluster *c = &world->clusters[cluster];
     out->object = c->object;
     out->member_count = c->member_count;
@@ -553,33 +574,39 @@ static sm_result check_range(const sm_world *world, int32_t first, int32_t count
     return SM_OK;
 }
 
-static sm_result copy_out(const sm_world *world, const sm_vec3 *source, int32_t first, int32_t count, double *xyz,
-                          const char *call)
+/// Copies a particle quantity out: from the device when it is ahead, else from the host arrays.
+static sm_result copy_out(const sm_world *world, const sm_vec3 *source, int field, int32_t first, int32_t count,
+                          double *xyz, const char *call)
 {
     sm_result result = check_range(world, first, count, xyz, call);
     if (result != SM_OK) return result;
-    memcpy(xyz, source + first, sizeof(sm_vec3) * (size_t)count);
+    bool done = false;
+    if (field >= 0) {
+        result = sm_cl_read(world, (sm_cl_field)field, first, count, xyz, &done);
+        if (result != SM_OK) return result;
+    }
+    if (!done) memcpy(xyz, source + first, sizeof(sm_vec3) * (size_t)count);
     return SM_OK;
 }
 
 sm_result sm_world_get_positions(const sm_world *world, int32_t first, int32_t count, double *xyz)
 {
-    return copy_out(world, world ? world->position : NULL, first, count, xyz, "sm_world_get_positions");
+    return copy_out(world, world ? world->position : NULL, SM_CL_POSITION, first, count, xyz, "sm_world_get_positions");
 }
 
 sm_result sm_world_get_velocities(const sm_world *world, int32_t first, int32_t count, double *xyz)
 {
-    return copy_out(world, world ? world->velocity : NULL, first, count, xyz, "sm_world_get_velocities");
+    return copy_out(world, world ? world->velocity : NULL, SM_CL_VELOCITY, first, count, xyz, "sm_world_get_velocities");
 }
 
 sm_result sm_world_get_rest_positions(const sm_world *world, int32_t first, int32_t count, double *xyz)
 {
-    return copy_out(world, world ? world->rest_position : NULL, first, count, xyz, "sm_world_get_rest_positions");
+    return copy_out(world, world ? world->rest_position : NULL, -1, first, count, xyz, "sm_world_get_rest_positions");
 }
 
 sm_result sm_world_get_goals(const sm_world *world, int32_t first, int32_t count, double *xyz)
 {
-    return copy_out(world, world ? world->goal : NULL, first, count, xyz, "sm_world_get_goals");
+    return copy_out(world, world ? world->goal : NULL, SM_CL_GOAL, first, count, xyz, "sm_world_get_goals");
 }
 
 sm_result sm_world_get_masses(const sm_world *world, int32_t first, int32_t count, double *out)
@@ -590,25 +617,26 @@ sm_result sm_world_get_masses(const sm_world *world, int32_t first, int32_t coun
     return SM_OK;
 }
 
-static sm_result copy_in(sm_world *world, sm_vec3 *target, int32_t first, int32_t count, const double *xyz,
-                         const char *call)
+/// Copies a particle quantity in: into the host arrays and, on OpenCL, to the device.
+static sm_result copy_in(sm_world *world, sm_vec3 *target, sm_cl_field field, int32_t first, int32_t count,
+                         const double *xyz, const char *call)
 {
     sm_result result = check_range(world, first, count, xyz, call);
     if (result != SM_OK) return result;
     for (int32_t i = 0; i < 3 * count; i++)
         if (!isfinite(xyz[i])) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "%s: value %d is not finite", call, i);
     memcpy(target + first, xyz, sizeof(sm_vec3) * (size_t)count);
-    return SM_OK;
+    return sm_cl_write(world, field, first, count);
 }
 
 sm_result sm_world_set_positions(sm_world *world, int32_t first, int32_t count, const double *xyz)
 {
-    return copy_in(world, world ? world->position : NULL, first, count, xyz, "sm_world_set_positions");
+    return copy_in(world, world ? world->position : NULL, SM_CL_POSITION, first, count, xyz, "sm_world_set_positions");
 }
 
 sm_result sm_world_set_velocities(sm_world *world, int32_t first, int32_t count, const double *xyz)
 {
-    return copy_in(world, world ? world->velocity : NULL, first, count, xyz, "sm_world_set_velocities");
+    return copy_in(world, world ? world->velocity : NULL, SM_CL_VELOCITY, first, count, xyz, "sm_world_set_velocities");
 }
 
 sm_result sm_world_set_force(sm_world *world, int32_t particle, sm_vec3 force)
@@ -617,5 +645,33 @@ sm_result sm_world_set_force(sm_world *world, int32_t particle, sm_vec3 force)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_set_force: no particle %d", particle);
     if (!v3_is_finite(force)) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_set_force: force must be finite");
     world->force[particle] = force;
+    return sm_cl_write(world, SM_CL_FORCE, particle, 1);
+}
+
+sm_result sm_world_copy_state(sm_world *target, const sm_world *source)
+{
+    if (!target || !source) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_copy_state: worlds must not be NULL");
+    if (target == source) return SM_OK;
+    if (target->object_count != source->object_count || target->particle_count != source->particle_count ||
+        target->cluster_count != source->cluster_count || target->membership_count != source->membership_count)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT,
+                       "sm_world_copy_state: the worlds differ (%d/%d objects, %d/%d particles, %d/%d clusters)",
+                       target->object_count, source->object_count, target->particle_count, source->particle_count,
+                       target->cluster_count, source->cluster_count);
+    for (int32_t o = 0; o < source->object_count; o++)
+        if (target->objects[o].particle_count != source->objects[o].particle_count ||
+            target->objects[o].cluster_count != source->objects[o].cluster_count)
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_copy_state: object %d differs between the worlds", o);
+    // the source's host arrays are a cache of its device state: refreshing them leaves it unchanged
+    sm_result result = sm_cl_pull((sm_world *)source);
+    if (result != SM_OK) return result;
+    const size_t n = (size_t)source->particle_count, k = (size_t)source->membership_count;
+    memcpy(target->position, source->position, n * sizeof(sm_vec3));
+    memcpy(target->velocity, source->velocity, n * sizeof(sm_vec3));
+    memcpy(target->goal, source->goal, n * sizeof(sm_vec3));
+    memcpy(target->force, source->force, n * sizeof(sm_vec3));
+    memcpy(target->member_q, source->member_q, k * sizeof(sm_vec3));
+    memcpy(target->clusters, source->clusters, (size_t)source->cluster_count * sizeof(sm_cluster));
+    sm_cl_mark_host_changed(target);
     return SM_OK;
 }

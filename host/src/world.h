@@ -75,6 +75,9 @@ struct sm_world {
     int32_t *particle_member_offsets, *particle_members;
 
     sm_profile profile;
+
+    // the OpenCL backend (opencl/cl_backend.h), NULL on the CPU reference
+    struct sm_cl_backend *cl;
 };
 
 /* errors.c */

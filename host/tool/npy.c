@@ -9,7 +9,8 @@
 static int write_header(npy_writer *writer)
 {
     const uint16_t probe = 1;
-    const char *descr = *(const uint8_t *)&probe == 1 ? "<f8" : ">f8";
+    const bool little = *(const uint8_t *)&probe == 1;
+    const char *descr = writer->single ? (little ? "<f4" : ">f4") : (little ? "<f8" : ">f8");
     char header[NPY_HEADER_BYTES];
     memset(header, ' ', sizeof header);
     memcpy(header, "\x93NUMPY\x01\x00", 8);
@@ -29,10 +30,11 @@ static int write_header(npy_writer *writer)
     return fwrite(header, 1, sizeof header, writer->file) == sizeof header ? 0 : -1;
 }
 
-int npy_open(npy_writer *writer, const char *path, int64_t rows)
+int npy_open(npy_writer *writer, const char *path, int64_t rows, bool single)
 {
     writer->frames = 0;
     writer->rows = rows;
+    writer->single = single;
     writer->file = fopen(path, "wb");
     if (!writer->file) return -1;
     if (write_header(writer) != 0) {
@@ -46,7 +48,18 @@ int npy_open(npy_writer *writer, const char *path, int64_t rows)
 int npy_write_frame(npy_writer *writer, const double *xyz)
 {
     size_t count = (size_t)writer->rows * 3;
-    if (fwrite(xyz, sizeof(double), count, writer->file) != count) return -1;
+    if (writer->single) {
+        // in blocks, so a frame of any size needs no allocation
+        float block[3 * 1024];
+        for (size_t done = 0; done < count;) {
+            size_t n = count - done < sizeof block / sizeof block[0] ? count - done : sizeof block / sizeof block[0];
+            for (size_t i = 0; i < n; i++) block[i] = (float)xyz[done + i];
+            if (fwrite(block, sizeof(float), n, writer->file) != n) return -1;
+            done += n;
+        }
+    } else if (fwrite(xyz, sizeof(double), count, writer->file) != count) {
+        return -1;
+    }
     writer->frames++;
     return 0;
 }

@@ -1,7 +1,8 @@
-/* A NumPy .npy writer for trajectories: a float64 array of shape (frames, rows, 3). */
+/* A NumPy .npy writer for trajectories: a float32 or float64 array of shape (frames, rows, 3). */
 #ifndef SM_NPY_H
 #define SM_NPY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -9,11 +10,14 @@ typedef struct npy_writer {
     FILE *file;
     int64_t frames;  ///< frames written so far
     int64_t rows;    ///< particles per frame
+    bool single;     ///< float32 on disk (else float64)
 } npy_writer;
 
-/// Creates `path` with room for frames of `rows` x 3 doubles. Returns 0, or -1 with errno set.
-int npy_open(npy_writer *writer, const char *path, int64_t rows);
-/// Appends one frame of rows x 3 doubles. Returns 0, or -1 with errno set.
+/// Creates `path` for frames of `rows` x 3 values, stored as float32 when `single`, else
+/// float64. Returns 0, or -1 with errno set.
+int npy_open(npy_writer *writer, const char *path, int64_t rows, bool single);
+/// Appends one frame of rows x 3 values (converted to float32 when the file is single
+/// precision). Returns 0, or -1 with errno set.
 int npy_write_frame(npy_writer *writer, const double *xyz);
 /// Writes the final shape into the header and closes the file. Returns 0, or -1 with errno set.
 int npy_close(npy_writer *writer);

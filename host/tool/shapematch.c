@@ -21,8 +21,10 @@ static const char *usage_main =
     "Soft bodies by meshless shape matching (Mueller et al. 2005).\n"
     "\n"
     "commands:\n"
-    "  info SCENE    print the size of a scene: totals, then one line per object\n"
-    "  run SCENE     run a scene headless and optionally write its trajectory (.npy)\n"
+    "  info SCENE      print the size of a scene: totals, then one line per object\n"
+    "  run SCENE       run a scene headless and optionally write its trajectory (.npy)\n"
+    "  compare SCENE   run a scene on the CPU reference and on OpenCL and print how far apart they are\n"
+    "  devices         list the OpenCL devices\n"
     "\n"
     "Run 'shapematch <command> --help' for the options of a command.\n";
 
@@ -37,21 +39,54 @@ static const char *usage_run =
     "usage: shapematch run SCENE [options]\n"
     "\n"
     "Runs SCENE and ends with a one-line summary on standard output:\n"
-    "  steps=N substeps=N frames=N wall_s=S steps_per_s=R particles=N backend=NAME\n"
+    "  steps=N substeps=N frames=N wall_s=S steps_per_s=R particles=N backend=NAME [device=\"NAME\"]\n"
     "\n"
     "options:\n"
-    "  --backend NAME   cpu (the double-precision CPU reference; the default)\n"
+    "  --backend NAME   opencl (float, on an OpenCL device) or cpu (the double-precision CPU\n"
+    "                   reference); default: opencl when a device is available, else cpu\n"
+    "  --device SEL     OpenCL device: index or part of the name ('shapematch devices' lists\n"
+    "                   them); default: $SM_DEVICE, else the first GPU, else the first device\n"
     "  --steps N        number of steps of length dt to run (default: the scene's \"steps\", else 600)\n"
     "  --every K        write a frame every K steps (default 1)\n"
-    "  --out FILE.npy   write the trajectory as a NumPy float64 array of shape\n"
-    "                   (frames, particles, 3): frame 0 is the initial state, then one frame\n"
-    "                   every K steps; particles in scene order\n"
+    "  --out FILE.npy   write the trajectory as a NumPy array of shape (frames, particles, 3),\n"
+    "                   float32 from OpenCL and float64 from the CPU: frame 0 is the initial\n"
+    "                   state, then one frame every K steps; particles in scene order\n"
     "  --profile        print the mean time of each pass per solver step on standard error\n"
+    "                   (on OpenCL, device times; each step then waits for the device)\n"
     "  --verbose        print every notice of the library (e.g. clusters with fewer modes)\n"
     "  --help           show this text\n"
     "\n"
     "Progress is shown on a terminal. Ctrl-C stops the run and keeps the frames written so far.\n"
-    "A non-finite position stops the run with an error naming the step and the particle.\n";
+    "Positions are checked at every written frame, every 100 steps and at the end; a non-finite\n"
+    "position stops the run with an error naming the step and the particle.\n";
+
+static const char *usage_compare =
+    "usage: shapematch compare SCENE [options]\n"
+    "\n"
+    "Runs SCENE from the same initial state on the CPU reference (double) and on OpenCL (float)\n"
+    "and prints, every K steps, the largest and the mean per-particle distance between the two,\n"
+    "relative to the diagonal of the scene's initial bounding box, measured two ways:\n"
+    "  single      one OpenCL step from the reference's state (arithmetic error alone)\n"
+    "  trajectory  both runs independent since step 0 (includes the divergence of chaotic motion)\n"
+    "The last line is\n"
+    "  max_single_step_error=E1 max_trajectory_error=E2\n"
+    "and the exit status is 1 when E1 exceeds 1e-5.\n"
+    "\n"
+    "options:\n"
+    "  --steps N        steps to run (default: the scene's \"steps\", else 600)\n"
+    "  --every K        compare every K steps and at the last (default 10)\n"
+    "  --device SEL     OpenCL device, as for run\n"
+    "  --verbose        print every notice of the library\n"
+    "  --help           show this text\n";
+
+static const char *usage_devices =
+    "usage: shapematch devices\n"
+    "\n"
+    "Lists the OpenCL devices: index, name, platform, version, type and double precision.\n"
+    "The index or part of the name selects one with --device or $SM_DEVICE.\n";
+
+/// The tolerance of compare's single-step error (issue: the device computes the reference's step).
+#define SM_COMPARE_TOLERANCE 1e-5
 
 static volatile sig_atomic_t interrupted = 0, stepping = 0;
 
@@ -115,7 +150,8 @@ static bool parse_int(const char *text, long long lo, long long hi, long long *o
 }
 
 /// Loads a scene and builds its world; prints the error and returns false on failure.
-static bool load(const char *path, sm_backend backend, log_state *log, sm_scene **scene, sm_world **world)
+static bool load(const char *path, sm_backend backend, const char *device, bool profile, log_state *log,
+                 sm_scene **scene, sm_world **world)
 {
     if (sm_scene_load_file(path, scene) != SM_OK) {
         fprintf(stderr, "shapematch: %s\n", sm_last_error());
@@ -123,6 +159,8 @@ static bool load(const char *path, sm_backend backend, log_state *log, sm_scene 
     }
     sm_world_def def = sm_scene_world_def(*scene);
     def.backend = backend;
+    def.device = device;
+    def.profile = profile;
     def.log = print_log;
     def.log_user = log;
     if (sm_scene_create_world(*scene, &def, world) != SM_OK) {
@@ -164,7 +202,7 @@ static int command_info(int argc, char **argv)
     log_state log = {verbose, 0};
     sm_scene *scene = NULL;
     sm_world *world = NULL;
-    if (!load(path, SM_BACKEND_CPU, &log, &scene, &world)) return 1;
+    if (!load(path, SM_BACKEND_CPU, NULL, false, &log, &scene, &world)) return 1;
     sm_counts counts = sm_world_get_counts(world);
     printf("objects=%d clusters=%d particles=%d memberships=%d\n", counts.objects, counts.clusters, counts.particles,
            counts.memberships);
@@ -211,12 +249,26 @@ static void print_profile(const sm_world *world)
             (long long)p.steps);
 }
 
-static int command_run(int argc, char **argv)
+typedef struct options {
+    const char *path, *out_path, *device;
+    long long steps, every;
+    sm_backend backend;
+    bool verbose, profile;
+} options;
+
+/// Whether the space-separated list `allowed` names option `name`.
+static bool allows(const char *allowed, const char *name)
 {
-    const char *path = NULL, *out_path = NULL;
-    long long steps = -1, every = 1;
-    sm_backend backend = SM_BACKEND_CPU;
-    bool verbose = false, profile = false;
+    size_t n = strlen(name);
+    for (const char *s = strstr(allowed, name); s; s = strstr(s + 1, name))
+        if ((s == allowed || s[-1] == ' ') && (s[n] == ' ' || s[n] == '\0')) return true;
+    return false;
+}
+
+/// Parses the options of run and compare (those in `allowed`); returns -1 to go on, else the
+/// exit status (after --help or a usage error).
+static int parse_options(const char *command, const char *usage, const char *allowed, int argc, char **argv, options *o)
+{
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         // options take their value as the next argument or after '='
@@ -230,46 +282,62 @@ static int command_run(int argc, char **argv)
         } else {
             snprintf(name, sizeof name, "%s", a);
         }
+        if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        if (a[0] == '-' && a[1] != '\0' && !allows(allowed, name)) return usage_error(command, "unknown option '%s'", a);
         bool takes_value = strcmp(name, "--steps") == 0 || strcmp(name, "--every") == 0 || strcmp(name, "--out") == 0 ||
-                           strcmp(name, "--backend") == 0;
+                           strcmp(name, "--backend") == 0 || strcmp(name, "--device") == 0;
         if (takes_value && !value) {
-            if (i + 1 >= argc) return usage_error("run", "option '%s' needs a value", name);
+            if (i + 1 >= argc) return usage_error(command, "option '%s' needs a value", name);
             value = argv[++i];
         }
-        if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
-            fputs(usage_run, stdout);
-            return 0;
-        } else if (strcmp(name, "--verbose") == 0) {
-            verbose = true;
+        if (strcmp(name, "--verbose") == 0) {
+            o->verbose = true;
         } else if (strcmp(name, "--profile") == 0) {
-            profile = true;
+            o->profile = true;
         } else if (strcmp(name, "--steps") == 0) {
-            if (!parse_int(value, 0, INT32_MAX, &steps)) return usage_error("run", "--steps needs an integer >= 0, got '%s'", value);
+            if (!parse_int(value, 0, INT32_MAX, &o->steps))
+                return usage_error(command, "--steps needs an integer >= 0, got '%s'", value);
         } else if (strcmp(name, "--every") == 0) {
-            if (!parse_int(value, 1, INT32_MAX, &every)) return usage_error("run", "--every needs an integer >= 1, got '%s'", value);
+            if (!parse_int(value, 1, INT32_MAX, &o->every))
+                return usage_error(command, "--every needs an integer >= 1, got '%s'", value);
         } else if (strcmp(name, "--out") == 0) {
-            if (!*value) return usage_error("run", "--out needs a file name");
-            out_path = value;
+            if (!*value) return usage_error(command, "--out needs a file name");
+            o->out_path = value;
+        } else if (strcmp(name, "--device") == 0) {
+            if (!*value) return usage_error(command, "--device needs an index or part of a device name");
+            o->device = value;
         } else if (strcmp(name, "--backend") == 0) {
-            if (strcmp(value, "cpu") == 0) backend = SM_BACKEND_CPU;
-            else if (strcmp(value, "opencl") == 0) backend = SM_BACKEND_OPENCL;
-            else return usage_error("run", "unknown backend '%s' (choose cpu or opencl)", value);
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return usage_error("run", "unknown option '%s'", a);
-        } else if (path) {
-            return usage_error("run", "one scene at a time ('%s' is extra)", a);
+            if (strcmp(value, "cpu") == 0) o->backend = SM_BACKEND_CPU;
+            else if (strcmp(value, "opencl") == 0) o->backend = SM_BACKEND_OPENCL;
+            else return usage_error(command, "unknown backend '%s' (choose cpu or opencl)", value);
+        } else if (o->path) {
+            return usage_error(command, "one scene at a time ('%s' is extra)", a);
         } else {
-            path = a;
+            o->path = a;
         }
     }
-    if (!path) return usage_error("run", "a scene file is required");
+    if (!o->path) return usage_error(command, "a scene file is required");
+    return -1;
+}
+
+static int command_run(int argc, char **argv)
+{
+    options o = {.steps = -1, .every = 1, .backend = SM_BACKEND_DEFAULT};
+    int parsed = parse_options("run", usage_run, "--steps --every --out --backend --device --profile --verbose", argc, argv, &o);
+    if (parsed >= 0) return parsed;
+    const char *path = o.path, *out_path = o.out_path;
+    long long steps = o.steps, every = o.every;
 
     signal(SIGINT, on_interrupt);
     signal(SIGTERM, on_interrupt);
-    log_state log = {verbose, 0};
+    log_state log = {o.verbose, 0};
     sm_scene *scene = NULL;
     sm_world *world = NULL;
-    if (!load(path, backend, &log, &scene, &world)) return 1;
+    if (!load(path, o.backend, o.device, o.profile, &log, &scene, &world)) return 1;
+    const bool on_device = strcmp(sm_world_backend_name(world), "opencl") == 0;
     sm_scene_info info = sm_scene_get_info(scene);
     if (steps < 0) steps = info.steps;
     const int32_t n = sm_world_get_counts(world).particles;
@@ -283,7 +351,7 @@ static int command_run(int argc, char **argv)
 
     int status = 0;
     npy_writer npy = {0};
-    if (out_path && npy_open(&npy, out_path, n) != 0) {
+    if (out_path && npy_open(&npy, out_path, n, on_device) != 0) {
         fprintf(stderr, "shapematch: cannot write %s: %s\n", out_path, strerror(errno));
         status = 1;
         goto done;
@@ -307,7 +375,14 @@ static int command_run(int argc, char **argv)
             break;
         }
         done_steps = s;
-        sm_world_get_positions(world, 0, n, xyz);
+        // reading positions makes the host wait for the device: only for frames and checks
+        const bool frame = out_path && s % every == 0;
+        if (!frame && s % 100 != 0 && s != steps) continue;
+        if (sm_world_get_positions(world, 0, n, xyz) != SM_OK) {
+            fprintf(stderr, "shapematch: step %lld: %s\n", s, sm_last_error());
+            status = 1;
+            break;
+        }
         int32_t bad = first_non_finite(xyz, n);
         if (bad >= 0) {
             fprintf(stderr, "shapematch: step %lld: particle %d (object %d) has a non-finite position; stopping\n", s,
@@ -315,7 +390,7 @@ static int command_run(int argc, char **argv)
             status = 1;
             break;
         }
-        if (out_path && s % every == 0 && npy_write_frame(&npy, xyz) != 0) {
+        if (frame && npy_write_frame(&npy, xyz) != 0) {
             fprintf(stderr, "shapematch: cannot write %s: %s\n", out_path, strerror(errno));
             status = 1;
             break;
@@ -336,10 +411,12 @@ static int command_run(int argc, char **argv)
         status = EXIT_INTERRUPTED;
     }
     report_hidden_notices(&log);
-    if (profile) print_profile(world);
-    printf("steps=%lld substeps=%d frames=%lld wall_s=%.3f steps_per_s=%.1f particles=%d backend=%s\n", done_steps,
+    if (o.profile) print_profile(world);
+    printf("steps=%lld substeps=%d frames=%lld wall_s=%.3f steps_per_s=%.1f particles=%d backend=%s", done_steps,
            info.substeps, (long long)(out_path ? npy.frames : 0), wall, wall > 0 ? (double)done_steps / wall : 0.0, n,
            sm_world_backend_name(world));
+    if (on_device) printf(" device=\"%s\"", sm_world_device_name(world));
+    printf("\n");
 
 done:
     if (out_path && npy.file && npy_close(&npy) != 0) {
@@ -350,6 +427,139 @@ done:
     sm_world_destroy(world);
     sm_scene_destroy(scene);
     return status;
+}
+
+/// Largest and mean distance between two position sets, over `scale`; NaN counts as infinite.
+static void deviation(const double *a, const double *b, int32_t n, double scale, double *out_max, double *out_mean)
+{
+    double largest = 0.0, sum = 0.0;
+    for (int32_t i = 0; i < n; i++) {
+        double dx = a[3 * i] - b[3 * i], dy = a[3 * i + 1] - b[3 * i + 1], dz = a[3 * i + 2] - b[3 * i + 2];
+        double d = sqrt(dx * dx + dy * dy + dz * dz) / scale;
+        if (!(d <= INFINITY)) d = INFINITY;
+        largest = d > largest ? d : largest;
+        sum += d;
+    }
+    *out_max = largest;
+    *out_mean = n > 0 ? sum / n : 0.0;
+}
+
+/// Diagonal of the bounding box of n points (1 when they coincide, so errors stay absolute).
+static double diagonal(const double *xyz, int32_t n)
+{
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int32_t i = 0; i < n; i++)
+        for (int a = 0; a < 3; a++) {
+            lo[a] = fmin(lo[a], xyz[3 * i + a]);
+            hi[a] = fmax(hi[a], xyz[3 * i + a]);
+        }
+    double d = n > 0 ? sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                            (hi[2] - lo[2]) * (hi[2] - lo[2]))
+                     : 0.0;
+    return d > 0.0 ? d : 1.0;
+}
+
+static int command_compare(int argc, char **argv)
+{
+    options o = {.steps = -1, .every = 10, .backend = SM_BACKEND_OPENCL};
+    int parsed = parse_options("compare", usage_compare, "--steps --every --device --verbose", argc, argv, &o);
+    if (parsed >= 0) return parsed;
+
+    signal(SIGINT, on_interrupt);
+    signal(SIGTERM, on_interrupt);
+    log_state log = {o.verbose, 0};
+    sm_scene *scene = NULL;
+    // the reference, the device's own trajectory, and the device restarted from the reference
+    sm_world *reference = NULL, *trajectory = NULL, *single = NULL;
+    double *ref_xyz = NULL, *traj_xyz = NULL, *single_xyz = NULL;
+    int status = 1;
+    if (!load(o.path, SM_BACKEND_CPU, NULL, false, &log, &scene, &reference)) return 1;
+    sm_scene_destroy(scene);
+    scene = NULL;
+    if (!load(o.path, SM_BACKEND_OPENCL, o.device, false, &log, &scene, &trajectory)) goto done;
+    sm_scene_destroy(scene);
+    scene = NULL;
+    if (!load(o.path, SM_BACKEND_OPENCL, o.device, false, &log, &scene, &single)) goto done;
+    const sm_scene_info info = sm_scene_get_info(scene);
+    const long long steps = o.steps >= 0 ? o.steps : info.steps;
+    const int32_t n = sm_world_get_counts(reference).particles;
+    ref_xyz = malloc(sizeof(double) * 3 * (size_t)n + 1);
+    traj_xyz = malloc(sizeof(double) * 3 * (size_t)n + 1);
+    single_xyz = malloc(sizeof(double) * 3 * (size_t)n + 1);
+    if (!ref_xyz || !traj_xyz || !single_xyz) {
+        fprintf(stderr, "shapematch: out of memory for %d particles\n", n);
+        goto done;
+    }
+    sm_world_get_positions(reference, 0, n, ref_xyz);
+    const double scale = diagonal(ref_xyz, n);
+    printf("scene=%s particles=%d steps=%lld every=%lld diagonal_m=%g device=\"%s\"\n", o.path, n, steps, o.every, scale,
+           sm_world_device_name(trajectory));
+
+    stepping = 1;
+    double worst_single = 0.0, worst_trajectory = 0.0;
+    long long s = 1;
+    for (; s <= steps && !interrupted; s++) {
+        const bool sampled = s % o.every == 0 || s == steps;
+        // (b) restart the device from the reference's state, then both take the same step
+        if (sampled && (sm_world_copy_state(single, reference) != SM_OK || sm_world_step(single, info.dt, info.substeps) != SM_OK))
+            break;
+        if (sm_world_step(reference, info.dt, info.substeps) != SM_OK || sm_world_step(trajectory, info.dt, info.substeps) != SM_OK)
+            break;
+        if (!sampled) continue;
+        if (sm_world_get_positions(reference, 0, n, ref_xyz) != SM_OK ||
+            sm_world_get_positions(trajectory, 0, n, traj_xyz) != SM_OK ||
+            sm_world_get_positions(single, 0, n, single_xyz) != SM_OK)
+            break;
+        double single_max, single_mean, traj_max, traj_mean;
+        deviation(ref_xyz, single_xyz, n, scale, &single_max, &single_mean);
+        deviation(ref_xyz, traj_xyz, n, scale, &traj_max, &traj_mean);
+        printf("step=%lld single_max=%.3e single_mean=%.3e trajectory_max=%.3e trajectory_mean=%.3e\n", s, single_max,
+               single_mean, traj_max, traj_mean);
+        fflush(stdout);
+        worst_single = fmax(worst_single, single_max);
+        worst_trajectory = fmax(worst_trajectory, traj_max);
+    }
+    if (s <= steps && !interrupted) {
+        fprintf(stderr, "shapematch: step %lld: %s\n", s, sm_last_error());
+        goto done;
+    }
+    printf("max_single_step_error=%.3e max_trajectory_error=%.3e\n", worst_single, worst_trajectory);
+    if (interrupted) {
+        fprintf(stderr, "shapematch: interrupted after %lld of %lld steps\n", s - 1, steps);
+        status = EXIT_INTERRUPTED;
+    } else if (!(worst_single <= SM_COMPARE_TOLERANCE)) {
+        fprintf(stderr, "shapematch: the single-step error %.3e exceeds %g\n", worst_single, SM_COMPARE_TOLERANCE);
+        status = 1;
+    } else {
+        status = 0;
+    }
+    report_hidden_notices(&log);
+done:
+    free(ref_xyz), free(traj_xyz), free(single_xyz);
+    sm_world_destroy(reference), sm_world_destroy(trajectory), sm_world_destroy(single);
+    sm_scene_destroy(scene);
+    return status;
+}
+
+static int command_devices(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage_devices, stdout);
+            return 0;
+        }
+        return usage_error("devices", "unexpected argument '%s'", argv[i]);
+    }
+    sm_device_info devices[64];
+    int32_t count = 0;
+    if (sm_opencl_devices(devices, 64, &count) != SM_OK) {
+        fprintf(stderr, "shapematch: %s\n", sm_last_error());
+        return 1;
+    }
+    for (int32_t i = 0; i < count && i < 64; i++)
+        printf("%d: %s (%s) %s %s%s\n", devices[i].index, devices[i].name, devices[i].platform, devices[i].version,
+               devices[i].gpu ? "gpu" : "not-gpu", devices[i].fp64 ? " fp64" : "");
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -369,5 +579,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(command, "info") == 0) return command_info(argc - 2, argv + 2);
     if (strcmp(command, "run") == 0) return command_run(argc - 2, argv + 2);
-    return usage_error(NULL, "unknown command '%s' (commands: info, run)", command);
+    if (strcmp(command, "compare") == 0) return command_compare(argc - 2, argv + 2);
+    if (strcmp(command, "devices") == 0) return command_devices(argc - 2, argv + 2);
+    return usage_error(NULL, "unknown command '%s' (commands: info, run, compare, devices)", command);
 }

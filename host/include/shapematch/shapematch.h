@@ -7,7 +7,8 @@
  *   3. sm_object_def od = sm_object_def_default(); fill shape, mass, mode, clusters, ...
  *      sm_world_add_object(world, &od, NULL);      once per object
  *   4. sm_world_step(world, 1.0 / 60.0, 1);        once per frame
- *   5. sm_world_get_positions(world, 0, n, xyz);   read back when needed
+ *   5. sm_world_get_positions(world, 0, n, xyz);   read back when needed (on OpenCL, the
+ *                                                  only moment the host waits for the device)
  *   6. sm_world_destroy(world);
  * A scene file does steps 1-3: sm_scene_load_file(), then sm_scene_create_world().
  *
@@ -59,7 +60,7 @@ typedef enum sm_result {
     SM_ERROR_OUT_OF_MEMORY,    ///< an allocation failed
     SM_ERROR_IO,               ///< a file could not be opened, read or written
     SM_ERROR_SCENE,            ///< a scene file is malformed or holds a bad value
-    SM_ERROR_UNAVAILABLE,      ///< the requested backend is not available in this build
+    SM_ERROR_UNAVAILABLE,      ///< the requested backend or device is not available, or the device failed
 } sm_result;
 
 /// Short constant name of a result code, e.g. "SM_ERROR_SCENE".
@@ -82,9 +83,9 @@ typedef void sm_log_fn(sm_log_level level, const char *message, void *user);
 
 /// Which implementation of the time step runs the world.
 typedef enum sm_backend {
-    SM_BACKEND_DEFAULT = 0, ///< the best available (today: the CPU reference)
+    SM_BACKEND_DEFAULT = 0, ///< OpenCL when a device is available, else the CPU reference (with a warning in the log)
     SM_BACKEND_CPU,         ///< the CPU reference, double precision
-    SM_BACKEND_OPENCL,      ///< an OpenCL device (not part of this build yet)
+    SM_BACKEND_OPENCL,      ///< an OpenCL device, float precision; creating the world fails if there is none
 } sm_backend;
 
 /// Optional ground plane y = height that particles cannot go below.
@@ -100,6 +101,12 @@ typedef struct sm_world_def {
     sm_vec3 gravity;    ///< m/s^2, default (0, -9.81, 0)
     sm_ground ground;   ///< default disabled
     sm_backend backend; ///< default SM_BACKEND_DEFAULT
+    /// OpenCL device: an index into sm_opencl_devices()' list or part of a device or platform
+    /// name (case-insensitive). NULL or "": $SM_DEVICE, else the first GPU, else the first device.
+    const char *device;
+    /// OpenCL: time every pass with device events; each step then waits for the device.
+    /// Default false (the CPU reference always times its passes).
+    bool profile;
     sm_log_fn *log;     ///< receives notices (e.g. a cluster that supports fewer modes); may be NULL
     void *log_user;     ///< passed back to `log`
     int32_t internal_value; ///< set by sm_world_def_default(); do not touch
@@ -254,8 +261,17 @@ typedef struct sm_counts {
 /// Totals of the world.
 SM_API sm_counts sm_world_get_counts(const sm_world *world);
 
-/// Which backend runs the world, e.g. "cpu".
+/// Which backend runs the world: "cpu" or "opencl".
 SM_API const char *sm_world_backend_name(const sm_world *world);
+
+/// The OpenCL device running the world, "device name (platform name)"; "" on the CPU.
+SM_API const char *sm_world_device_name(const sm_world *world);
+
+/// Copies the whole mutable state of `source` into `target`: positions, velocities, forces,
+/// goals, and every cluster's plastic state, rest data and step state. The two worlds must be
+/// built from the same objects (same counts); their backends may differ. Use it to restart a
+/// world from another's state, e.g. to run one device step from the CPU reference's state.
+SM_API sm_result sm_world_copy_state(sm_world *target, const sm_world *source);
 
 /// One object's place in the world's arrays.
 typedef struct sm_object_info {
@@ -354,6 +370,23 @@ SM_API const sm_object_def *sm_scene_object_def(const sm_scene *scene, int32_t i
 
 /// Creates a world from `def` (NULL: sm_scene_world_def()) and adds every object of the scene.
 SM_API sm_result sm_scene_create_world(const sm_scene *scene, const sm_world_def *def, sm_world **out_world);
+
+/* ---- OpenCL devices -------------------------------------------------------------------- */
+
+/// An OpenCL device the OpenCL backend can run on.
+typedef struct sm_device_info {
+    int32_t index;      ///< position in the list: a valid sm_world_def.device selector
+    char name[128];     ///< the device's name
+    char platform[128]; ///< its platform's name
+    char version[128];  ///< its OpenCL version string
+    bool gpu;           ///< a GPU (preferred by default)
+    bool fp64;          ///< has double precision (used for the plastic rest-data refresh)
+} sm_device_info;
+
+/// Lists the OpenCL devices of every platform: fills up to `capacity` entries of `out` and sets
+/// *out_count to the number found. SM_ERROR_UNAVAILABLE when there is no platform or device
+/// (the message says what to install).
+SM_API sm_result sm_opencl_devices(sm_device_info *out, int32_t capacity, int32_t *out_count);
 
 /// Name of a mode as written in scene files ("rigid", "linear", "quadratic").
 SM_API const char *sm_mode_name(sm_mode mode);

@@ -1,0 +1,55 @@
+/* The OpenCL backend of a world: the state lives in device buffers; a step enqueues the six
+ * passes with no host synchronisation; the host reads back only what it is asked for.
+ *
+ * Who holds the state: after sm_cl_step() the device is ahead of the host arrays; queries read
+ * the device directly; sm_cl_pull() brings the whole state back into the host arrays (before an
+ * object is added, or to copy a world). Edits go to the host arrays and, where the device
+ * buffers are current, straight to the device too; otherwise the next step uploads everything. */
+#ifndef SM_CL_BACKEND_H
+#define SM_CL_BACKEND_H
+
+#include "../world.h"
+
+typedef struct sm_cl_backend sm_cl_backend;
+
+/// Opens the device named by the world def (see sm_world_def.device) and its program.
+sm_result sm_cl_create(sm_world *world);
+void sm_cl_destroy(sm_world *world);
+
+/// "device name (platform)" of the world's device.
+const char *sm_cl_device_name(const sm_world *world);
+
+/// Runs `substeps` steps of length h on the device (uploading first if the host changed).
+sm_result sm_cl_step(sm_world *world, double h, int32_t substeps);
+
+/// Brings the device's state into the host arrays if the device is ahead.
+sm_result sm_cl_pull(sm_world *world);
+
+/// The host arrays are now the state and only a full upload carries them (objects added, state
+/// copied): the device's state is discarded, so call sm_cl_pull() first to keep it.
+void sm_cl_mark_host_changed(sm_world *world);
+
+/// Particle quantities a world can read or write on the device.
+typedef enum sm_cl_field { SM_CL_POSITION, SM_CL_VELOCITY, SM_CL_GOAL, SM_CL_FORCE } sm_cl_field;
+
+/// Reads particles [first, first + count) of `field` into xyz (doubles); *done is false when
+/// the host arrays hold the current values instead (nothing read).
+sm_result sm_cl_read(const sm_world *world, sm_cl_field field, int32_t first, int32_t count, double *xyz, bool *done);
+
+/// Writes the host arrays' particles [first, first + count) of `field` to the device where its
+/// buffers are current, else arranges a full upload before the next step.
+sm_result sm_cl_write(sm_world *world, sm_cl_field field, int32_t first, int32_t count);
+
+/// Reads the step state of one cluster (centre, R, T, S_p) into the host's cluster record when
+/// the device is ahead.
+sm_result sm_cl_read_cluster(const sm_world *world, int32_t cluster);
+
+/* For the tests: one pass at a time on the current host state. */
+/// Uploads the whole host state (particles, rest data and the clusters' step state).
+sm_result sm_cl_push(sm_world *world);
+/// Fills the buffers that pass `pass` writes (and does not read) with NaN.
+sm_result sm_cl_poison_outputs(sm_world *world, sm_pass pass);
+/// Enqueues one pass and waits for it.
+sm_result sm_cl_run_pass(sm_world *world, sm_pass pass, double h);
+
+#endif

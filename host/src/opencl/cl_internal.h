@@ -1,0 +1,53 @@
+/* What the OpenCL backend's files share: the backend record and its buffers. */
+#ifndef SM_CL_INTERNAL_H
+#define SM_CL_INTERNAL_H
+
+#include "cl_backend.h"
+#include "cl_program.h"
+
+#include "../../../kernels/sm_shared.h"
+
+_Static_assert(sizeof(sm_k_object) == 64, "sm_k_object must match the kernels' layout");
+_Static_assert(sizeof(sm_k_cluster) == 32, "sm_k_cluster must match the kernels' layout");
+_Static_assert(sizeof(sm_k_mat3) == 48, "sm_k_mat3 must match the kernels' layout");
+_Static_assert(sizeof(sm_k_mat39) == 108, "sm_k_mat39 must match the kernels' layout");
+_Static_assert(sizeof(sm_k_weights) == 36, "sm_k_weights must match the kernels' layout");
+_Static_assert(sizeof(sm_k_cluster_rest) == 80, "sm_k_cluster_rest must match the kernels' layout");
+_Static_assert(SM_K_MODE_RIGID == SM_MODE_RIGID && SM_K_MODE_LINEAR == SM_MODE_LINEAR &&
+                   SM_K_MODE_QUADRATIC == SM_MODE_QUADRATIC,
+               "kernel mode numbers must equal sm_mode");
+
+/// The device buffers, one per array of the kernels' signatures.
+typedef struct sm_cl_buffers {
+    // objects and clusters
+    cl_mem objects, clusters, cluster_rest, plastic;
+    // the clusters' step state (fit9: the quadratic fit ~A_pq ~A_qq)
+    // x_cm = center + center_offset (an anchor and a small offset, see sm_shared.h)
+    cl_mem center, center_offset, apq, fit9, quat, rotation, linear_fit, transform;
+    // memberships (CSR, cluster order); member_w: quadratic weights ~A_qq q~
+    cl_mem member_particle, member_cluster, member_q, member_rest, member_w;
+    // particles and the particle-to-membership map
+    // positions are double-float pairs: position (w: mass) + position_lo
+    cl_mem position, position_lo, velocity, goal, force, particle_object, particle_member_offsets, particle_members;
+} sm_cl_buffers;
+
+struct sm_cl_backend {
+    sm_cl_device *device;
+    cl_command_queue queue;
+    cl_kernel kernels[SM_PASS_COUNT];
+    size_t group[SM_PASS_COUNT]; ///< work-group size of each kernel
+    sm_cl_buffers buffers;
+    int32_t objects_on_device;  ///< objects the buffers were made for; -1: none yet
+    int32_t particles_on_device, clusters_on_device, memberships_on_device;
+    bool any_quadratic, any_plastic;
+    bool host_changed;          ///< the next step must upload everything first
+    bool device_ahead;          ///< the device has stepped since the host arrays were filled
+};
+
+/* cl_passes.c */
+/// Creates the six kernels of the world's program.
+sm_result sm_cl_create_kernels(sm_cl_backend *cl);
+/// Enqueues pass `pass` for a step of length h; `event` may be NULL.
+sm_result sm_cl_enqueue_pass(sm_world *world, sm_pass pass, float h, cl_event *event);
+
+#endif

@@ -1,0 +1,40 @@
+/* Builds without OpenCL (cmake -DSM_OPENCL=OFF): the backend reports itself unavailable. */
+#include "cl_backend.h"
+
+static const char *message = "the OpenCL backend is not part of this build (configured with -DSM_OPENCL=OFF)";
+
+sm_result sm_cl_create(sm_world *world)
+{
+    (void)world;
+    return sm_fail(SM_ERROR_UNAVAILABLE, "%s", message);
+}
+void sm_cl_destroy(sm_world *world) { (void)world; }
+const char *sm_cl_device_name(const sm_world *world) { (void)world; return ""; }
+sm_result sm_cl_step(sm_world *world, double h, int32_t substeps)
+{
+    (void)world, (void)h, (void)substeps;
+    return sm_fail(SM_ERROR_UNAVAILABLE, "%s", message);
+}
+sm_result sm_cl_pull(sm_world *world) { (void)world; return SM_OK; }
+void sm_cl_mark_host_changed(sm_world *world) { (void)world; }
+sm_result sm_cl_read(const sm_world *world, sm_cl_field field, int32_t first, int32_t count, double *xyz, bool *done)
+{
+    (void)world, (void)field, (void)first, (void)count, (void)xyz;
+    *done = false;
+    return SM_OK;
+}
+sm_result sm_cl_write(sm_world *world, sm_cl_field field, int32_t first, int32_t count)
+{
+    (void)world, (void)field, (void)first, (void)count;
+    return SM_OK;
+}
+sm_result sm_cl_read_cluster(const sm_world *world, int32_t cluster) { (void)world, (void)cluster; return SM_OK; }
+sm_result sm_cl_push(sm_world *world) { return sm_cl_create(world); }
+sm_result sm_cl_poison_outputs(sm_world *world, sm_pass pass) { (void)pass; return sm_cl_create(world); }
+sm_result sm_cl_run_pass(sm_world *world, sm_pass pass, double h) { (void)pass, (void)h; return sm_cl_create(world); }
+sm_result sm_opencl_devices(sm_device_info *out, int32_t capacity, int32_t *out_count)
+{
+    (void)out, (void)capacity;
+    if (out_count) *out_count = 0;
+    return sm_fail(SM_ERROR_UNAVAILABLE, "%s", message);
+}

@@ -1,0 +1,614 @@
+/* The OpenCL backend's state: device buffers made from the world's host arrays, the step
+ * enqueued without waiting, and the transfers between host and device. */
+#include "../math3.h"
+#include "cl_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+sm_result sm_cl_create(sm_world *world)
+{
+    sm_cl_backend *cl = calloc(1, sizeof *cl);
+    if (!cl) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory creating the OpenCL backend");
+    cl->objects_on_device = -1;
+    sm_result result = sm_cl_device_acquire(world->def.device, world, &cl->device);
+    if (result != SM_OK) {
+        free(cl);
+        return result;
+    }
+    cl_int status = CL_SUCCESS;
+    cl->queue = clCreateCommandQueue(cl->device->context, cl->device->device,
+                                     world->def.profile ? CL_QUEUE_PROFILING_ENABLE : 0, &status);
+    SM_CL_TRY(status);
+    result = sm_cl_create_kernels(cl);
+    if (result != SM_OK) goto cleanup;
+    world->cl = cl;
+    sm_log(world, SM_LOG_NOTICE, "OpenCL: running on %s%s", cl->device->name,
+           cl->device->fp64 ? "" : " (no double precision: plastic rest data are refreshed in float)");
+    return SM_OK;
+cleanup:
+    world->cl = cl;
+    sm_cl_destroy(world);
+    return result;
+}
+
+static void release_buffers(sm_cl_backend *cl)
+{
+    cl_mem *all = (cl_mem *)&cl->buffers;
+    for (size_t i = 0; i < sizeof cl->buffers / sizeof(cl_mem); i++)
+        if (all[i]) clReleaseMemObject(all[i]);
+    memset(&cl->buffers, 0, sizeof cl->buffers);
+    cl->objects_on_device = -1;
+}
+
+void sm_cl_destroy(sm_world *world)
+{
+    sm_cl_backend *cl = world->cl;
+    if (!cl) return;
+    if (cl->queue) clFinish(cl->queue);
+    release_buffers(cl);
+    for (int p = 0; p < SM_PASS_COUNT; p++)
+        if (cl->kernels[p]) clReleaseKernel(cl->kernels[p]);
+    if (cl->queue) clReleaseCommandQueue(cl->queue);
+    sm_cl_device_release(cl->device);
+    free(cl);
+    world->cl = NULL;
+}
+
+const char *sm_cl_device_name(const sm_world *world) { return world->cl ? world->cl->device->name : ""; }
+
+/* ---- Buffers ------------------------------------------------------------------------------- */
+
+static sm_result make_buffer(sm_cl_backend *cl, cl_mem *out, size_t element, int64_t count)
+{
+    cl_int status = CL_SUCCESS;
+    // OpenCL has no empty buffers: an empty array gets one element nobody reads
+    *out = clCreateBuffer(cl->device->context, CL_MEM_READ_WRITE, element * (size_t)(count > 0 ? count : 1), NULL, &status);
+    if (status != CL_SUCCESS)
+        return sm_fail(SM_ERROR_OUT_OF_MEMORY, "OpenCL: cannot allocate %lld bytes on %s (%s)",
+                       (long long)(element * (size_t)count), cl->device->name, sm_cl_error_name(status));
+    return SM_OK;
+}
+
+static sm_result make_buffers(sm_world *world)
+{
+    sm_cl_backend *cl = world->cl;
+    release_buffers(cl);
+    cl->any_quadratic = cl->any_plastic = false;
+    for (int32_t o = 0; o < world->object_count; o++) {
+        const sm_object *object = &world->objects[o];
+        cl->any_quadratic |= object->mode == SM_MODE_QUADRATIC;
+        cl->any_plastic |= object->plasticity.enabled && object->mode != SM_MODE_RIGID;
+    }
+    const int64_t n = world->particle_count, c = world->cluster_count, k = world->membership_count;
+    const int64_t c9 = cl->any_quadratic ? c : 1, k9 = cl->any_quadratic ? k : 1; // quadratic worlds only
+    sm_cl_buffers *b = &cl->buffers;
+    struct {
+        cl_mem *buffer;
+        size_t element;
+        int64_t count;
+    } plan[] = {
+        {&b->objects, sizeof(sm_k_object), world->object_count},
+        {&b->clusters, sizeof(sm_k_cluster), c},
+        {&b->cluster_rest, sizeof(sm_k_cluster_rest), c},
+        {&b->plastic, sizeof(sm_k_mat3), c},
+        {&b->center, sizeof(cl_float4), c},
+        {&b->center_offset, sizeof(cl_float4), c},
+        {&b->apq, sizeof(sm_k_mat3), c},
+        {&b->fit9, sizeof(sm_k_mat39), c9},
+        {&b->quat, sizeof(cl_float4), c},
+        {&b->rotation, sizeof(sm_k_mat3), c},
+        {&b->linear_fit, sizeof(sm_k_mat3), c},
+        {&b->transform, sizeof(sm_k_mat39), c},
+        {&b->member_particle, sizeof(cl_int), k},
+        {&b->member_cluster, sizeof(cl_int), k},
+        {&b->member_q, sizeof(cl_float4), k},
+        {&b->member_rest, sizeof(cl_float4), k},
+        {&b->member_w, sizeof(sm_k_weights), k9},
+        {&b->position, sizeof(cl_float4), n},
+        {&b->position_lo, sizeof(cl_float4), n},
+        {&b->velocity, sizeof(cl_float4), n},
+        {&b->goal, sizeof(cl_float4), n},
+        {&b->force, sizeof(cl_float4), n},
+        {&b->particle_object, sizeof(cl_int), n},
+        {&b->particle_member_offsets, sizeof(cl_int), n + 1},
+        {&b->particle_members, sizeof(cl_int), k},
+    };
+    for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
+        sm_result result = make_buffer(cl, plan[i].buffer, plan[i].element, plan[i].count);
+        if (result != SM_OK) {
+            release_buffers(cl);
+            return result;
+        }
+    }
+    cl->objects_on_device = world->object_count;
+    cl->particles_on_device = world->particle_count;
+    cl->clusters_on_device = world->cluster_count;
+    cl->memberships_on_device = world->membership_count;
+    return SM_OK;
+}
+
+/* ---- Host <-> device ---------------------------------------------------------------------- */
+
+static cl_float4 f4(sm_vec3 v, double w) { return (cl_float4){{(float)v.x, (float)v.y, (float)v.z, (float)w}}; }
+static sm_vec3 from_f4(cl_float4 v) { return v3(v.s[0], v.s[1], v.s[2]); }
+
+/// The remainder v - (float)v of each coordinate: the low half of a double-float pair.
+static cl_float4 f4_lo(sm_vec3 v)
+{
+    return (cl_float4){{(float)(v.x - (float)v.x), (float)(v.y - (float)v.y), (float)(v.z - (float)v.z), 0.0f}};
+}
+
+/// hi + lo of a double-float pair.
+static sm_vec3 from_pair(cl_float4 hi, cl_float4 lo)
+{
+    return v3((double)hi.s[0] + lo.s[0], (double)hi.s[1] + lo.s[1], (double)hi.s[2] + lo.s[2]);
+}
+
+static sm_k_mat3 k_mat3(sm_mat3 a)
+{
+    sm_k_mat3 k = {{{0}}};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) k.m[i][j] = (float)a.m[i][j];
+    return k;
+}
+
+static sm_mat3 from_k_mat3(const sm_k_mat3 *k)
+{
+    sm_mat3 a;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) a.m[i][j] = k->m[i][j];
+    return a;
+}
+
+/// The unit quaternion (x, y, z, w) of a rotation matrix (Shepperd's method: the largest of
+/// the four candidate divisors keeps it accurate for every angle).
+static cl_float4 quat_of(sm_mat3 r)
+{
+    const double (*m)[3] = r.m;
+    double t = m[0][0] + m[1][1] + m[2][2], w, x, y, z;
+    if (t > m[0][0] && t > m[1][1] && t > m[2][2]) {
+        double s = 2.0 * sqrt(fmax(1.0 + t, 1e-300));
+        w = 0.25 * s, x = (m[2][1] - m[1][2]) / s, y = (m[0][2] - m[2][0]) / s, z = (m[1][0] - m[0][1]) / s;
+    } else if (m[0][0] >= m[1][1] && m[0][0] >= m[2][2]) {
+        double s = 2.0 * sqrt(fmax(1.0 + m[0][0] - m[1][1] - m[2][2], 1e-300));
+        w = (m[2][1] - m[1][2]) / s, x = 0.25 * s, y = (m[0][1] + m[1][0]) / s, z = (m[0][2] + m[2][0]) / s;
+    } else if (m[1][1] >= m[2][2]) {
+        double s = 2.0 * sqrt(fmax(1.0 + m[1][1] - m[0][0] - m[2][2], 1e-300));
+        w = (m[0][2] - m[2][0]) / s, x = (m[0][1] + m[1][0]) / s, y = 0.25 * s, z = (m[1][2] + m[2][1]) / s;
+    } else {
+        double s = 2.0 * sqrt(fmax(1.0 + m[2][2] - m[0][0] - m[1][1], 1e-300));
+        w = (m[1][0] - m[0][1]) / s, x = (m[0][2] + m[2][0]) / s, y = (m[1][2] + m[2][1]) / s, z = 0.25 * s;
+    }
+    double norm = sqrt(w * w + x * x + y * y + z * z);
+    if (!(norm > 0.0) || !isfinite(norm)) return (cl_float4){{0, 0, 0, 1}};
+    return (cl_float4){{(float)(x / norm), (float)(y / norm), (float)(z / norm), (float)(w / norm)}};
+}
+
+static sm_k_object k_object(const sm_object *o)
+{
+    sm_k_object k = {
+        .mode = (sm_int)o->mode,
+        .flags = (o->volume_preservation ? SM_K_VOLUME : 0) | (o->cap.enabled ? SM_K_CAP : 0) |
+                 (o->plasticity.enabled ? SM_K_PLASTIC : 0),
+        .first_particle = o->first_particle,
+        .particle_count = o->particle_count,
+        .alpha = (float)o->alpha,
+        .tau = (float)o->tau,
+        .beta = (float)o->beta,
+        .damping = (float)o->damping,
+        .cap_soft = (float)o->cap.soft,
+        .cap_hard = (float)o->cap.hard,
+        .plastic_yield = (float)o->plasticity.yield,
+        .plastic_creep = (float)o->plasticity.creep,
+        .plastic_max = (float)o->plasticity.max,
+    };
+    return k;
+}
+
+/// One blocking write of `count` elements of `element` bytes at element `first`.
+static sm_result write_buffer(sm_cl_backend *cl, cl_mem buffer, size_t element, int64_t first, int64_t count,
+                              const void *data)
+{
+    sm_result result = SM_OK;
+    if (count <= 0) return SM_OK;
+    SM_CL_TRY(clEnqueueWriteBuffer(cl->queue, buffer, CL_TRUE, element * (size_t)first, element * (size_t)count, data, 0,
+                                   NULL, NULL));
+cleanup:
+    return result;
+}
+
+static sm_result read_buffer(const sm_cl_backend *cl, cl_mem buffer, size_t element, int64_t first, int64_t count,
+                             void *data)
+{
+    sm_result result = SM_OK;
+    if (count <= 0) return SM_OK;
+    SM_CL_TRY(clEnqueueReadBuffer(cl->queue, buffer, CL_TRUE, element * (size_t)first, element * (size_t)count, data, 0,
+                                  NULL, NULL));
+cleanup:
+    return result;
+}
+
+/// The float4 a particle field has on the device: position.w is the mass, force.w the inverse
+/// mass (0 for a fixed particle, so the kernels need no flag).
+static cl_float4 particle_value(const sm_world *world, sm_cl_field field, int32_t i)
+{
+    switch (field) {
+    case SM_CL_POSITION: return f4(world->position[i], world->mass[i]);
+    case SM_CL_VELOCITY: return f4(world->velocity[i], 0.0);
+    case SM_CL_GOAL: return f4(world->goal[i], 0.0);
+    case SM_CL_FORCE: return f4(world->force[i], world->fixed[i] ? 0.0 : 1.0 / world->mass[i]);
+    }
+    return f4(v3(0, 0, 0), 0.0);
+}
+
+static cl_mem field_buffer(const sm_cl_backend *cl, sm_cl_field field)
+{
+    switch (field) {
+    case SM_CL_POSITION: return cl->buffers.position;
+    case SM_CL_VELOCITY: return cl->buffers.velocity;
+    case SM_CL_GOAL: return cl->buffers.goal;
+    case SM_CL_FORCE: return cl->buffers.force;
+    }
+    return NULL;
+}
+
+static sm_result write_particles(sm_world *world, sm_cl_field field, int32_t first, int32_t count)
+{
+    if (count <= 0) return SM_OK;
+    cl_float4 *data = malloc(sizeof *data * (size_t)count);
+    if (!data) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory uploading %d particles", count);
+    for (int32_t i = 0; i < count; i++) data[i] = particle_value(world, field, first + i);
+    sm_result result = write_buffer(world->cl, field_buffer(world->cl, field), sizeof *data, first, count, data);
+    if (result == SM_OK && field == SM_CL_POSITION) {
+        for (int32_t i = 0; i < count; i++) data[i] = f4_lo(world->position[first + i]);
+        result = write_buffer(world->cl, world->cl->buffers.position_lo, sizeof *data, first, count, data);
+    }
+    free(data);
+    return result;
+}
+
+/// Allocates `count` elements of `size` bytes for staging; NULL when count is 0 as well.
+static void *staging(size_t size, int64_t count) { return calloc((size_t)(count > 0 ? count : 1), size); }
+
+sm_result sm_cl_push(sm_world *world)
+{
+    sm_cl_backend *cl = world->cl;
+    sm_result result = sm_world_update_map(world);
+    if (result != SM_OK) return result;
+    if (cl->objects_on_device != world->object_count || cl->particles_on_device != world->particle_count) {
+        result = make_buffers(world);
+        if (result != SM_OK) return result;
+    }
+    const int32_t n = world->particle_count, c = world->cluster_count, k = world->membership_count;
+    sm_cl_buffers *b = &cl->buffers;
+
+    for (int f = SM_CL_POSITION; f <= SM_CL_FORCE && result == SM_OK; f++) result = write_particles(world, (sm_cl_field)f, 0, n);
+
+    sm_k_object *objects = staging(sizeof *objects, world->object_count);
+    cl_int *ints = staging(sizeof *ints, (int64_t)(n > k ? n : k) + 1);
+    cl_float4 *vec4 = staging(sizeof *vec4, k > c ? k : c);
+    sm_k_cluster *clusters = staging(sizeof *clusters, c);
+    sm_k_cluster_rest *rest = staging(sizeof *rest, c);
+    sm_k_mat3 *mat3 = staging(sizeof *mat3, c);
+    sm_k_mat39 *mat39 = staging(sizeof *mat39, c);
+    sm_k_weights *weights = cl->any_quadratic ? staging(sizeof *weights, k) : NULL;
+    if (!objects || !ints || !vec4 || !clusters || !rest || !mat3 || !mat39 || (cl->any_quadratic && !weights)) {
+        result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory uploading the world");
+        goto cleanup;
+    }
+#define PUT(buffer, element, count, data)                                                     \
+    if (result == SM_OK) result = write_buffer(cl, buffer, element, 0, count, data)
+
+    for (int32_t o = 0; o < world->object_count; o++) objects[o] = k_object(&world->objects[o]);
+    PUT(b->objects, sizeof *objects, world->object_count, objects);
+
+    // particles: owning object and the particle-to-membership map
+    for (int32_t o = 0; o < world->object_count; o++)
+        for (int32_t i = 0; i < world->objects[o].particle_count; i++) ints[world->objects[o].first_particle + i] = o;
+    PUT(b->particle_object, sizeof *ints, n, ints);
+    for (int32_t i = 0; i <= n; i++) ints[i] = world->particle_member_offsets[i];
+    PUT(b->particle_member_offsets, sizeof *ints, n + 1, ints);
+    for (int32_t j = 0; j < k; j++) ints[j] = world->particle_members[j];
+    PUT(b->particle_members, sizeof *ints, k, ints);
+
+    // memberships
+    for (int32_t j = 0; j < k; j++) ints[j] = world->member_particle[j];
+    PUT(b->member_particle, sizeof *ints, k, ints);
+    for (int32_t j = 0; j < k; j++) ints[j] = world->member_cluster[j];
+    PUT(b->member_cluster, sizeof *ints, k, ints);
+    for (int32_t j = 0; j < k; j++) vec4[j] = f4(world->member_q[j], 0.0);
+    PUT(b->member_q, sizeof *vec4, k, vec4);
+    for (int32_t j = 0; j < k; j++) vec4[j] = f4(world->member_rest[j], 0.0);
+    PUT(b->member_rest, sizeof *vec4, k, vec4);
+
+    // clusters: constants, rest data and the step state
+    for (int32_t i = 0; i < c; i++) {
+        const sm_cluster *cluster = &world->clusters[i];
+        clusters[i] = (sm_k_cluster){cluster->first_member, cluster->member_count, cluster->object, (float)cluster->mass,
+                                     .anchor = cluster->member_count > 0 ? world->member_particle[cluster->first_member] : 0};
+        double nearest = INFINITY;
+        for (int32_t j = cluster->first_member; j < cluster->first_member + cluster->member_count; j++)
+            if (v3_dot(world->member_rest[j], world->member_rest[j]) < nearest) {
+                nearest = v3_dot(world->member_rest[j], world->member_rest[j]);
+                clusters[i].anchor = world->member_particle[j];
+            }
+        rest[i] = (sm_k_cluster_rest){.aqq = k_mat3(cluster->aqq)};
+        for (int j = 0; j < 6; j++) rest[i].quad_mean[j] = (float)cluster->quad_mean[j];
+    }
+    PUT(b->clusters, sizeof *clusters, c, clusters);
+    PUT(b->cluster_rest, sizeof *rest, c, rest);
+    for (int32_t i = 0; i < c; i++) vec4[i] = f4(world->clusters[i].center, world->clusters[i].mass);
+    PUT(b->center, sizeof *vec4, c, vec4);
+    for (int32_t i = 0; i < c; i++) vec4[i] = f4_lo(world->clusters[i].center);
+    PUT(b->center_offset, sizeof *vec4, c, vec4);
+    for (int32_t i = 0; i < c; i++) vec4[i] = quat_of(world->clusters[i].rotation);
+    PUT(b->quat, sizeof *vec4, c, vec4);
+#define PUT_MAT3(buffer, member)                                                       \
+    for (int32_t i = 0; i < c; i++) mat3[i] = k_mat3(world->clusters[i].member);        \
+    PUT(buffer, sizeof *mat3, c, mat3)
+    PUT_MAT3(b->plastic, plastic);
+    PUT_MAT3(b->apq, apq);
+    PUT_MAT3(b->rotation, rotation);
+    PUT_MAT3(b->linear_fit, linear_fit);
+#undef PUT_MAT3
+    for (int32_t i = 0; i < c; i++)
+        for (int r = 0; r < 3; r++)
+            for (int s = 0; s < 9; s++) mat39[i].m[r][s] = (float)world->clusters[i].transform[r][s];
+    PUT(b->transform, sizeof *mat39, c, mat39);
+    if (cl->any_quadratic) {
+        // the quadratic fit ~A_pq ~A_qq and the weights w = ~A_qq q~ of each membership, in double
+        for (int32_t i = 0; i < c; i++) {
+            const sm_cluster *cluster = &world->clusters[i];
+            for (int r = 0; r < 3; r++)
+                for (int s = 0; s < 9; s++) {
+                    double sum = 0.0;
+                    for (int t = 0; t < 9; t++) sum += cluster->apq9[r][t] * cluster->aqq9[t][s];
+                    mat39[i].m[r][s] = (float)sum;
+                }
+            for (int32_t j = cluster->first_member; j < cluster->first_member + cluster->member_count; j++) {
+                double qt[9];
+                sm_quadratic_terms(world->member_q[j], cluster->quad_mean, qt);
+                for (int r = 0; r < 9; r++) {
+                    double sum = 0.0;
+                    for (int t = 0; t < 9; t++) sum += cluster->aqq9[r][t] * qt[t];
+                    weights[j].w[r] = (float)sum;
+                }
+            }
+        }
+        PUT(b->fit9, sizeof *mat39, c, mat39);
+        PUT(b->member_w, sizeof *weights, k, weights);
+    }
+#undef PUT
+    if (result == SM_OK) {
+        cl->host_changed = false;
+        cl->device_ahead = false;
+    }
+cleanup:
+    free(objects), free(ints), free(vec4), free(clusters), free(rest), free(mat3), free(mat39), free(weights);
+    return result;
+}
+
+sm_result sm_cl_pull(sm_world *world)
+{
+    sm_cl_backend *cl = world->cl;
+    if (!cl || !cl->device_ahead) return SM_OK;
+    const int32_t n = cl->particles_on_device, c = cl->clusters_on_device;
+    sm_cl_buffers *b = &cl->buffers;
+    sm_result result = SM_OK;
+    cl_float4 *vec4 = staging(sizeof *vec4, n > c ? n : c), *lo = staging(sizeof *lo, n > c ? n : c);
+    sm_k_mat3 *mat3 = staging(sizeof *mat3, c);
+    sm_k_mat39 *mat39 = staging(sizeof *mat39, c);
+    if (!vec4 || !lo || !mat3 || !mat39) {
+        result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory reading the world back");
+        goto cleanup;
+    }
+#define GET(buffer, element, count, data)                                                     \
+    if (result == SM_OK) result = read_buffer(cl, buffer, element, 0, count, data)
+    GET(b->position, sizeof *vec4, n, vec4);
+    GET(b->position_lo, sizeof *lo, n, lo);
+    for (int32_t i = 0; i < n && result == SM_OK; i++) world->position[i] = from_pair(vec4[i], lo[i]);
+    GET(b->velocity, sizeof *vec4, n, vec4);
+    for (int32_t i = 0; i < n && result == SM_OK; i++) world->velocity[i] = from_f4(vec4[i]);
+    GET(b->goal, sizeof *vec4, n, vec4);
+    for (int32_t i = 0; i < n && result == SM_OK; i++) world->goal[i] = from_f4(vec4[i]);
+    GET(b->center, sizeof *vec4, c, vec4);
+    GET(b->center_offset, sizeof *lo, c, lo);
+    for (int32_t i = 0; i < c && result == SM_OK; i++) world->clusters[i].center = from_pair(vec4[i], lo[i]);
+#define GET_MAT3(buffer, member)                                                                      \
+    GET(buffer, sizeof *mat3, c, mat3);                                                                \
+    for (int32_t i = 0; i < c && result == SM_OK; i++) world->clusters[i].member = from_k_mat3(&mat3[i])
+    GET_MAT3(b->apq, apq);
+    GET_MAT3(b->rotation, rotation);
+    GET_MAT3(b->linear_fit, linear_fit);
+    GET_MAT3(b->plastic, plastic);
+#undef GET_MAT3
+    GET(b->transform, sizeof *mat39, c, mat39);
+    for (int32_t i = 0; i < c && result == SM_OK; i++)
+        for (int r = 0; r < 3; r++)
+            for (int s = 0; s < 9; s++) world->clusters[i].transform[r][s] = mat39[i].m[r][s];
+    // (the device keeps the quadratic fit, not ~A_pq: the host's ~A_pq is recomputed by its next step)
+#undef GET
+    // the rest data follow from S_p: recompute them in double rather than read the float copies
+    if (result == SM_OK && cl->any_plastic)
+        for (int32_t i = 0; i < c; i++)
+            if (world->objects[world->clusters[i].object].plasticity.enabled) sm_cluster_update_rest(world, &world->clusters[i]);
+    if (result == SM_OK) cl->device_ahead = false;
+cleanup:
+    free(vec4), free(lo), free(mat3), free(mat39);
+    return result;
+}
+
+void sm_cl_mark_host_changed(sm_world *world)
+{
+    if (!world->cl) return;
+    world->cl->host_changed = true;
+    world->cl->device_ahead = false;
+}
+
+/// Whether the device buffers hold every particle of the world.
+static bool buffers_current(const sm_cl_backend *cl, const sm_world *world)
+{
+    return cl->objects_on_device == world->object_count && !cl->host_changed;
+}
+
+sm_result sm_cl_read(const sm_world *world, sm_cl_field field, int32_t first, int32_t count, double *xyz, bool *done)
+{
+    const sm_cl_backend *cl = world->cl;
+    *done = false;
+    if (!cl || !cl->device_ahead || count <= 0) return SM_OK;
+    cl_float4 *data = calloc((size_t)count * 2, sizeof *data);
+    if (!data) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory reading %d particles", count);
+    cl_float4 *lo = data + count; // zero unless the field is a double-float pair
+    sm_result result = read_buffer(cl, field_buffer(cl, field), sizeof *data, first, count, data);
+    if (result == SM_OK && field == SM_CL_POSITION)
+        result = read_buffer(cl, cl->buffers.position_lo, sizeof *lo, first, count, lo);
+    for (int32_t i = 0; i < count && result == SM_OK; i++) {
+        sm_vec3 v = from_pair(data[i], lo[i]);
+        xyz[3 * i] = v.x, xyz[3 * i + 1] = v.y, xyz[3 * i + 2] = v.z;
+    }
+    free(data);
+    *done = result == SM_OK;
+    return result;
+}
+
+sm_result sm_cl_write(sm_world *world, sm_cl_field field, int32_t first, int32_t count)
+{
+    sm_cl_backend *cl = world->cl;
+    if (!cl) return SM_OK;
+    if (!buffers_current(cl, world)) {
+        cl->host_changed = true;
+        return SM_OK;
+    }
+    return write_particles(world, field, first, count);
+}
+
+sm_result sm_cl_read_cluster(const sm_world *world, int32_t index)
+{
+    const sm_cl_backend *cl = world->cl;
+    if (!cl || !cl->device_ahead) return SM_OK;
+    sm_cluster *cluster = &world->clusters[index];
+    const sm_cl_buffers *b = &cl->buffers;
+    cl_float4 center, offset;
+    sm_k_mat3 rotation, plastic;
+    sm_k_mat39 transform;
+    sm_result result = read_buffer(cl, b->center, sizeof center, index, 1, &center);
+    if (result == SM_OK) result = read_buffer(cl, b->center_offset, sizeof offset, index, 1, &offset);
+    if (result == SM_OK) result = read_buffer(cl, b->rotation, sizeof rotation, index, 1, &rotation);
+    if (result == SM_OK) result = read_buffer(cl, b->plastic, sizeof plastic, index, 1, &plastic);
+    if (result == SM_OK) result = read_buffer(cl, b->transform, sizeof transform, index, 1, &transform);
+    if (result != SM_OK) return result;
+    // the host record is a cache of the device here (the world is logically unchanged)
+    cluster->center = from_pair(center, offset);
+    cluster->rotation = from_k_mat3(&rotation);
+    cluster->plastic = from_k_mat3(&plastic);
+    for (int r = 0; r < 3; r++)
+        for (int s = 0; s < 9; s++) cluster->transform[r][s] = transform.m[r][s];
+    return SM_OK;
+}
+
+/* ---- Stepping ------------------------------------------------------------------------------ */
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+/// Uploads everything if the host changed or objects were added since the last upload.
+static sm_result prepare(sm_world *world)
+{
+    sm_cl_backend *cl = world->cl;
+    if (buffers_current(cl, world)) return SM_OK;
+    sm_result result = sm_cl_pull(world); // objects added after stepping: keep the stepped state
+    return result == SM_OK ? sm_cl_push(world) : result;
+}
+
+/// Whether pass `pass` has work in this world.
+static bool pass_needed(const sm_world *world, sm_pass pass)
+{
+    if (pass == SM_PASS_GROUND) return world->def.ground.enabled;
+    if (pass == SM_PASS_PLASTICITY) return world->cl->any_plastic;
+    return true;
+}
+
+sm_result sm_cl_step(sm_world *world, double h, int32_t substeps)
+{
+    sm_cl_backend *cl = world->cl;
+    sm_result result = prepare(world);
+    if (result != SM_OK) return result;
+    const bool profile = world->def.profile;
+    const double start = now_ms();
+    cl_event events[SM_PASS_COUNT] = {0};
+    for (int32_t s = 0; s < substeps && result == SM_OK; s++) {
+        for (int p = 0; p < SM_PASS_COUNT && result == SM_OK; p++) {
+            if (!pass_needed(world, (sm_pass)p)) continue;
+            result = sm_cl_enqueue_pass(world, (sm_pass)p, (float)h, profile ? &events[p] : NULL);
+        }
+        world->profile.steps++;
+        if (!profile || result != SM_OK) continue;
+        // profiling: wait for this step's passes and add their device times
+        for (int p = 0; p < SM_PASS_COUNT; p++) {
+            if (!events[p]) continue;
+            cl_ulong begin = 0, end = 0;
+            if (clWaitForEvents(1, &events[p]) == CL_SUCCESS &&
+                clGetEventProfilingInfo(events[p], CL_PROFILING_COMMAND_START, sizeof begin, &begin, NULL) == CL_SUCCESS &&
+                clGetEventProfilingInfo(events[p], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) == CL_SUCCESS)
+                world->profile.pass_ms[p] += (double)(end - begin) * 1e-6;
+            clReleaseEvent(events[p]);
+            events[p] = NULL;
+        }
+    }
+    for (int p = 0; p < SM_PASS_COUNT; p++)
+        if (events[p]) clReleaseEvent(events[p]);
+    // start the work without waiting for it
+    if (result == SM_OK) {
+        cl_int status = clFlush(cl->queue);
+        if (status != CL_SUCCESS) result = sm_cl_fail("clFlush", status, __FILE__, __LINE__);
+    }
+    world->profile.step_ms += now_ms() - start;
+    if (result == SM_OK) cl->device_ahead = true;
+    return result;
+}
+
+/* ---- Single passes, for the tests ------------------------------------------------------------ */
+
+sm_result sm_cl_poison_outputs(sm_world *world, sm_pass pass)
+{
+    sm_cl_backend *cl = world->cl;
+    sm_result result = SM_OK;
+    const float nan = NAN;
+    sm_cl_buffers *b = &cl->buffers;
+    cl_mem outputs[4] = {NULL, NULL, NULL, NULL};
+    switch (pass) {
+    case SM_PASS_CLUSTER_MOMENTS:
+        outputs[0] = b->center, outputs[1] = b->center_offset, outputs[2] = b->apq;
+        outputs[3] = cl->any_quadratic ? b->fit9 : NULL;
+        break;
+    case SM_PASS_ROTATION: outputs[0] = b->rotation, outputs[1] = b->quat; break;
+    case SM_PASS_GOAL_TRANSFORM: outputs[0] = b->linear_fit, outputs[1] = b->transform; break;
+    case SM_PASS_BLEND_INTEGRATE: outputs[0] = b->goal; break;
+    default: break; // ground and plasticity update their inputs in place
+    }
+    for (int i = 0; i < 4; i++) {
+        if (!outputs[i]) continue;
+        size_t size = 0;
+        SM_CL_TRY(clGetMemObjectInfo(outputs[i], CL_MEM_SIZE, sizeof size, &size, NULL));
+        SM_CL_TRY(clEnqueueFillBuffer(cl->queue, outputs[i], &nan, sizeof nan, 0, size, 0, NULL, NULL));
+    }
+    SM_CL_TRY(clFinish(cl->queue));
+cleanup:
+    return result;
+}
+
+sm_result sm_cl_run_pass(sm_world *world, sm_pass pass, double h)
+{
+    sm_result result = sm_cl_enqueue_pass(world, pass, (float)h, NULL);
+    if (result != SM_OK) return result;
+    SM_CL_TRY(clFinish(world->cl->queue));
+    world->cl->device_ahead = true;
+cleanup:
+    return result;
+}

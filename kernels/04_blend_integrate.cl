@@ -1,0 +1,80 @@
+/* Pass 4, goal blending and integration (algorithm.md steps 4-8): per particle, the mean of the
+ * goals of the clusters holding it, gathered over the particle-to-cluster map in cluster order
+ * (no atomics, so the sum has one order), then velocity, damping and position. */
+#include "sm_math.h"
+
+/// g_i^c - x_i = T q~ + x_cm - x_i for membership k of particle i, from small differences:
+/// (anchor - x_hi) + offset + T q~ - x_lo.
+inline float3 sm_cluster_goal_offset(int k, float3 x_hi, float3 x_lo, __global const int *member_cluster,
+                                     __global const float4 *member_q, __global const sm_k_cluster *clusters,
+                                     __global const sm_k_object *objects, __global const sm_k_cluster_rest *rest,
+                                     __global const float4 *center, __global const float4 *center_offset,
+                                     __global const sm_k_mat39 *transform)
+{
+    const int c = member_cluster[k];
+    const float4 q = member_q[k];
+    __global const sm_k_mat39 *t = &transform[c];
+    float3 g = center_offset[c].xyz;
+    g.x += t->m[0][0] * q.x + t->m[0][1] * q.y + t->m[0][2] * q.z;
+    g.y += t->m[1][0] * q.x + t->m[1][1] * q.y + t->m[1][2] * q.z;
+    g.z += t->m[2][0] * q.x + t->m[2][1] * q.y + t->m[2][2] * q.z;
+    if (objects[clusters[c].object].mode == SM_K_MODE_QUADRATIC) {
+        __global const sm_float *mean = rest[c].quad_mean;
+        const float qt[6] = {q.x * q.x - mean[0], q.y * q.y - mean[1], q.z * q.z - mean[2],
+                             q.x * q.y - mean[3], q.y * q.z - mean[4], q.z * q.x - mean[5]};
+        for (int j = 0; j < 6; j++) {
+            g.x += t->m[0][3 + j] * qt[j];
+            g.y += t->m[1][3 + j] * qt[j];
+            g.z += t->m[2][3 + j] * qt[j];
+        }
+    }
+    return (center[c].xyz - x_hi) + g - x_lo;
+}
+
+/// Blended goal (w: 0), then v += alpha (g - x) / h + h (gravity + f / m), damping, x += h v
+/// with the rounding of the sum kept in position_lo. Fixed particles (force.w = 0, the inverse
+/// mass) keep their state.
+__kernel void sm_blend_integrate(const int particle_count, const float h, const float4 gravity,
+                                 __global const int *particle_object, __global const sm_k_object *objects,
+                                 __global const int *particle_member_offsets, __global const int *particle_members,
+                                 __global const int *member_cluster, __global const float4 *member_q,
+                                 __global const sm_k_cluster *clusters, __global const sm_k_cluster_rest *rest,
+                                 __global const float4 *center, __global const float4 *center_offset,
+                                 __global const sm_k_mat39 *transform, __global const float4 *force,
+                                 __global float4 *position, __global float4 *position_lo,
+                                 __global float4 *velocity, __global float4 *goal)
+{
+    const int i = get_global_id(0);
+    if (i >= particle_count) return;
+    const float4 x = position[i]; // w: mass
+    const float3 x_lo = position_lo[i].xyz;
+    const int begin = particle_member_offsets[i], end = particle_member_offsets[i + 1];
+    float3 d = (float3)(0.0f); // g - x
+    if (end > begin) {
+        float3 sum = (float3)(0.0f);
+        for (int j = begin; j < end; j++)
+            sum += sm_cluster_goal_offset(particle_members[j], x.xyz, x_lo, member_cluster, member_q, clusters, objects,
+                                          rest, center, center_offset, transform);
+        d = sum * (1.0f / (float)(end - begin));
+    }
+    goal[i] = (float4)(x.xyz + (x_lo + d), 0.0f);
+    const float4 f = force[i]; // w: inverse mass, 0 for a fixed particle
+    if (f.w == 0.0f) return;
+
+    const sm_k_object object = objects[particle_object[i]];
+    const float alpha = object.tau > 0.0f ? fmin(1.0f, h / object.tau) : object.alpha;
+    const float damping = fmax(0.0f, 1.0f - object.damping * h);
+    float3 v = velocity[i].xyz;
+    v += d * (alpha / h);
+    v += (gravity.xyz + f.xyz * f.w) * h;
+    v *= damping;
+    velocity[i] = (float4)(v, 0.0f);
+    // x += h v in double-float: TwoSum keeps the rounding error of the float sum
+    const float3 step = h * v;
+    const float3 s = x.xyz + step;
+    const float3 b = s - x.xyz;
+    const float3 e = (x.xyz - (s - b)) + (step - b) + x_lo;
+    const float3 hi = s + e;
+    position[i] = (float4)(hi, x.w);
+    position_lo[i] = (float4)(e - (hi - s), 0.0f);
+}

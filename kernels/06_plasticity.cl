@@ -1,0 +1,114 @@
+/* Pass 6, plasticity (algorithm.md step 10): per cluster of a plastic object, the plastic state
+ * S_p follows the strain S = R^T A_lin of this step once it exceeds the yield; then the rest
+ * offsets q = S_p (x0 - x0_cm), A_qq and the quadratic weights w = ~A_qq q~ are recomputed, in
+ * double where the device has it, for the next step. */
+#include "sm_math.h"
+
+/// u = D^-1 q~: the centred quadratic terms of q over the cluster's RMS radius 1 / inv, as
+/// sm_cluster_update_rest scales them.
+inline void sm_scaled_terms(const sm_real *q, const sm_real *mean, sm_real inv, sm_real *u)
+{
+    const sm_real inv2 = inv * inv;
+    u[0] = q[0] * inv, u[1] = q[1] * inv, u[2] = q[2] * inv;
+    u[3] = (q[0] * q[0] - mean[0]) * inv2, u[4] = (q[1] * q[1] - mean[1]) * inv2;
+    u[5] = (q[2] * q[2] - mean[2]) * inv2, u[6] = (q[0] * q[1] - mean[3]) * inv2;
+    u[7] = (q[1] * q[2] - mean[4]) * inv2, u[8] = (q[2] * q[0] - mean[5]) * inv2;
+}
+
+/// The plastic update of every cluster; clusters that do not yield are left untouched.
+__kernel void sm_plasticity(const int cluster_count, const float h, __global const sm_k_cluster *clusters,
+                            __global const sm_k_object *objects, __global const sm_k_mat3 *rotation,
+                            __global const sm_k_mat3 *linear_fit, __global const int *member_particle,
+                            __global const float4 *member_rest, __global const float4 *position,
+                            __global sm_k_mat3 *plastic, __global float4 *member_q,
+                            __global sm_k_cluster_rest *rest, __global sm_k_weights *member_w)
+{
+    const int c = get_global_id(0);
+    if (c >= cluster_count) return;
+    const sm_k_cluster cluster = clusters[c];
+    const sm_k_object object = objects[cluster.object];
+    if (!(object.flags & SM_K_PLASTIC) || object.mode == SM_K_MODE_RIGID) return;
+
+    float r[9], fit[9], strain[9];
+    sm_load_mat3(&rotation[c], r);
+    sm_load_mat3(&linear_fit[c], fit);
+    sm_mul3_tn(r, fit, strain);
+    for (int i = 0; i < 3; i++) strain[i * 4] -= 1.0f;
+    if (!(sqrt(sm_norm2_3(strain)) > object.plastic_yield)) return;
+
+    // S_p = (I + h creep (S - I)) S_p, its excess over I bounded by max, then unit determinant
+    float step[9], old[9], sp[9];
+    for (int i = 0; i < 9; i++) step[i] = h * object.plastic_creep * strain[i];
+    for (int i = 0; i < 3; i++) step[i * 4] += 1.0f;
+    sm_load_mat3(&plastic[c], old);
+    sm_mul3(step, old, sp);
+    for (int i = 0; i < 3; i++) sp[i * 4] -= 1.0f;
+    const float excess = sqrt(sm_norm2_3(sp));
+    if (excess > object.plastic_max)
+        for (int i = 0; i < 9; i++) sp[i] *= object.plastic_max / excess;
+    for (int i = 0; i < 3; i++) sp[i * 4] += 1.0f;
+    const float d = sm_det3(sp);
+    // an inverted update would make cbrt(det) negative and flip the rest shape: keep the old state
+    if (!(d > SM_K_PLASTIC_DET_MIN) || !isfinite(d)) return;
+    const float s = 1.0f / cbrt(d);
+    for (int i = 0; i < 9; i++) sp[i] *= s;
+    sm_store_mat3(&plastic[c], sp);
+
+    // the rest data of the new S_p, as sm_cluster_update_rest computes it on the host
+    const int begin = cluster.first_member, end = begin + cluster.member_count;
+    sm_real sum_q2 = 0;
+    for (int k = begin; k < end; k++) {
+        const float4 x0 = member_rest[k];
+        const sm_real q[3] = {(sm_real)sp[0] * x0.x + (sm_real)sp[1] * x0.y + (sm_real)sp[2] * x0.z,
+                              (sm_real)sp[3] * x0.x + (sm_real)sp[4] * x0.y + (sm_real)sp[5] * x0.z,
+                              (sm_real)sp[6] * x0.x + (sm_real)sp[7] * x0.y + (sm_real)sp[8] * x0.z};
+        member_q[k] = (float4)((float)q[0], (float)q[1], (float)q[2], 0.0f);
+        sum_q2 += (sm_real)position[member_particle[k]].w * (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
+    }
+    // offsets divided by the cluster's RMS radius keep the pseudo-inverse threshold unit-free
+    sm_real scale = sqrt(sum_q2 / cluster.mass);
+    if (!(scale > 0)) scale = 1;
+    const sm_real inv = 1 / scale;
+    sm_real mqq[9] = {0}, mean[6] = {0};
+    for (int k = begin; k < end; k++) {
+        const sm_real m = position[member_particle[k]].w;
+        const float4 qf = member_q[k];
+        const sm_real q[3] = {qf.x, qf.y, qf.z};
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) mqq[i * 3 + j] += m * (q[i] * inv) * (q[j] * inv);
+        mean[0] += m * q[0] * q[0], mean[1] += m * q[1] * q[1], mean[2] += m * q[2] * q[2];
+        mean[3] += m * q[0] * q[1], mean[4] += m * q[1] * q[2], mean[5] += m * q[2] * q[0];
+    }
+    sm_real pinv[81];
+    sm_sym_pinv_r(3, mqq, pinv);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) rest[c].aqq.m[i][j] = (float)(pinv[i * 3 + j] * inv * inv);
+    if (object.mode != SM_K_MODE_QUADRATIC) return;
+
+    for (int j = 0; j < 6; j++) mean[j] /= cluster.mass;
+    for (int j = 0; j < 6; j++) rest[c].quad_mean[j] = (float)mean[j];
+    // q~ = D u~ with D = diag(s, s, s, s^2 x 6): pinv of the scaled moments, scaled back by D^-1
+    sm_real m99[81] = {0};
+    for (int k = begin; k < end; k++) {
+        const sm_real m = position[member_particle[k]].w;
+        const float4 qf = member_q[k];
+        const sm_real q[3] = {qf.x, qf.y, qf.z};
+        sm_real u[9];
+        sm_scaled_terms(q, mean, inv, u);
+        for (int i = 0; i < 9; i++)
+            for (int j = 0; j < 9; j++) m99[i * 9 + j] += m * u[i] * u[j];
+    }
+    sm_sym_pinv_r(9, m99, pinv);
+    // w = ~A_qq q~ = D^-1 pinv D^-1 q~ = D^-1 pinv u
+    for (int k = begin; k < end; k++) {
+        const float4 qf = member_q[k];
+        const sm_real q[3] = {qf.x, qf.y, qf.z};
+        sm_real u[9];
+        sm_scaled_terms(q, mean, inv, u);
+        for (int i = 0; i < 9; i++) {
+            sm_real s = 0;
+            for (int j = 0; j < 9; j++) s += pinv[i * 9 + j] * u[j];
+            member_w[k].w[i] = (float)(s * (i < 3 ? inv : inv * inv));
+        }
+    }
+}

@@ -1,0 +1,181 @@
+/* Small linear algebra for the kernels, in the formulas of the CPU reference
+ * (host/src/math3.c): 3x3 products, the symmetric Jacobi eigen-solver, the symmetric
+ * pseudo-inverse and Horn's closest rotation. Matrices are row-major private arrays. */
+#ifndef SM_MATH_H
+#define SM_MATH_H
+
+#include "sm_shared.h"
+
+/* Precision of the rare rest-data refresh after a plastic update: double where the device
+ * has it (the pseudo-inverse threshold is then the reference's), else float. */
+#ifdef SM_K_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+typedef double sm_real;
+#define SM_REAL_EPSILON DBL_EPSILON
+#define SM_PINV_THRESHOLD 1e-9
+#else
+typedef float sm_real;
+#define SM_REAL_EPSILON FLT_EPSILON
+#define SM_PINV_THRESHOLD 1e-6f
+#endif
+
+inline void sm_load_mat3(__global const sm_k_mat3 *s, float *a)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) a[i * 3 + j] = s->m[i][j];
+}
+
+inline void sm_store_mat3(__global sm_k_mat3 *s, const float *a)
+{
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++) s->m[i][j] = a[i * 3 + j];
+        s->m[i][3] = 0.0f;
+    }
+}
+
+/// out = a b
+inline void sm_mul3(const float *a, const float *b, float *out)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            out[i * 3 + j] = a[i * 3 + 0] * b[0 * 3 + j] + a[i * 3 + 1] * b[1 * 3 + j] + a[i * 3 + 2] * b[2 * 3 + j];
+}
+
+/// out = a^T b
+inline void sm_mul3_tn(const float *a, const float *b, float *out)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            out[i * 3 + j] = a[0 * 3 + i] * b[0 * 3 + j] + a[1 * 3 + i] * b[1 * 3 + j] + a[2 * 3 + i] * b[2 * 3 + j];
+}
+
+inline float sm_det3(const float *a)
+{
+    return a[0] * (a[4] * a[8] - a[5] * a[7]) - a[1] * (a[3] * a[8] - a[5] * a[6]) + a[2] * (a[3] * a[7] - a[4] * a[6]);
+}
+
+/// Squared Frobenius norm.
+inline float sm_norm2_3(const float *a)
+{
+    float s = 0.0f;
+    for (int i = 0; i < 9; i++) s += a[i] * a[i];
+    return s;
+}
+
+/* Cyclic Jacobi eigen-decomposition of the symmetric n x n matrix a (n <= 9), as in
+ * sm_sym_eigen of the reference: values get the eigenvalues, the columns of vectors the
+ * eigenvectors; a is overwritten. Written once for float and once for sm_real. */
+#define SM_DEFINE_SYM_EIGEN(NAME, T, EPSILON)                                                            \
+    inline void NAME(int n, T *a, T *values, T *vectors)                                                 \
+    {                                                                                                    \
+        T scale = 0;                                                                                     \
+        for (int i = 0; i < n * n; i++) scale = fmax(scale, fabs(a[i]));                                 \
+        if (!(scale > 0) || !isfinite(scale)) scale = 1;                                                 \
+        for (int i = 0; i < n * n; i++) a[i] /= scale;                                                   \
+        for (int i = 0; i < n; i++)                                                                      \
+            for (int j = 0; j < n; j++) vectors[i * n + j] = (i == j) ? 1 : 0;                           \
+        for (int sweep = 0; sweep < 32; sweep++) {                                                       \
+            T off = 0, total = 0;                                                                        \
+            for (int i = 0; i < n; i++)                                                                  \
+                for (int j = 0; j < n; j++) {                                                            \
+                    T e = a[i * n + j] * a[i * n + j];                                                   \
+                    total += e;                                                                          \
+                    if (i != j) off += e;                                                                \
+                }                                                                                        \
+            if (!(off > EPSILON * EPSILON * total)) break;                                               \
+            for (int p = 0; p < n - 1; p++)                                                              \
+                for (int q = p + 1; q < n; q++) {                                                        \
+                    T apq = a[p * n + q];                                                                \
+                    if (apq == 0) continue;                                                              \
+                    T theta = (a[q * n + q] - a[p * n + p]) / (2 * apq);                                 \
+                    T t = (theta >= 0 ? (T)1 : (T)-1) / (fabs(theta) + sqrt(theta * theta + 1));          \
+                    T c = 1 / sqrt(t * t + 1), s = t * c;                                                \
+                    for (int k = 0; k < n; k++) {                                                        \
+                        T akp = a[k * n + p], akq = a[k * n + q];                                        \
+                        a[k * n + p] = c * akp - s * akq;                                                \
+                        a[k * n + q] = s * akp + c * akq;                                                \
+                    }                                                                                    \
+                    for (int k = 0; k < n; k++) {                                                        \
+                        T apk = a[p * n + k], aqk = a[q * n + k];                                        \
+                        a[p * n + k] = c * apk - s * aqk;                                                \
+                        a[q * n + k] = s * apk + c * aqk;                                                \
+                    }                                                                                    \
+                    a[p * n + q] = a[q * n + p] = 0;                                                     \
+                    for (int k = 0; k < n; k++) {                                                        \
+                        T vkp = vectors[k * n + p], vkq = vectors[k * n + q];                            \
+                        vectors[k * n + p] = c * vkp - s * vkq;                                          \
+                        vectors[k * n + q] = s * vkp + c * vkq;                                          \
+                    }                                                                                    \
+                }                                                                                        \
+        }                                                                                                \
+        for (int i = 0; i < n; i++) values[i] = a[i * n + i] * scale;                                    \
+    }
+
+SM_DEFINE_SYM_EIGEN(sm_sym_eigen_f, float, FLT_EPSILON)
+#ifdef SM_K_FP64
+SM_DEFINE_SYM_EIGEN(sm_sym_eigen_r, double, DBL_EPSILON)
+#else
+#define sm_sym_eigen_r sm_sym_eigen_f
+#endif
+
+/// Symmetric pseudo-inverse of the n x n matrix a (overwritten), as sm_sym_pinv of the
+/// reference: eigenvalues not positive or below SM_PINV_THRESHOLD times the largest count as zero.
+inline int sm_sym_pinv_r(int n, sm_real *a, sm_real *out)
+{
+    sm_real values[9], vectors[81];
+    sm_sym_eigen_r(n, a, values, vectors);
+    sm_real largest = 0;
+    for (int k = 0; k < n; k++) largest = fmax(largest, values[k]);
+    for (int i = 0; i < n * n; i++) out[i] = 0;
+    int rank = 0;
+    for (int k = 0; k < n; k++) {
+        if (!(values[k] > 0) || values[k] < SM_PINV_THRESHOLD * largest) continue;
+        rank++;
+        sm_real inv = 1 / values[k];
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) out[i * n + j] += vectors[i * n + k] * vectors[j * n + k] * inv;
+    }
+    return rank;
+}
+
+/// The rotation matrix of the unit quaternion q = (x, y, z, w), w the scalar part.
+inline void sm_quat_to_mat3(float4 q, float *r)
+{
+    float w = q.w, x = q.x, y = q.y, z = q.z;
+    r[0] = 1 - 2 * (y * y + z * z), r[1] = 2 * (x * y - w * z), r[2] = 2 * (x * z + w * y);
+    r[3] = 2 * (x * y + w * z), r[4] = 1 - 2 * (x * x + z * z), r[5] = 2 * (y * z - w * x);
+    r[6] = 2 * (x * z - w * y), r[7] = 2 * (y * z + w * x), r[8] = 1 - 2 * (x * x + y * y);
+}
+
+/// Hamilton product a b: the rotation of b followed by that of a.
+inline float4 sm_quat_mul(float4 a, float4 b)
+{
+    return (float4)(a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y, a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
+                     a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w, a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z);
+}
+
+/// Horn (1987): the unit quaternion of the proper rotation maximising trace(R^T a) is the
+/// eigenvector of the largest eigenvalue of the 4x4 matrix n below; never a reflection.
+inline float4 sm_closest_rotation_quat(const float *a)
+{
+    float sxx = a[0], syx = a[1], szx = a[2];
+    float sxy = a[3], syy = a[4], szy = a[5];
+    float sxz = a[6], syz = a[7], szz = a[8];
+    float n[16] = {
+        sxx + syy + szz, syz - szy,        szx - sxz,        sxy - syx,
+        syz - szy,       sxx - syy - szz,  sxy + syx,        szx + sxz,
+        szx - sxz,       sxy + syx,        -sxx + syy - szz, syz + szy,
+        sxy - syx,       szx + sxz,        syz + szy,        -sxx - syy + szz,
+    };
+    float values[4], vectors[16];
+    sm_sym_eigen_f(4, n, values, vectors);
+    int best = 0;
+    for (int k = 1; k < 4; k++)
+        if (values[k] > values[best]) best = k;
+    float4 q = (float4)(vectors[1 * 4 + best], vectors[2 * 4 + best], vectors[3 * 4 + best], vectors[0 * 4 + best]);
+    float norm = length(q);
+    if (!(norm > 0.0f) || !isfinite(norm)) return (float4)(0.0f, 0.0f, 0.0f, 1.0f);
+    return q / norm;
+}
+
+#endif

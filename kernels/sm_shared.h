@@ -1,0 +1,83 @@
+/* What crosses the host-device boundary: constants and packed structs, included by the host
+ * C code and by every kernel. Only 4-byte scalars and 4-wide vectors cross, so each struct has
+ * the same layout on both sides; the host checks the sizes with _Static_assert. */
+#ifndef SM_SHARED_H
+#define SM_SHARED_H
+
+#ifdef __OPENCL_VERSION__
+typedef int sm_int;
+typedef float sm_float;
+#else
+#include <stdint.h>
+typedef int32_t sm_int;
+typedef float sm_float;
+#endif
+
+/* Positions are double-float pairs: position (x, y, z, mass) holds the float nearest to each
+ * coordinate and position_lo the float nearest to the remainder, so that a position keeps about
+ * 48 bits wherever it is. Float alone loses a step's small motions to rounding far from the
+ * origin (at 100 m its spacing is 8e-6 m), and stiff objects amplify that rounding over
+ * substeps. The kernels form every difference of positions (p = x - x_cm, g - x) from the
+ * pairs, so only the small differences are rounded to float. Cluster centres are likewise an
+ * anchor (a member's position) plus a small offset. */
+
+/* Modes, equal to the public sm_mode values. */
+#define SM_K_MODE_RIGID 0
+#define SM_K_MODE_LINEAR 1
+#define SM_K_MODE_QUADRATIC 2
+
+/* Object flags. */
+#define SM_K_VOLUME 1  /* divide the linear fit by cbrt(det) */
+#define SM_K_CAP 2     /* soft deformation cap */
+#define SM_K_PLASTIC 4 /* plastic rest-shape update */
+
+/* Below this det(A) the volume-preserved fit is replaced by R (algorithm.md step 3). */
+#define SM_K_DET_MIN 1e-6f
+/* A plastic update whose det(S_p) is at most this is skipped (it would flip the rest shape). */
+#define SM_K_PLASTIC_DET_MIN 1e-12f
+
+/// Per-object parameters (64 bytes).
+typedef struct sm_k_object {
+    sm_int mode, flags, first_particle, particle_count;
+    sm_float alpha, tau, beta, damping; /* tau > 0: alpha = min(1, h / tau) */
+    sm_float cap_soft, cap_hard;
+    sm_float plastic_yield, plastic_creep, plastic_max;
+    sm_float unused[3];
+} sm_k_object;
+
+/// Per-cluster constants (32 bytes): memberships [first_member, first_member + member_count).
+typedef struct sm_k_cluster {
+    sm_int first_member, member_count, object;
+    sm_float mass;  /* M_c, kg */
+    sm_int anchor;  /* the member particle nearest the rest centre: the centre's anchor */
+    sm_int unused[3];
+} sm_k_cluster;
+
+/// A 3x3 matrix, row-major, one row per 4-float group (48 bytes; the fourth column is unused).
+typedef struct sm_k_mat3 {
+    sm_float m[3][4];
+} sm_k_mat3;
+
+/// A 3x9 matrix, row-major (108 bytes): the quadratic moments and goal transforms.
+typedef struct sm_k_mat39 {
+    sm_float m[3][9];
+} sm_k_mat39;
+
+/// Per-cluster rest data that plasticity changes (80 bytes): A_qq and the means a1..a6 of the
+/// quadratic terms.
+typedef struct sm_k_cluster_rest {
+    sm_k_mat3 aqq;
+    sm_float quad_mean[6];
+    sm_float unused[2];
+} sm_k_cluster_rest;
+
+/// The quadratic fit weights ~A_qq q~ of one membership (36 bytes), quadratic clusters only.
+/// With them the fit ~A = ~A_pq ~A_qq is computed as sum m p w^T: the same matrix, but the
+/// ill-conditioned ~A_qq is applied in double on the host (or in the plasticity pass) instead
+/// of being rounded to float and multiplied on the device, which for long, thin clusters loses
+/// up to its condition number in accuracy.
+typedef struct sm_k_weights {
+    sm_float w[9];
+} sm_k_weights;
+
+#endif

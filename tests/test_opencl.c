@@ -1,0 +1,442 @@
+/* The OpenCL pipeline computes the CPU reference's step: every kernel compiles, each pass
+ * matches the reference's pass on the same input (with the outputs poisoned beforehand, so an
+ * element the kernel forgets shows as NaN), whole steps agree within 1e-5 of the scene's size
+ * for every mode, two runs are bit-identical, and the state survives every way in and out.
+ * Runs on whatever OpenCL device is chosen by default ($SM_DEVICE); fails if there is none. */
+#include "cpu/cpu_passes.h"
+#include "math3.h"
+#include "opencl/cl_internal.h"
+#include "support.h"
+
+#include <stdlib.h>
+
+/// One world with an object per feature of the step: every mode, volume preservation on and
+/// off, the cap, tau, plasticity in linear and quadratic mode, fixed particles, a force, a long
+/// thin quadratic stick, overlapping clusters, and a ground the lowest objects reach.
+static const char *const features_scene =
+    "{\"dt\": 0.0166666667, \"substeps\": 2, \"gravity\": [0, -9.81, 0],"
+    " \"ground\": {\"height\": 0.05, \"restitution\": 0.4, \"friction\": 0.3}, \"objects\": ["
+    " {\"shape\": \"box\", \"resolution\": [4, 4, 4], \"position\": [0, 0.5, 0], \"rotation\": [10, 20, 30],"
+    "  \"mode\": \"rigid\", \"clusters\": {\"grid\": [2, 2, 2], \"overlap\": 0.5}, \"angular_velocity\": [0, 3, 1]},"
+    " {\"shape\": \"box\", \"resolution\": [4, 3, 5], \"position\": [2, 0.5, 0], \"mode\": \"linear\", \"beta\": 0.8,"
+    "  \"cap\": {\"enabled\": true, \"soft\": 3.2, \"hard\": 4}, \"damping\": 0.5, \"fixed\": [0, 1], \"force\": [3, 0, 0]},"
+    " {\"shape\": \"sphere\", \"radius\": 0.5, \"spacing\": 0.2, \"position\": [4, 0.6, 0], \"mode\": \"linear\","
+    "  \"volume_preservation\": false, \"tau\": 0.05, \"clusters\": {\"grid\": [2, 2, 1]}},"
+    " {\"shape\": \"box\", \"resolution\": [5, 4, 4], \"position\": [0, 0.6, 2], \"mode\": \"quadratic\", \"beta\": 0.7,"
+    "  \"clusters\": {\"grid\": [2, 1, 1], \"overlap\": 0.3}},"
+    " {\"shape\": \"box\", \"resolution\": [4, 4, 4], \"position\": [2, 0.6, 2], \"mode\": \"linear\","
+    "  \"plasticity\": {\"enabled\": true, \"yield\": 0.01, \"creep\": 20, \"max\": 0.4}},"
+    " {\"shape\": \"box\", \"resolution\": [4, 4, 4], \"position\": [4, 0.6, 2], \"mode\": \"quadratic\","
+    "  \"plasticity\": {\"enabled\": true, \"yield\": 0.01, \"creep\": 20, \"max\": 0.4}},"
+    " {\"shape\": \"capsule\", \"radius\": 0.1, \"length\": 1.6, \"spacing\": 0.05, \"position\": [2, 1.5, 4],"
+    "  \"mode\": \"quadratic\", \"alpha\": 1, \"beta\": 0.7}"
+    "]}";
+
+static sm_world *make_world(const char *json, sm_backend backend)
+{
+    sm_scene *scene = NULL;
+    sm_world *world = NULL;
+    ENSURE_OK(sm_scene_load_string(json, "test", &scene));
+    if (scene) ENSURE_OK(create_world(scene, backend, &world));
+    sm_scene_destroy(scene);
+    return world;
+}
+
+/// Diagonal of the bounding box of the world's rest positions.
+static double world_scale(const sm_world *world)
+{
+    int32_t n = sm_world_get_counts(world).particles;
+    double *x = get_rest_positions(world);
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int32_t i = 0; i < n; i++)
+        for (int a = 0; a < 3; a++) lo[a] = fmin(lo[a], x[3 * i + a]), hi[a] = fmax(hi[a], x[3 * i + a]);
+    free(x);
+    return sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) + (hi[2] - lo[2]) * (hi[2] - lo[2]));
+}
+
+/// Moves the reference world away from rest: a few steps, then every object scrambled.
+static void deform(sm_world *world, double fraction, uint64_t seed)
+{
+    rng r = {seed};
+    for (int s = 0; s < 10; s++) ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 2));
+    for (int32_t o = 0; o < sm_world_get_counts(world).objects; o++) scramble(world, o, fraction, &r);
+}
+
+/// `count` floats of a device buffer starting at float `first`.
+static float *read_floats(sm_world *world, cl_mem buffer, size_t count)
+{
+    float *out = malloc(sizeof(float) * (count > 0 ? count : 1));
+    cl_int status = clEnqueueReadBuffer(world->cl->queue, buffer, CL_TRUE, 0, sizeof(float) * count, out, 0, NULL, NULL);
+    if (status != CL_SUCCESS) {
+        fprintf(stderr, "reading a device buffer failed: %s\n", sm_cl_error_name(status));
+        sm_test_failures++;
+    }
+    return out;
+}
+
+/// The largest difference between device values and reference values (NaN counts as infinite),
+/// with the largest reference magnitude in *magnitude.
+typedef struct difference {
+    double largest, magnitude;
+} difference;
+
+static void note(difference *d, double device, double reference)
+{
+    double e = fabs(device - reference);
+    if (!(e <= INFINITY)) e = INFINITY;
+    d->largest = fmax(d->largest, e);
+    d->magnitude = fmax(d->magnitude, fabs(reference));
+}
+
+static void report(const char *what, difference d, double tolerance)
+{
+    printf("  %-34s max |device - reference| = %.3e (tolerance %.1e, values up to %.3g)\n", what, d.largest, tolerance,
+           d.magnitude);
+    if (!(d.largest <= tolerance)) {
+        fprintf(stderr, "  %s: %.3e exceeds %.1e\n", what, d.largest, tolerance);
+        sm_test_failures++;
+    }
+}
+
+/// Puts the reference's whole state (including this step's cluster state so far) on the device.
+static void load_reference(sm_world *device, const sm_world *reference)
+{
+    ENSURE_OK(sm_world_copy_state(device, reference));
+    ENSURE_OK(sm_cl_push(device));
+}
+
+/// A float4 device buffer against reference vectors; `lo` (may be NULL) holds the low halves
+/// of double-float pairs (positions, centres).
+static void compare_vec4(sm_world *device, cl_mem buffer, cl_mem lo, const sm_vec3 *reference, int32_t n,
+                         const char *what, double tolerance)
+{
+    float *v = read_floats(device, buffer, 4 * (size_t)n);
+    float *l = lo ? read_floats(device, lo, 4 * (size_t)n) : NULL;
+    difference d = {0};
+    for (int32_t i = 0; i < n; i++)
+        for (int a = 0; a < 3; a++) note(&d, (double)v[4 * i + a] + (l ? l[4 * i + a] : 0.0), v3_get(reference[i], a));
+    free(v), free(l);
+    report(what, d, tolerance);
+}
+
+/// A per-cluster device buffer whose records (of `stride` floats) start with an sm_k_mat3,
+/// against the reference's matrix at `offset` in each cluster record.
+static void compare_mat3(sm_world *device, cl_mem buffer, size_t stride, const sm_world *reference, size_t offset,
+                         const char *what, double relative)
+{
+    const int32_t c = reference->cluster_count;
+    float *m = read_floats(device, buffer, stride * (size_t)c);
+    difference d = {0};
+    for (int32_t k = 0; k < c; k++) {
+        const sm_mat3 *r = (const sm_mat3 *)((const char *)&reference->clusters[k] + offset);
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) note(&d, m[stride * (size_t)k + 4 * i + j], r->m[i][j]);
+    }
+    free(m);
+    report(what, d, relative * fmax(1.0, d.magnitude));
+}
+
+/// Every pass of one step, each from the reference's state before it.
+static void each_pass_matches_reference(void)
+{
+    sm_world *reference = make_world(features_scene, SM_BACKEND_CPU);
+    sm_world *device = make_world(features_scene, SM_BACKEND_OPENCL);
+    if (!reference || !device) return;
+    deform(reference, 0.15, 7);
+    const double scale = world_scale(reference), h = 1.0 / 120.0;
+    const int32_t n = reference->particle_count, c = reference->cluster_count, k = reference->membership_count;
+    sm_cl_buffers *b = &device->cl->buffers;
+    ENSURE_OK(sm_world_update_map(reference));
+    printf("each pass against the reference (%d particles, %d clusters, scale %.3g m):\n", n, c, scale);
+
+    for (int round = 0; round < 3; round++) { // several steps, so plasticity has yielded clusters
+        // 1. cluster moments
+        load_reference(device, reference);
+        ENSURE_OK(sm_cl_poison_outputs(device, SM_PASS_CLUSTER_MOMENTS));
+        ENSURE_OK(sm_cl_run_pass(device, SM_PASS_CLUSTER_MOMENTS, h));
+        sm_cpu_cluster_moments(reference);
+        sm_vec3 *centers = malloc(sizeof *centers * (size_t)c);
+        for (int32_t i = 0; i < c; i++) centers[i] = reference->clusters[i].center;
+        compare_vec4(device, b->center, b->center_offset, centers, c, "cluster centres x_cm (m)", 1e-7 * scale);
+        free(centers);
+        compare_mat3(device, b->apq, 12, reference, offsetof(sm_cluster, apq), "A_pq (relative)", 1e-5);
+        float *fit = read_floats(device, b->fit9, 27 * (size_t)c);
+        difference d = {0};
+        for (int32_t i = 0; i < c; i++) {
+            const sm_cluster *cl = &reference->clusters[i];
+            if (reference->objects[cl->object].mode != SM_MODE_QUADRATIC) continue;
+            for (int r = 0; r < 3; r++)
+                for (int s = 0; s < 9; s++) {
+                    double sum = 0.0;
+                    for (int t = 0; t < 9; t++) sum += cl->apq9[r][t] * cl->aqq9[t][s];
+                    note(&d, fit[27 * i + 9 * r + s], sum);
+                }
+        }
+        free(fit);
+        report("quadratic fit ~A_pq ~A_qq (relative)", d, 1e-5 * fmax(1.0, d.magnitude));
+
+        // 2. rotation (the warm start is poisoned too: it starts cold and must still agree)
+        load_reference(device, reference);
+        ENSURE_OK(sm_cl_poison_outputs(device, SM_PASS_ROTATION));
+        ENSURE_OK(sm_cl_run_pass(device, SM_PASS_ROTATION, h));
+        sm_cpu_rotation(reference);
+        compare_mat3(device, b->rotation, 12, reference, offsetof(sm_cluster, rotation), "R", 1e-5);
+
+        // 3. goal transform
+        load_reference(device, reference);
+        ENSURE_OK(sm_cl_poison_outputs(device, SM_PASS_GOAL_TRANSFORM));
+        ENSURE_OK(sm_cl_run_pass(device, SM_PASS_GOAL_TRANSFORM, h));
+        sm_cpu_goal_transform(reference);
+        compare_mat3(device, b->linear_fit, 12, reference, offsetof(sm_cluster, linear_fit), "A_lin = A_pq A_qq (relative)", 1e-5);
+        float *t = read_floats(device, b->transform, 27 * (size_t)c);
+        d = (difference){0};
+        for (int32_t i = 0; i < c; i++)
+            for (int r = 0; r < 3; r++)
+                for (int s = 0; s < 9; s++) note(&d, t[27 * i + 9 * r + s], reference->clusters[i].transform[r][s]);
+        free(t);
+        report("goal transform T (relative)", d, 1e-5 * fmax(1.0, d.magnitude));
+
+        // 4-8. blending and integration
+        load_reference(device, reference);
+        ENSURE_OK(sm_cl_poison_outputs(device, SM_PASS_BLEND_INTEGRATE));
+        ENSURE_OK(sm_cl_run_pass(device, SM_PASS_BLEND_INTEGRATE, h));
+        sm_cpu_blend_integrate(reference, h);
+        compare_vec4(device, b->goal, NULL, reference->goal, n, "blended goals g (m)", 1e-6 * scale);
+        compare_vec4(device, b->velocity, NULL, reference->velocity, n, "velocities after blending (m/s)", 1e-6 * scale / h);
+        compare_vec4(device, b->position, b->position_lo, reference->position, n, "positions after blending (m)", 1e-7 * scale);
+
+        // 9. ground (in place: nothing to poison)
+        int32_t below = 0;
+        for (int32_t i = 0; i < n; i++) below += reference->position[i].y < reference->def.ground.height;
+        ENSURE(round > 0 || below > 0); // the scene reaches the ground, so the pass has work
+        load_reference(device, reference);
+        ENSURE_OK(sm_cl_run_pass(device, SM_PASS_GROUND, h));
+        sm_cpu_ground(reference);
+        compare_vec4(device, b->velocity, NULL, reference->velocity, n, "velocities after the ground (m/s)", 1e-6 * scale / h);
+        compare_vec4(device, b->position, b->position_lo, reference->position, n, "positions after the ground (m)", 1e-7 * scale);
+
+        // 10. plasticity (in place: S_p and the rest data of the clusters that yield)
+        load_reference(device, reference);
+        ENSURE_OK(sm_cl_run_pass(device, SM_PASS_PLASTICITY, h));
+        sm_cpu_plasticity(reference, h);
+        compare_mat3(device, b->plastic, 12, reference, offsetof(sm_cluster, plastic), "plastic state S_p", 1e-5);
+        compare_vec4(device, b->member_q, NULL, reference->member_q, k, "rest offsets q = S_p (x0 - x0_cm) (m)", 1e-6 * scale);
+        compare_mat3(device, b->cluster_rest, sizeof(sm_k_cluster_rest) / sizeof(float), reference,
+                     offsetof(sm_cluster, aqq), "A_qq (relative)", 1e-5);
+        // the quadratic means and the weights w = ~A_qq q~ of the quadratic clusters
+        float *rest = read_floats(device, b->cluster_rest, sizeof(sm_k_cluster_rest) / sizeof(float) * (size_t)c);
+        float *w = read_floats(device, b->member_w, 9 * (size_t)k);
+        difference means = {0}, weights = {0};
+        for (int32_t i = 0; i < c; i++) {
+            const sm_cluster *cl = &reference->clusters[i];
+            if (reference->objects[cl->object].mode != SM_MODE_QUADRATIC) continue;
+            const sm_k_cluster_rest *r = (const sm_k_cluster_rest *)rest + i;
+            for (int j = 0; j < 6; j++) note(&means, r->quad_mean[j], cl->quad_mean[j]);
+            for (int32_t j = cl->first_member; j < cl->first_member + cl->member_count; j++) {
+                double qt[9];
+                sm_quadratic_terms(reference->member_q[j], cl->quad_mean, qt);
+                for (int a = 0; a < 9; a++) {
+                    double sum = 0.0;
+                    for (int t = 0; t < 9; t++) sum += cl->aqq9[a][t] * qt[t];
+                    note(&weights, w[9 * (size_t)j + a], sum);
+                }
+            }
+        }
+        free(rest), free(w);
+        report("quadratic means a1..a6 (m^2)", means, 1e-6 * scale * scale);
+        report("quadratic weights ~A_qq q~ (relative)", weights, 1e-5 * fmax(1.0, weights.magnitude));
+    }
+    sm_world_destroy(reference);
+    sm_world_destroy(device);
+}
+
+/// One step (a frame of substeps) on the device from the reference's state lands within 1e-5
+/// of the scene's diagonal of where the reference's step lands, for every mode and option.
+static void single_steps_agree_for_every_mode(void)
+{
+    static const char *const variants[] = {
+        "\"mode\": \"rigid\"",
+        "\"mode\": \"linear\"",
+        "\"mode\": \"linear\", \"volume_preservation\": false",
+        "\"mode\": \"linear\", \"cap\": {\"enabled\": true, \"soft\": 3.1, \"hard\": 3.5}",
+        "\"mode\": \"linear\", \"plasticity\": {\"enabled\": true, \"yield\": 0.02, \"creep\": 10}",
+        "\"mode\": \"quadratic\"",
+        "\"mode\": \"quadratic\", \"volume_preservation\": false, \"beta\": 1",
+        "\"mode\": \"quadratic\", \"cap\": {\"enabled\": true, \"soft\": 3.1, \"hard\": 3.5}",
+        "\"mode\": \"quadratic\", \"plasticity\": {\"enabled\": true, \"yield\": 0.02, \"creep\": 10}",
+    };
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+        char json[1024];
+        snprintf(json, sizeof json,
+                 "{\"substeps\": 4, \"ground\": {\"height\": 0}, \"objects\": [{\"shape\": \"box\", \"resolution\": [5, 4, 4],"
+                 " \"position\": [0, 0.6, 0], \"clusters\": {\"grid\": [2, 2, 1], \"overlap\": 0.4}, \"damping\": 0.2, %s}]}",
+                 variants[v]);
+        sm_world *reference = make_world(json, SM_BACKEND_CPU), *device = make_world(json, SM_BACKEND_OPENCL);
+        if (!reference || !device) return;
+        const double scale = world_scale(reference);
+        const int32_t n = reference->particle_count;
+        rng r = {v + 1};
+        scramble(reference, 0, 0.1, &r);
+        double worst = 0.0;
+        double *x_ref = malloc(sizeof(double) * 3 * (size_t)n), *x_dev = malloc(sizeof(double) * 3 * (size_t)n);
+        for (int s = 0; s < 40; s++) {
+            ENSURE_OK(sm_world_copy_state(device, reference));
+            ENSURE_OK(sm_world_step(device, 1.0 / 60.0, 4));
+            ENSURE_OK(sm_world_step(reference, 1.0 / 60.0, 4));
+            sm_world_get_positions(reference, 0, n, x_ref);
+            sm_world_get_positions(device, 0, n, x_dev);
+            for (int32_t i = 0; i < n; i++) {
+                double e = sqrt((x_ref[3 * i] - x_dev[3 * i]) * (x_ref[3 * i] - x_dev[3 * i]) +
+                                (x_ref[3 * i + 1] - x_dev[3 * i + 1]) * (x_ref[3 * i + 1] - x_dev[3 * i + 1]) +
+                                (x_ref[3 * i + 2] - x_dev[3 * i + 2]) * (x_ref[3 * i + 2] - x_dev[3 * i + 2])) / scale;
+                worst = e <= worst ? worst : (e <= INFINITY ? e : INFINITY);
+            }
+        }
+        printf("  %-96s single-step error %.3e\n", variants[v], worst);
+        ENSURE_SMALL(worst, 1e-5);
+        free(x_ref), free(x_dev);
+        sm_world_destroy(reference), sm_world_destroy(device);
+    }
+}
+
+/// FNV-1a over the bytes of the positions and velocities.
+static uint64_t state_hash(const sm_world *world)
+{
+    int32_t n = sm_world_get_counts(world).particles;
+    double *x = get_positions(world), *v = get_velocities(world);
+    uint64_t h = 0xcbf29ce484222325ull;
+    const unsigned char *bytes[2] = {(const unsigned char *)x, (const unsigned char *)v};
+    for (int a = 0; a < 2; a++)
+        for (size_t i = 0; i < sizeof(double) * 3 * (size_t)n; i++) h = (h ^ bytes[a][i]) * 0x100000001b3ull;
+    free(x), free(v);
+    return h;
+}
+
+/// Two runs of a chaotic scene (scrambled, overlapping clusters, ground contact) on one device
+/// give bit-identical positions and velocities: no float atomics, one summation order.
+static void runs_are_bit_identical(void)
+{
+    uint64_t hashes[2] = {0, 0};
+    for (int run = 0; run < 2; run++) {
+        sm_world *world = make_world(features_scene, SM_BACKEND_OPENCL);
+        if (!world) return;
+        rng r = {42};
+        for (int32_t o = 0; o < sm_world_get_counts(world).objects; o++) scramble(world, o, 0.3, &r);
+        for (int s = 0; s < 200; s++) ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 2));
+        ENSURE(!world_has_nan(world));
+        hashes[run] = state_hash(world);
+        sm_world_destroy(world);
+    }
+    printf("  state hash after 200 steps: %016llx and %016llx\n", (unsigned long long)hashes[0], (unsigned long long)hashes[1]);
+    ENSURE(hashes[0] == hashes[1]);
+}
+
+/// Nothing is lost between host and device: edits after stepping reach the device, objects
+/// added after stepping keep the stepped state, and copying a state back and forth is exact.
+static void state_survives_every_way_in_and_out(void)
+{
+    const char *json = "{\"objects\": [{\"shape\": \"box\", \"mode\": \"quadratic\", \"clusters\": {\"grid\": [2, 1, 1]}}]}";
+    sm_world *device = make_world(json, SM_BACKEND_OPENCL), *host = make_world(json, SM_BACKEND_CPU);
+    if (!device || !host) return;
+    ENSURE(strcmp(sm_world_backend_name(device), "opencl") == 0);
+    ENSURE(strlen(sm_world_device_name(device)) > 0);
+    for (int s = 0; s < 5; s++) ENSURE_OK(sm_world_step(device, 1.0 / 60.0, 1));
+    const int32_t n = sm_world_get_counts(device).particles;
+    double *x = get_positions(device);
+    ENSURE(x[1] < -0.001); // it fell
+
+    // positions written after stepping are what the device steps from
+    for (int32_t i = 0; i < 3 * n; i++) x[i] += 10.0;
+    ENSURE_OK(sm_world_set_positions(device, 0, n, x));
+    double *y = get_positions(device);
+    for (int32_t i = 0; i < 3 * n; i++) ENSURE_SMALL(y[i] - x[i], 1e-5 * fabs(x[i]));
+    ENSURE_OK(sm_world_step(device, 1.0 / 60.0, 1));
+    free(y);
+    y = get_positions(device);
+    ENSURE_RANGE(y[0], x[0] - 0.1, x[0] + 0.1);
+    free(y);
+
+    // an object added after stepping: the first keeps its stepped state
+    double *before = get_positions(device);
+    sm_object_def od = sm_object_def_default();
+    od.position = (sm_vec3){0, 5, 0};
+    ENSURE_OK(sm_world_add_object(device, &od, NULL));
+    double *after = get_positions(device);
+    for (int32_t i = 0; i < 3 * n; i++) ENSURE_SMALL(after[i] - before[i], 1e-6 * fabs(before[i]));
+    ENSURE_SMALL(after[3 * n + 1] - (5.0 - 0.5), 1e-9); // the new box's first particle, at rest
+    ENSURE_OK(sm_world_step(device, 1.0 / 60.0, 1));
+    ENSURE(!world_has_nan(device));
+    free(before), free(after);
+
+    // device -> host -> device: the copy carries positions exactly (float values in doubles)
+    sm_object_def od2 = sm_object_def_default();
+    od2.position = (sm_vec3){0, 5, 0};
+    ENSURE_OK(sm_world_add_object(host, &od2, NULL));
+    ENSURE_OK(sm_world_copy_state(host, device));
+    double *xd = get_positions(device), *xh = get_positions(host);
+    ENSURE(memcmp(xd, xh, sizeof(double) * 3 * (size_t)sm_world_get_counts(host).particles) == 0);
+    free(xd), free(xh);
+
+    // a mismatched copy is refused
+    sm_world *other = make_world("{\"objects\": [{\"shape\": \"box\"}]}", SM_BACKEND_OPENCL);
+    ENSURE(sm_world_copy_state(other, device) == SM_ERROR_INVALID_ARGUMENT);
+    sm_world_destroy(other);
+
+    // a cluster's state is read from the device
+    sm_cluster_info info;
+    ENSURE_OK(sm_world_get_cluster(device, 0, &info));
+    ENSURE_SMALL(m3_det(info.rotation) - 1.0, 1e-5);
+    free(x);
+    sm_world_destroy(device), sm_world_destroy(host);
+}
+
+/// The joined sources build for the device with and without double precision, and each pass's
+/// kernel is found by name (a build from source, whatever the disk cache holds).
+static void every_kernel_compiles(void)
+{
+    sm_world *world = make_world("{\"objects\": [{\"shape\": \"box\"}]}", SM_BACKEND_OPENCL);
+    if (!world) return;
+    sm_cl_device *d = world->cl->device;
+    char *source = NULL;
+    ENSURE_OK(sm_cl_program_source(&source));
+    const char *variants[] = {"-cl-std=CL1.2", "-cl-std=CL1.2 -DSM_K_FP64=1"};
+    for (int v = 0; v < 2; v++) {
+        if (v == 1 && !d->fp64) continue;
+        cl_int status = CL_SUCCESS;
+        const char *sources[1] = {source};
+        cl_program program = clCreateProgramWithSource(d->context, 1, sources, NULL, &status);
+        ENSURE(status == CL_SUCCESS);
+        status = clBuildProgram(program, 1, &d->device, variants[v], NULL, NULL);
+        if (status != CL_SUCCESS) {
+            char log[8192] = "";
+            clGetProgramBuildInfo(program, d->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+            fprintf(stderr, "build with '%s' failed: %s\n%s\n", variants[v], sm_cl_error_name(status), log);
+            sm_test_failures++;
+        }
+        const char *names[] = {"sm_cluster_moments", "sm_rotation", "sm_goal_transform", "sm_blend_integrate", "sm_ground",
+                               "sm_plasticity"};
+        for (int k = 0; k < 6 && status == CL_SUCCESS; k++) {
+            cl_int kernel_status = CL_SUCCESS;
+            cl_kernel kernel = clCreateKernel(program, names[k], &kernel_status);
+            if (kernel_status != CL_SUCCESS) fprintf(stderr, "kernel %s: %s\n", names[k], sm_cl_error_name(kernel_status));
+            ENSURE(kernel_status == CL_SUCCESS);
+            if (kernel) clReleaseKernel(kernel);
+        }
+        printf("  built with '%s' for %s\n", variants[v], d->name);
+        clReleaseProgram(program);
+    }
+    free(source);
+    sm_world_destroy(world);
+}
+
+int main(int argc, char **argv)
+{
+    const sm_test_case tests[] = {
+        TEST(every_kernel_compiles),
+        TEST(each_pass_matches_reference),
+        TEST(single_steps_agree_for_every_mode),
+        TEST(runs_are_bit_identical),
+        TEST(state_survives_every_way_in_and_out),
+    };
+    return sm_test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
+}
