@@ -15,8 +15,10 @@ run | test) ;;
 esac
 cd "$(dirname "$0")/.."
 
-# compiler and build tools, the JSON library, and numpy for the trajectory checks in the tests
-packages=(build-essential cmake pkg-config libcjson-dev python3-numpy)
+# compiler and build tools, the JSON library, OpenCL (the ICD loader, headers, and PoCL, which
+# runs OpenCL on any CPU; a GPU's own OpenCL driver is used too when installed), and numpy for
+# the trajectory checks in the tests
+packages=(build-essential cmake pkg-config libcjson-dev ocl-icd-opencl-dev opencl-headers pocl-opencl-icd python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -45,6 +47,7 @@ cmake --build build -j "$jobs" > /dev/null
 
 if [ "$mode" = run ]; then
     ./build/shapematch info scenes/paper384.json | sed -n 1p
+    # the default backend: the first OpenCL GPU, else any OpenCL device (PoCL), else the CPU reference
     ./build/shapematch run scenes/paper384.json
 else
     ctest --test-dir build --output-on-failure -j "$jobs"
