@@ -382,6 +382,19 @@ static void state_survives_every_way_in_and_out(void)
     ENSURE(sm_world_copy_state(other, device) == SM_ERROR_INVALID_ARGUMENT);
     sm_world_destroy(other);
 
+    // an empty world steps (there is nothing to launch) and then takes objects
+    sm_world_def wd = sm_world_def_default();
+    wd.backend = SM_BACKEND_OPENCL;
+    sm_world *empty = NULL;
+    ENSURE_OK(sm_world_create(&wd, &empty));
+    if (empty) {
+        ENSURE_OK(sm_world_step(empty, 1.0 / 60.0, 2));
+        ENSURE_OK(sm_world_add_object(empty, &od, NULL));
+        ENSURE_OK(sm_world_step(empty, 1.0 / 60.0, 2));
+        ENSURE(!world_has_nan(empty));
+        sm_world_destroy(empty);
+    }
+
     // a cluster's state is read from the device
     sm_cluster_info info;
     ENSURE_OK(sm_world_get_cluster(device, 0, &info));

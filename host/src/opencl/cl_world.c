@@ -308,7 +308,7 @@ sm_result sm_cl_push(sm_world *world)
     for (int32_t o = 0; o < world->object_count; o++)
         for (int32_t i = 0; i < world->objects[o].particle_count; i++) ints[world->objects[o].first_particle + i] = o;
     PUT(b->particle_object, sizeof *ints, n, ints);
-    for (int32_t i = 0; i <= n; i++) ints[i] = world->particle_member_offsets[i];
+    for (int32_t i = 0; i <= n; i++) ints[i] = world->particle_member_offsets ? world->particle_member_offsets[i] : 0;
     PUT(b->particle_member_offsets, sizeof *ints, n + 1, ints);
     for (int32_t j = 0; j < k; j++) ints[j] = world->particle_members[j];
     PUT(b->particle_members, sizeof *ints, k, ints);
