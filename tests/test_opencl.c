@@ -165,12 +165,10 @@ static void each_pass_matches_reference(void)
         for (int32_t i = 0; i < c; i++) {
             const sm_cluster *cl = &reference->clusters[i];
             if (reference->objects[cl->object].mode != SM_MODE_QUADRATIC) continue;
+            double expected[3][9];
+            sm_cluster_quadratic_fit(cl, expected);
             for (int r = 0; r < 3; r++)
-                for (int s = 0; s < 9; s++) {
-                    double sum = 0.0;
-                    for (int t = 0; t < 9; t++) sum += cl->apq9[r][t] * cl->aqq9[t][s];
-                    note(&d, fit[27 * i + 9 * r + s], sum);
-                }
+                for (int s = 0; s < 9; s++) note(&d, fit[27 * i + 9 * r + s], expected[r][s]);
         }
         free(fit);
         report("quadratic fit ~A_pq ~A_qq (relative)", d, 1e-5 * fmax(1.0, d.magnitude));
@@ -233,13 +231,9 @@ static void each_pass_matches_reference(void)
             const sm_k_cluster_rest *r = (const sm_k_cluster_rest *)rest + i;
             for (int j = 0; j < 6; j++) note(&means, r->quad_mean[j], cl->quad_mean[j]);
             for (int32_t j = cl->first_member; j < cl->first_member + cl->member_count; j++) {
-                double qt[9];
-                sm_quadratic_terms(reference->member_q[j], cl->quad_mean, qt);
-                for (int a = 0; a < 9; a++) {
-                    double sum = 0.0;
-                    for (int t = 0; t < 9; t++) sum += cl->aqq9[a][t] * qt[t];
-                    note(&weights, w[9 * (size_t)j + a], sum);
-                }
+                double expected[9];
+                sm_cluster_quadratic_weights(reference, cl, j, expected);
+                for (int a = 0; a < 9; a++) note(&weights, w[9 * (size_t)j + a], expected[a]);
             }
         }
         free(rest), free(w);

@@ -260,6 +260,27 @@ void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster)
         for (int j = 0; j < 9; j++) cluster->aqq9[i][j] = d_inv[i] * p99[i * 9 + j] * d_inv[j];
 }
 
+void sm_cluster_quadratic_fit(const sm_cluster *cluster, double out[3][9])
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 9; j++) {
+            double sum = 0.0;
+            for (int k = 0; k < 9; k++) sum += cluster->apq9[i][k] * cluster->aqq9[k][j];
+            out[i][j] = sum;
+        }
+}
+
+void sm_cluster_quadratic_weights(const sm_world *world, const sm_cluster *cluster, int32_t k, double out[9])
+{
+    double qt[9];
+    sm_quadratic_terms(world->member_q[k], cluster->quad_mean, qt);
+    for (int i = 0; i < 9; i++) {
+        double sum = 0.0;
+        for (int j = 0; j < 9; j++) sum += cluster->aqq9[i][j] * qt[j];
+        out[i] = sum;
+    }
+}
+
 sm_result sm_world_update_map(sm_world *world)
 {
     if (!world->map_dirty) return SM_OK;

@@ -554,30 +554,15 @@ sm_result sm_scene_load_file(const char *path, sm_scene **out_scene)
 {
     if (!path || !out_scene) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_scene_load_file: path and out_scene must not be NULL");
     *out_scene = NULL;
-    FILE *file = fopen(path, "rb");
-    if (!file) return sm_fail(SM_ERROR_IO, "cannot open scene file %s: %s", path, strerror(errno));
-    size_t capacity = 1 << 16, used = 0;
-    char *text = malloc(capacity);
-    while (text) {
-        used += fread(text + used, 1, capacity - used - 1, file);
-        if (used < capacity - 1) break;
-        if (capacity >= ((size_t)1 << 30)) {
-            free(text), fclose(file);
-            return sm_fail(SM_ERROR_IO, "scene file %s is larger than 1 GiB", path);
-        }
-        char *grown = realloc(text, capacity * 2);
-        if (!grown) free(text);
-        text = grown;
-        capacity *= 2;
+    char *text = NULL;
+    size_t used = 0;
+    switch (sm_read_file(path, (size_t)1 << 30, &text, &used)) {
+    case SM_READ_OK: break;
+    case SM_READ_CANNOT_OPEN: return sm_fail(SM_ERROR_IO, "cannot open scene file %s: %s", path, strerror(errno));
+    case SM_READ_FAILED: return sm_fail(SM_ERROR_IO, "cannot read scene file %s", path);
+    case SM_READ_TOO_LARGE: return sm_fail(SM_ERROR_IO, "scene file %s is larger than 1 GiB", path);
+    case SM_READ_NO_MEMORY: return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory reading %s", path);
     }
-    bool failed = text && ferror(file);
-    fclose(file);
-    if (!text) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory reading %s", path);
-    if (failed) {
-        free(text);
-        return sm_fail(SM_ERROR_IO, "cannot read scene file %s", path);
-    }
-    text[used] = '\0';
     if (strlen(text) != used) {
         free(text);
         return sm_fail(SM_ERROR_SCENE, "%s: not a text file (it holds a NUL byte)", path);

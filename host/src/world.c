@@ -101,9 +101,7 @@ sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
     world->def.device = NULL; // the caller's string need not outlive this call
     world->backend_name = "cpu";
     if (def->backend != SM_BACKEND_CPU) {
-        world->def.device = def->device;
-        sm_result result = sm_cl_create(world);
-        world->def.device = NULL;
+        sm_result result = sm_cl_create(world, def->device);
         if (result == SM_OK) {
             world->backend_name = "opencl";
         } else if (def->backend == SM_BACKEND_OPENCL) {

@@ -87,6 +87,18 @@ sm_result sm_fail(sm_result code, const char *format, ...) __attribute__((format
 void sm_log(const sm_world *world, sm_log_level level, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* files.c */
+typedef enum sm_read_status {
+    SM_READ_OK,
+    SM_READ_CANNOT_OPEN, ///< fopen failed; errno says why
+    SM_READ_FAILED,      ///< a read failed (a directory, an I/O error)
+    SM_READ_TOO_LARGE,   ///< the file is larger than the limit
+    SM_READ_NO_MEMORY,
+} sm_read_status;
+/// Reads a whole file into *out (malloc'd, with a NUL appended; *out_size excludes it). Files
+/// of `limit` bytes or more are refused.
+sm_read_status sm_read_file(const char *path, size_t limit, char **out, size_t *out_size);
+
 /* clusters.c */
 /// Builds the grid clusters of an object from its local (unrotated) points: returns CSR lists
 /// in *out_offsets / *out_indices (malloc'd) and the count.
@@ -94,6 +106,10 @@ sm_result sm_clusters_from_grid(const sm_vec3 *local, int32_t count, const int32
                                 int32_t **out_offsets, int32_t **out_indices, int32_t *out_cluster_count);
 /// Recomputes q_k = S_p (x0_k - x0_cm), A_qq, ~A_qq and the quadratic means of one cluster.
 void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster);
+/// The quadratic fit ~A = ~A_pq ~A_qq = [A Q M] of a cluster's current moments.
+void sm_cluster_quadratic_fit(const sm_cluster *cluster, double out[3][9]);
+/// The weights w = ~A_qq q~ of membership k of a quadratic cluster: the fit is sum m p w^T.
+void sm_cluster_quadratic_weights(const sm_world *world, const sm_cluster *cluster, int32_t k, double out[9]);
 /// Rebuilds the particle-to-membership map if objects were added since.
 sm_result sm_world_update_map(sm_world *world);
 

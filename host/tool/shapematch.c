@@ -149,6 +149,23 @@ static bool parse_int(const char *text, long long lo, long long hi, long long *o
     return true;
 }
 
+/// Builds a loaded scene's world on `backend`; prints the error and returns false on failure.
+static bool create(const sm_scene *scene, const char *path, sm_backend backend, const char *device, bool profile,
+                   log_state *log, sm_world **world)
+{
+    sm_world_def def = sm_scene_world_def(scene);
+    def.backend = backend;
+    def.device = device;
+    def.profile = profile;
+    def.log = print_log;
+    def.log_user = log;
+    if (sm_scene_create_world(scene, &def, world) != SM_OK) {
+        fprintf(stderr, "shapematch: %s: %s\n", path, sm_last_error());
+        return false;
+    }
+    return true;
+}
+
 /// Loads a scene and builds its world; prints the error and returns false on failure.
 static bool load(const char *path, sm_backend backend, const char *device, bool profile, log_state *log,
                  sm_scene **scene, sm_world **world)
@@ -157,14 +174,7 @@ static bool load(const char *path, sm_backend backend, const char *device, bool 
         fprintf(stderr, "shapematch: %s\n", sm_last_error());
         return false;
     }
-    sm_world_def def = sm_scene_world_def(*scene);
-    def.backend = backend;
-    def.device = device;
-    def.profile = profile;
-    def.log = print_log;
-    def.log_user = log;
-    if (sm_scene_create_world(*scene, &def, world) != SM_OK) {
-        fprintf(stderr, "shapematch: %s: %s\n", path, sm_last_error());
+    if (!create(*scene, path, backend, device, profile, log, world)) {
         sm_scene_destroy(*scene);
         *scene = NULL;
         return false;
@@ -477,12 +487,9 @@ static int command_compare(int argc, char **argv)
     double *ref_xyz = NULL, *traj_xyz = NULL, *single_xyz = NULL;
     int status = 1;
     if (!load(o.path, SM_BACKEND_CPU, NULL, false, &log, &scene, &reference)) return 1;
-    sm_scene_destroy(scene);
-    scene = NULL;
-    if (!load(o.path, SM_BACKEND_OPENCL, o.device, false, &log, &scene, &trajectory)) goto done;
-    sm_scene_destroy(scene);
-    scene = NULL;
-    if (!load(o.path, SM_BACKEND_OPENCL, o.device, false, &log, &scene, &single)) goto done;
+    if (!create(scene, o.path, SM_BACKEND_OPENCL, o.device, false, &log, &trajectory) ||
+        !create(scene, o.path, SM_BACKEND_OPENCL, o.device, false, &log, &single))
+        goto done;
     const sm_scene_info info = sm_scene_get_info(scene);
     const long long steps = o.steps >= 0 ? o.steps : info.steps;
     const int32_t n = sm_world_get_counts(reference).particles;

@@ -43,10 +43,8 @@ void sm_cpu_goal_transform(sm_world *world)
             break;
         }
         case SM_MODE_QUADRATIC: {
-            double fit[3][9] = {{0}}; // ~A = ~A_pq ~A_qq = [A Q M]
-            for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 9; j++)
-                    for (int k = 0; k < 9; k++) fit[i][j] += cluster->apq9[i][k] * cluster->aqq9[k][j];
+            double fit[3][9]; // ~A = ~A_pq ~A_qq = [A Q M]
+            sm_cluster_quadratic_fit(cluster, fit);
             sm_mat3 a;
             for (int i = 0; i < 3; i++)
                 for (int j = 0; j < 3; j++) a.m[i][j] = fit[i][j];

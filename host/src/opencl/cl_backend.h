@@ -12,8 +12,8 @@
 
 typedef struct sm_cl_backend sm_cl_backend;
 
-/// Opens the device named by the world def (see sm_world_def.device) and its program.
-sm_result sm_cl_create(sm_world *world);
+/// Opens the device `device` selects (see sm_world_def.device) and its program.
+sm_result sm_cl_create(sm_world *world, const char *device);
 void sm_cl_destroy(sm_world *world);
 
 /// "device name (platform)" of the world's device.

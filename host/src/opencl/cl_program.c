@@ -173,32 +173,22 @@ static sm_result choose_device(const char *selector, const device_entry *entries
 sm_result sm_cl_program_source(char **out)
 {
     const char *dir = getenv("SM_KERNEL_DIR");
-    size_t capacity = 1, length = 0;
-    for (int f = 0; f < sm_kernel_file_count; f++) capacity += strlen(sm_kernel_files[f].text) + 64;
     char **texts = calloc((size_t)sm_kernel_file_count, sizeof *texts);
     if (!texts) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory reading kernels");
     sm_result result = SM_OK;
-    if (dir && *dir) {
-        capacity = 1;
-        for (int f = 0; f < sm_kernel_file_count && result == SM_OK; f++) {
+    size_t capacity = 1, length = 0;
+    for (int f = 0; f < sm_kernel_file_count && result == SM_OK; f++) {
+        if (dir && *dir) {
             char path[4096];
             snprintf(path, sizeof path, "%s/%s", dir, sm_kernel_files[f].name);
-            FILE *file = fopen(path, "rb");
-            if (!file) {
+            size_t size = 0;
+            sm_read_status status = sm_read_file(path, (size_t)1 << 26, &texts[f], &size);
+            if (status == SM_READ_CANNOT_OPEN)
                 result = sm_fail(SM_ERROR_IO, "SM_KERNEL_DIR: cannot read %s: %s", path, strerror(errno));
-                break;
-            }
-            fseek(file, 0, SEEK_END);
-            long size = ftell(file);
-            fseek(file, 0, SEEK_SET);
-            texts[f] = malloc((size_t)size + 1);
-            if (!texts[f] || fread(texts[f], 1, (size_t)size, file) != (size_t)size)
+            else if (status != SM_READ_OK)
                 result = sm_fail(SM_ERROR_IO, "SM_KERNEL_DIR: cannot read %s", path);
-            else
-                texts[f][size] = '\0';
-            fclose(file);
-            capacity += (size_t)size + 64;
         }
+        capacity += strlen(texts[f] ? texts[f] : sm_kernel_files[f].text) + 64;
     }
     char *source = result == SM_OK ? malloc(capacity) : NULL;
     if (result == SM_OK && !source) result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory joining kernels");
@@ -255,26 +245,6 @@ static bool cache_dir(char *out, size_t size)
     return mkdir(out, 0755) == 0 || errno == EEXIST;
 }
 
-static char *read_file(const char *path, size_t *out_size)
-{
-    FILE *file = fopen(path, "rb");
-    if (!file) return NULL;
-    char *data = NULL;
-    if (fseek(file, 0, SEEK_END) == 0) {
-        long size = ftell(file);
-        if (size > 0 && fseek(file, 0, SEEK_SET) == 0 && (data = malloc((size_t)size))) {
-            if (fread(data, 1, (size_t)size, file) != (size_t)size) {
-                free(data);
-                data = NULL;
-            } else {
-                *out_size = (size_t)size;
-            }
-        }
-    }
-    fclose(file);
-    return data;
-}
-
 /// Writes the program's binary to `path` through a temporary file, so readers never see half.
 static void save_binary(cl_program program, const char *path, const sm_world *world)
 {
@@ -320,9 +290,9 @@ static sm_result build_program(sm_cl_device *d, const sm_world *world)
     cl_int status = CL_SUCCESS;
     cl_program program = NULL;
     size_t binary_size = 0;
-    unsigned char *binary = path[0] ? (unsigned char *)read_file(path, &binary_size) : NULL;
-    if (binary) {
-        const unsigned char *binaries[1] = {binary};
+    char *binary = NULL;
+    if (path[0] && sm_read_file(path, (size_t)1 << 30, &binary, &binary_size) == SM_READ_OK && binary_size > 0) {
+        const unsigned char *binaries[1] = {(const unsigned char *)binary};
         cl_int binary_status = CL_SUCCESS;
         program = clCreateProgramWithBinary(d->context, 1, &d->device, &binary_size, binaries, &binary_status, &status);
         if (status != CL_SUCCESS || binary_status != CL_SUCCESS ||
@@ -331,8 +301,8 @@ static sm_result build_program(sm_cl_device *d, const sm_world *world)
             if (program) clReleaseProgram(program);
             program = NULL;
         }
-        free(binary);
     }
+    free(binary);
     if (!program) {
         const char *sources[1] = {source};
         program = clCreateProgramWithSource(d->context, 1, sources, NULL, &status);
@@ -401,24 +371,13 @@ sm_result sm_cl_device_acquire(const char *selector, const sm_world *world, sm_c
                 break;
             }
     }
-    d->references++;
     *out = d;
     d = NULL;
 cleanup:
-    if (d && d->references == 0) {
+    if (d) { // a device that failed to open, never registered
         if (d->context) clReleaseContext(d->context);
         free(d);
     }
     pthread_mutex_unlock(&devices_lock);
     return result;
-}
-
-void sm_cl_device_release(sm_cl_device *d)
-{
-    // the context and program stay for the rest of the process: the next world on this device
-    // (compare runs three) starts without a build
-    if (!d) return;
-    pthread_mutex_lock(&devices_lock);
-    d->references--;
-    pthread_mutex_unlock(&devices_lock);
 }

@@ -48,13 +48,12 @@ typedef struct sm_cl_device {
     char name[300];    ///< "device name (platform name)"
     bool fp64;         ///< the program computes the plastic rest data in double
     size_t max_group;  ///< CL_DEVICE_MAX_WORK_GROUP_SIZE
-    int references;
 } sm_cl_device;
 
 /// Picks a device by `selector` (an index into sm_opencl_devices()' list or part of a device
 /// name; NULL or "": $SM_DEVICE, else the first GPU, else the first device), then shares or
-/// creates its context and program. Release with sm_cl_device_release().
+/// creates its context and program. They stay for the rest of the process, so the next world
+/// on the device (compare runs three) starts without a build.
 sm_result sm_cl_device_acquire(const char *selector, const sm_world *world, sm_cl_device **out);
-void sm_cl_device_release(sm_cl_device *device);
 
 #endif

@@ -3,9 +3,9 @@
 
 static const char *message = "the OpenCL backend is not part of this build (configured with -DSM_OPENCL=OFF)";
 
-sm_result sm_cl_create(sm_world *world)
+sm_result sm_cl_create(sm_world *world, const char *device)
 {
-    (void)world;
+    (void)world, (void)device;
     return sm_fail(SM_ERROR_UNAVAILABLE, "%s", message);
 }
 void sm_cl_destroy(sm_world *world) { (void)world; }
@@ -29,9 +29,9 @@ sm_result sm_cl_write(sm_world *world, sm_cl_field field, int32_t first, int32_t
     return SM_OK;
 }
 sm_result sm_cl_read_cluster(const sm_world *world, int32_t cluster) { (void)world, (void)cluster; return SM_OK; }
-sm_result sm_cl_push(sm_world *world) { return sm_cl_create(world); }
-sm_result sm_cl_poison_outputs(sm_world *world, sm_pass pass) { (void)pass; return sm_cl_create(world); }
-sm_result sm_cl_run_pass(sm_world *world, sm_pass pass, double h) { (void)pass, (void)h; return sm_cl_create(world); }
+sm_result sm_cl_push(sm_world *world) { return sm_cl_create(world, NULL); }
+sm_result sm_cl_poison_outputs(sm_world *world, sm_pass pass) { (void)pass; return sm_cl_create(world, NULL); }
+sm_result sm_cl_run_pass(sm_world *world, sm_pass pass, double h) { (void)pass, (void)h; return sm_cl_create(world, NULL); }
 sm_result sm_opencl_devices(sm_device_info *out, int32_t capacity, int32_t *out_count)
 {
     (void)out, (void)capacity;

@@ -7,12 +7,12 @@
 #include <string.h>
 #include <time.h>
 
-sm_result sm_cl_create(sm_world *world)
+sm_result sm_cl_create(sm_world *world, const char *device)
 {
     sm_cl_backend *cl = calloc(1, sizeof *cl);
     if (!cl) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory creating the OpenCL backend");
     cl->objects_on_device = -1;
-    sm_result result = sm_cl_device_acquire(world->def.device, world, &cl->device);
+    sm_result result = sm_cl_device_acquire(device, world, &cl->device);
     if (result != SM_OK) {
         free(cl);
         return result;
@@ -51,7 +51,6 @@ void sm_cl_destroy(sm_world *world)
     for (int p = 0; p < SM_PASS_COUNT; p++)
         if (cl->kernels[p]) clReleaseKernel(cl->kernels[p]);
     if (cl->queue) clReleaseCommandQueue(cl->queue);
-    sm_cl_device_release(cl->device);
     free(cl);
     world->cl = NULL;
 }
@@ -269,7 +268,7 @@ static sm_result write_particles(sm_world *world, sm_cl_field field, int32_t fir
     return result;
 }
 
-/// Allocates `count` elements of `size` bytes for staging; NULL when count is 0 as well.
+/// Allocates `count` elements of `size` bytes for staging, zeroed; one element when count is 0.
 static void *staging(size_t size, int64_t count) { return calloc((size_t)(count > 0 ? count : 1), size); }
 
 sm_result sm_cl_push(sm_world *world)
@@ -361,20 +360,13 @@ sm_result sm_cl_push(sm_world *world)
         // the quadratic fit ~A_pq ~A_qq and the weights w = ~A_qq q~ of each membership, in double
         for (int32_t i = 0; i < c; i++) {
             const sm_cluster *cluster = &world->clusters[i];
+            double fit[3][9], w[9];
+            sm_cluster_quadratic_fit(cluster, fit);
             for (int r = 0; r < 3; r++)
-                for (int s = 0; s < 9; s++) {
-                    double sum = 0.0;
-                    for (int t = 0; t < 9; t++) sum += cluster->apq9[r][t] * cluster->aqq9[t][s];
-                    mat39[i].m[r][s] = (float)sum;
-                }
+                for (int s = 0; s < 9; s++) mat39[i].m[r][s] = (float)fit[r][s];
             for (int32_t j = cluster->first_member; j < cluster->first_member + cluster->member_count; j++) {
-                double qt[9];
-                sm_quadratic_terms(world->member_q[j], cluster->quad_mean, qt);
-                for (int r = 0; r < 9; r++) {
-                    double sum = 0.0;
-                    for (int t = 0; t < 9; t++) sum += cluster->aqq9[r][t] * qt[t];
-                    weights[j].w[r] = (float)sum;
-                }
+                sm_cluster_quadratic_weights(world, cluster, j, w);
+                for (int r = 0; r < 9; r++) weights[j].w[r] = (float)w[r];
             }
         }
         PUT(b->fit9, sizeof *mat39, c, mat39);
@@ -517,13 +509,11 @@ static double now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
-/// Uploads everything if the host changed or objects were added since the last upload.
+/// Uploads everything if the host changed or objects were added since the last upload (both
+/// pulled the device's state to the host first, see sm_cl_mark_host_changed()).
 static sm_result prepare(sm_world *world)
 {
-    sm_cl_backend *cl = world->cl;
-    if (buffers_current(cl, world)) return SM_OK;
-    sm_result result = sm_cl_pull(world); // objects added after stepping: keep the stepped state
-    return result == SM_OK ? sm_cl_push(world) : result;
+    return buffers_current(world->cl, world) ? SM_OK : sm_cl_push(world);
 }
 
 /// Whether pass `pass` has work in this world.
