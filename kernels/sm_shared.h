@@ -6,10 +6,12 @@
 
 #ifdef __OPENCL_VERSION__
 typedef int sm_int;
+typedef uint sm_uint;
 typedef float sm_float;
 #else
 #include <stdint.h>
 typedef int32_t sm_int;
+typedef uint32_t sm_uint;
 typedef float sm_float;
 #endif
 
@@ -30,6 +32,18 @@ typedef float sm_float;
 #define SM_K_VOLUME 1  /* divide the linear fit by cbrt(det) */
 #define SM_K_CAP 2     /* soft deformation cap */
 #define SM_K_PLASTIC 4 /* plastic rest-shape update */
+#define SM_K_SELF_COLLIDE 8 /* its particles collide with each other (rest neighbours excepted) */
+
+/* The collide passes. A cell (x, y, z) of the uniform grid goes to bucket
+ * SM_K_CELL_HASH(x, y, z, table_size - 1) of the hash table (Teschner et al. 2003; the table
+ * size is a power of two). Particles of one self-colliding object whose rest distance is below
+ * SM_K_REST_NEIGHBOURS times the sum of their radii never collide with each other. */
+#define SM_K_CELL_HASH(x, y, z, mask)                                                                \
+    ((sm_int)((((sm_uint)(x) * 73856093u) ^ ((sm_uint)(y) * 19349663u) ^ ((sm_uint)(z) * 83492791u)) & \
+              (sm_uint)(mask)))
+#define SM_K_REST_NEIGHBOURS 1.5f
+/* Work-items per block of the bucket scan: each scans SM_K_SCAN_BLOCK buckets in turn. */
+#define SM_K_SCAN_BLOCK 256
 
 /* Below this det(A) the volume-preserved fit is replaced by R (algorithm.md step 3). */
 #define SM_K_DET_MIN 1e-6f

@@ -145,3 +145,66 @@ sm_result sm_shape_sample(const sm_shape *shape, double total_mass, sm_vec3 **ou
     *out_count = count;
     return SM_OK;
 }
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/// A point's x and index, sorted by x for the sweep.
+typedef struct sm_keyed_point {
+    double x;
+    int32_t index;
+} sm_keyed_point;
+
+static int compare_keyed(const void *a, const void *b)
+{
+    return compare_doubles(&((const sm_keyed_point *)a)->x, &((const sm_keyed_point *)b)->x);
+}
+
+/// The median distance from a point to its nearest distinct neighbour, found by a sweep along x.
+static double points_spacing(const sm_vec3 *points, int32_t count)
+{
+    if (count < 2) return 0.0;
+    sm_keyed_point *order = malloc(sizeof *order * (size_t)count);
+    double *nearest = malloc(sizeof *nearest * (size_t)count);
+    if (!order || !nearest) {
+        free(order), free(nearest);
+        return 0.0;
+    }
+    for (int32_t i = 0; i < count; i++) order[i] = (sm_keyed_point){points[i].x, i};
+    qsort(order, (size_t)count, sizeof *order, compare_keyed);
+    int32_t found = 0;
+    for (int32_t a = 0; a < count; a++) {
+        const sm_vec3 p = points[order[a].index];
+        double best = INFINITY;
+        for (int dir = -1; dir <= 1; dir += 2)
+            for (int32_t b = a + dir; b >= 0 && b < count; b += dir) {
+                const sm_vec3 d = v3_sub(points[order[b].index], p);
+                if (d.x * d.x >= best * best) break;
+                const double dist = v3_length(d);
+                if (dist > 0.0 && dist < best) best = dist;
+            }
+        if (isfinite(best)) nearest[found++] = best;
+    }
+    qsort(nearest, (size_t)found, sizeof *nearest, compare_doubles);
+    const double median = found > 0 ? nearest[found / 2] : 0.0;
+    free(order), free(nearest);
+    return median;
+}
+
+double sm_shape_spacing(const sm_shape *shape, const sm_vec3 *points, int32_t count)
+{
+    switch (shape->type) {
+    case SM_SHAPE_POINTS: return points_spacing(points, count);
+    case SM_SHAPE_BOX: {
+        const double size[3] = {shape->size.x, shape->size.y, shape->size.z};
+        double spacing = INFINITY;
+        for (int a = 0; a < 3; a++)
+            if (shape->resolution[a] > 1 && size[a] > 0.0) spacing = fmin(spacing, size[a] / (shape->resolution[a] - 1));
+        return isfinite(spacing) ? spacing : 0.0;
+    }
+    default: return count > 1 ? shape->spacing : 0.0;
+    }
+}

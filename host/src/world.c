@@ -15,6 +15,7 @@ sm_world_def sm_world_def_default(void)
     memset(&def, 0, sizeof def);
     def.gravity = v3(0.0, -9.81, 0.0);
     def.ground = (sm_ground){.enabled = false, .height = 0.0, .restitution = 0.3, .friction = 0.2};
+    def.collisions = (sm_collisions){.enabled = false, .iterations = 2, .radius_scale = 1.0, .restitution = 0.2, .friction = 0.3};
     def.backend = SM_BACKEND_DEFAULT;
     def.internal_value = SM_DEF_COOKIE;
     return def;
@@ -43,6 +44,7 @@ sm_object_def sm_object_def_default(void)
     def.clusters = (sm_cluster_def){.grid = {1, 1, 1}, .overlap = 0.25};
     def.plasticity = (sm_plasticity){.enabled = false, .yield = 0.1, .creep = 5.0, .max = 0.5};
     def.cap = (sm_cap){.enabled = false, .soft = 4.0, .hard = 6.0};
+    def.collisions = (sm_object_collisions){.enabled = true, .self = false, .radius = 0.0, .radius_scale = 0.0};
     def.internal_value = SM_DEF_COOKIE;
     return def;
 }
@@ -72,9 +74,12 @@ const char *sm_shape_name(sm_shape_type type)
 const char *sm_pass_name(sm_pass pass)
 {
     static const char *names[SM_PASS_COUNT] = {"cluster_moments", "rotation", "goal_transform",
-                                               "blend_integrate", "ground", "plasticity"};
+                                               "blend_integrate", "collision_grid", "collide",
+                                               "ground", "plasticity"};
     return (pass >= 0 && pass < SM_PASS_COUNT) ? names[pass] : "?";
 }
+
+static bool in_unit_interval(double x) { return x >= 0.0 && x <= 1.0; }
 
 sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
 {
@@ -92,6 +97,17 @@ sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
         if (!(def->ground.friction >= 0.0 && def->ground.friction <= 1.0))
             return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: ground friction must be in [0, 1] (got %g)",
                            def->ground.friction);
+    }
+    const sm_collisions *c = &def->collisions;
+    if (c->enabled) {
+        if (c->iterations < 1 || c->iterations > 64)
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: collision iterations must be 1 to 64 (got %d)", c->iterations);
+        if (!(c->radius_scale > 0.0) || !isfinite(c->radius_scale))
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: collision radius_scale must be > 0 (got %g)", c->radius_scale);
+        if (!in_unit_interval(c->restitution))
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: collision restitution must be in [0, 1] (got %g)", c->restitution);
+        if (!in_unit_interval(c->friction))
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: collision friction must be in [0, 1] (got %g)", c->friction);
     }
     if (def->backend != SM_BACKEND_DEFAULT && def->backend != SM_BACKEND_CPU && def->backend != SM_BACKEND_OPENCL)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: unknown backend %d", (int)def->backend);
@@ -124,7 +140,8 @@ void sm_world_destroy(sm_world *world)
     for (int32_t o = 0; o < world->object_count; o++) free(world->objects[o].name);
     free(world->objects);
     free(world->position), free(world->velocity), free(world->rest_position), free(world->goal), free(world->force);
-    free(world->mass), free(world->fixed);
+    free(world->mass), free(world->fixed), free(world->particle_object), free(world->radius);
+    sm_grid_free(&world->grid);
     free(world->clusters);
     free(world->member_particle), free(world->member_cluster), free(world->member_rest), free(world->member_q);
     free(world->particle_member_offsets), free(world->particle_members);
@@ -132,8 +149,6 @@ void sm_world_destroy(sm_world *world)
 }
 
 /* ---- Adding objects ------------------------------------------------------------------ */
-
-static bool in_unit_interval(double x) { return x >= 0.0 && x <= 1.0; }
 
 /// Checks the parameters that do not depend on the sampled particles.
 static sm_result validate_object_def(const sm_object_def *d)
@@ -188,6 +203,10 @@ static sm_result validate_object_def(const sm_object_def *d)
         break;
     default: BAD("shape type %d is unknown", (int)s->type);
     }
+    if (!(d->collisions.radius >= 0.0) || !isfinite(d->collisions.radius))
+        BAD("collision radius must be >= 0 m (got %g)", d->collisions.radius);
+    if (!(d->collisions.radius_scale >= 0.0) || !isfinite(d->collisions.radius_scale))
+        BAD("collision radius_scale must be >= 0 (got %g)", d->collisions.radius_scale);
     const sm_cluster_def *c = &d->clusters;
     if (!c->list_offsets) {
         for (int a = 0; a < 3; a++)
@@ -267,7 +286,9 @@ static sm_result reserve(sm_world *w, int64_t particles, int64_t clusters, int64
              grow((void **)&w->rest_position, sizeof(sm_vec3), (size_t)cap) &&
              grow((void **)&w->goal, sizeof(sm_vec3), (size_t)cap) &&
              grow((void **)&w->force, sizeof(sm_vec3), (size_t)cap) &&
-             grow((void **)&w->mass, sizeof(double), (size_t)cap) && grow((void **)&w->fixed, 1, (size_t)cap);
+             grow((void **)&w->mass, sizeof(double), (size_t)cap) && grow((void **)&w->fixed, 1, (size_t)cap) &&
+             grow((void **)&w->particle_object, sizeof(int32_t), (size_t)cap) &&
+             grow((void **)&w->radius, sizeof(double), (size_t)cap);
         if (ok) w->particle_capacity = cap;
     }
     if (ok && clusters > w->cluster_capacity) {
@@ -374,6 +395,24 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
         world->velocity[first + def->fixed[f]] = v3(0, 0, 0); // it never moves, so it reports rest
     }
 
+    // contact: the radius given, else radius_scale x half the lattice spacing
+    const sm_collisions *collisions = &world->def.collisions;
+    double radius = def->collisions.radius;
+    if (!(radius > 0.0)) {
+        const double scale = def->collisions.radius_scale > 0.0 ? def->collisions.radius_scale : collisions->radius_scale;
+        radius = 0.5 * scale * sm_shape_spacing(&def->shape, local, count);
+    }
+    const bool collides = collisions->enabled && def->collisions.enabled && radius > 0.0;
+    if (collisions->enabled && def->collisions.enabled && !collides)
+        sm_log(world, SM_LOG_WARNING,
+               "object %d%s%s%s: a single particle has no spacing to take a radius from, so it does not collide; "
+               "give it a collision radius", world->object_count, def->name ? " (" : "", def->name ? def->name : "",
+               def->name ? ")" : "");
+    for (int32_t i = 0; i < count; i++) {
+        world->particle_object[first + i] = world->object_count;
+        world->radius[first + i] = collides ? radius : 0.0;
+    }
+
     const int32_t object_index = world->object_count;
     sm_object *object = &world->objects[object_index];
     *object = (sm_object){
@@ -393,6 +432,9 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
         .first_cluster = world->cluster_count,
         .cluster_count = cluster_count,
         .membership_count = memberships,
+        .collides = collides,
+        .self_collides = collides && def->collisions.self,
+        .particle_radius = collides ? radius : 0.0,
     };
     name = NULL;
     world->object_count++;
@@ -439,6 +481,7 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
         world->cluster_count++;
     }
     world->map_dirty = true;
+    world->grid_dirty = true;
     sm_cl_mark_host_changed(world);
     if (out_object) *out_object = object_index;
 
@@ -468,32 +511,30 @@ sm_result sm_world_step(sm_world *world, double dt, int32_t substeps)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_step: dt / substeps must be at least %g s (got dt %g, %d substeps)",
                        SM_MIN_STEP, dt, substeps);
     sm_result result = sm_world_update_map(world);
+    if (result == SM_OK) result = sm_grid_layout(world);
     if (result != SM_OK) return result;
 
     const double h = dt / substeps;
     if (world->cl) return sm_cl_step(world, h, substeps);
     double *ms = world->profile.pass_ms;
+    const bool collide = world->grid.colliding > 0;
     const double start = now_ms();
     for (int32_t s = 0; s < substeps; s++) {
-        double t0 = now_ms();
-        sm_cpu_cluster_moments(world);
-        double t1 = now_ms();
-        sm_cpu_rotation(world);
-        double t2 = now_ms();
-        sm_cpu_goal_transform(world);
-        double t3 = now_ms();
-        sm_cpu_blend_integrate(world, h);
-        double t4 = now_ms();
-        sm_cpu_ground(world);
-        double t5 = now_ms();
-        sm_cpu_plasticity(world, h);
-        double t6 = now_ms();
-        ms[SM_PASS_CLUSTER_MOMENTS] += t1 - t0;
-        ms[SM_PASS_ROTATION] += t2 - t1;
-        ms[SM_PASS_GOAL_TRANSFORM] += t3 - t2;
-        ms[SM_PASS_BLEND_INTEGRATE] += t4 - t3;
-        ms[SM_PASS_GROUND] += t5 - t4;
-        ms[SM_PASS_PLASTICITY] += t6 - t5;
+        for (int p = 0; p < SM_PASS_COUNT; p++) {
+            const double t0 = now_ms();
+            switch ((sm_pass)p) {
+            case SM_PASS_CLUSTER_MOMENTS: sm_cpu_cluster_moments(world); break;
+            case SM_PASS_ROTATION: sm_cpu_rotation(world); break;
+            case SM_PASS_GOAL_TRANSFORM: sm_cpu_goal_transform(world); break;
+            case SM_PASS_BLEND_INTEGRATE: sm_cpu_blend_integrate(world, h); break;
+            case SM_PASS_COLLISION_GRID: if (collide) sm_cpu_collision_grid(world); break;
+            case SM_PASS_COLLIDE: if (collide) sm_cpu_collide(world); break;
+            case SM_PASS_GROUND: sm_cpu_ground(world); break;
+            case SM_PASS_PLASTICITY: sm_cpu_plasticity(world, h); break;
+            case SM_PASS_COUNT: break;
+            }
+            ms[p] += now_ms() - t0;
+        }
         world->profile.steps++;
     }
     world->profile.step_ms += now_ms() - start;
@@ -529,6 +570,9 @@ sm_result sm_world_get_object(const sm_world *world, int32_t object, sm_object_i
         .first_cluster = o->first_cluster,
         .cluster_count = o->cluster_count,
         .membership_count = o->membership_count,
+        .collides = o->collides,
+        .self_collides = o->self_collides,
+        .particle_radius = o->particle_radius,
     };
     return SM_OK;
 }

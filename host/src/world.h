@@ -23,6 +23,8 @@ typedef struct sm_object {
     int32_t first_particle, particle_count;
     int32_t first_cluster, cluster_count;
     int32_t membership_count;
+    bool collides, self_collides; ///< takes part in contact; also with itself
+    double particle_radius;       ///< m, 0 when it does not collide
 } sm_object;
 
 /// Per-cluster rest data (changes only with plasticity) and the state of the current step.
@@ -47,6 +49,23 @@ typedef struct sm_cluster {
     double transform[3][9];///< T
 } sm_cluster;
 
+/// The uniform grid of the collide passes (Teschner et al. 2003): cubic cells of twice the
+/// largest particle radius, hashed into a table of buckets; the colliding particles sorted by
+/// bucket, then by index (a counting sort). Every pair closer than the sum of its radii lies
+/// in neighbouring cells, so a particle finds its contacts in the 27 cells around its own.
+typedef struct sm_grid {
+    double cell_size;       ///< m: twice the largest particle radius
+    int32_t table_size;     ///< buckets: a power of two, at least twice the colliding particles
+    int32_t colliding;      ///< particles with a radius (of colliding objects)
+    int32_t capacity;       ///< particles the arrays below hold
+    int32_t *cell;          ///< 4 per particle: cell x, y, z and its bucket (-1: does not collide)
+    int32_t *bucket_start;  ///< table_size + 1: bucket b holds sorted[bucket_start[b] .. bucket_start[b + 1])
+    int32_t *sorted;        ///< the colliding particles by bucket, then by index
+    // the CPU collide pass's corrections of one sweep, per particle
+    sm_vec3 *dx, *dv;
+    double *weight;
+} sm_grid;
+
 struct sm_world {
     sm_world_def def;
     const char *backend_name;
@@ -59,6 +78,8 @@ struct sm_world {
     sm_vec3 *position, *velocity, *rest_position, *goal, *force;
     double *mass;
     uint8_t *fixed;
+    int32_t *particle_object; ///< the object each particle belongs to
+    double *radius;           ///< m: its radius in contact, 0 when its object does not collide
 
     // clusters and their memberships (CSR): membership k joins particle member_particle[k]
     // to cluster member_cluster[k] with rest offset member_rest[k] = x0_i - x0_cm and plastic
@@ -73,6 +94,10 @@ struct sm_world {
     // particle_members[particle_member_offsets[i] .. particle_member_offsets[i + 1]), by cluster
     bool map_dirty;
     int32_t *particle_member_offsets, *particle_members;
+
+    // the collide passes' grid, laid out again after objects are added
+    bool grid_dirty;
+    sm_grid grid;
 
     sm_profile profile;
 
@@ -119,10 +144,28 @@ sm_result sm_world_update_map(sm_world *world);
 /// scene files ("clusters.lists[2]", "fixed").
 sm_result sm_object_check_indices(const sm_object_def *def, int32_t count, char *field, size_t field_size);
 
+/* grid.c */
+/// Sizes the grid for the world's colliding particles (cell size, table size, arrays); a no-op
+/// unless objects were added since.
+sm_result sm_grid_layout(sm_world *world);
+/// Sorts the colliding particles at `position` into the grid (its layout must be current).
+void sm_grid_build(sm_grid *grid, const sm_vec3 *position, const double *radius, int32_t particle_count);
+/// The distinct buckets of the 27 cells around `cell` (x fastest, then y, then z, from -1 to +1;
+/// a bucket met again is skipped), into out; returns how many.
+int sm_grid_neighbour_buckets(const sm_grid *grid, const int32_t cell[4], int32_t out[27]);
+/// Whether particles i and j may collide: both have a radius, and they belong to different
+/// objects or to one self-colliding object in which they are not rest neighbours.
+bool sm_grid_pair_collides(const sm_world *world, int32_t i, int32_t j);
+void sm_grid_free(sm_grid *grid);
+
 /* shapes.c */
 /// Samples a shape into points in the object's frame (malloc'd) and their masses (malloc'd).
 sm_result sm_shape_sample(const sm_shape *shape, double total_mass, sm_vec3 **out_points,
                           double **out_masses, int32_t *out_count);
+/// The lattice spacing of a sampled shape, m: the smallest particle distance along a box's axes,
+/// `spacing` for the lattice shapes, the median nearest-neighbour distance for points; 0 for a
+/// single particle.
+double sm_shape_spacing(const sm_shape *shape, const sm_vec3 *points, int32_t count);
 
 /// The quadratic feature vector q~ = [q, qx^2 - a1, qy^2 - a2, qz^2 - a3, qx qy - a4, qy qz - a5, qz qx - a6].
 static inline void sm_quadratic_terms(sm_vec3 q, const double mean[6], double out[9])

@@ -96,10 +96,26 @@ typedef struct sm_ground {
     double friction;    ///< in [0, 1]: fraction of the tangential velocity removed per step in contact, default 0.2
 } sm_ground;
 
+/// Contact between the particles of different objects (the collide passes). Each particle is a
+/// sphere of its object's particle radius; particles closer than the sum of their radii are
+/// pushed apart along the line between them, and their approach is stopped with restitution
+/// and friction. A particle should not travel more than its radius in one solver step (speed
+/// x dt / substeps < radius), or it can pass through thin objects: raise `substeps` for fast ones.
+typedef struct sm_collisions {
+    bool enabled;        ///< default false
+    int32_t iterations;  ///< position-correction sweeps per solver step, 1 to 64, default 2
+    /// Default particle radius, as a multiple of half the object's lattice spacing (so 1 makes
+    /// neighbouring particles touch at rest), default 1. Objects may override it.
+    double radius_scale;
+    double restitution;  ///< in [0, 1]: fraction of the approach speed kept after a contact, default 0.2
+    double friction;     ///< in [0, 1]: fraction of the tangential relative velocity removed per contact, default 0.3
+} sm_collisions;
+
 /// Everything a world needs at creation. Get one from sm_world_def_default().
 typedef struct sm_world_def {
     sm_vec3 gravity;    ///< m/s^2, default (0, -9.81, 0)
     sm_ground ground;   ///< default disabled
+    sm_collisions collisions; ///< contact between objects, default disabled
     sm_backend backend; ///< default SM_BACKEND_DEFAULT
     /// OpenCL device: an index into sm_opencl_devices()' list or part of a device or platform
     /// name (case-insensitive). NULL or "": $SM_DEVICE, else the first GPU, else the first device.
@@ -188,6 +204,16 @@ typedef struct sm_cap {
     double hard;
 } sm_cap;
 
+/// How one object takes part in contact (when the world's collisions are enabled).
+typedef struct sm_object_collisions {
+    bool enabled;        ///< default true: its particles collide with other objects' particles
+    /// Also collide with its own particles, default false. Pairs closer than 1.5 times the sum
+    /// of their radii at rest (neighbours in the rest shape) never collide with each other.
+    bool self;
+    double radius;       ///< particle radius, m; 0 (default): radius_scale x lattice spacing / 2
+    double radius_scale; ///< > 0: overrides the world's radius_scale for this object; 0 (default): the world's
+} sm_object_collisions;
+
 /// Everything that defines one object. Get one from sm_object_def_default().
 typedef struct sm_object_def {
     const char *name;          ///< optional label (copied), default NULL
@@ -209,6 +235,7 @@ typedef struct sm_object_def {
     const int32_t *fixed;      ///< indices of particles that never move (copied)
     int32_t fixed_count;       ///< number of fixed indices
     sm_vec3 force;             ///< constant external force on the object, N, spread over its particles by mass
+    sm_object_collisions collisions; ///< contact settings, default: collides, no self-collision, radius from the spacing
     int32_t internal_value;    ///< set by sm_object_def_default(); do not touch
 } sm_object_def;
 
@@ -230,6 +257,8 @@ typedef enum sm_pass {
     SM_PASS_ROTATION,        ///< closest proper rotation R to A_pq
     SM_PASS_GOAL_TRANSFORM,  ///< T per cluster: mode, beta, volume, cap
     SM_PASS_BLEND_INTEGRATE, ///< blended goals, velocity, damping, position
+    SM_PASS_COLLISION_GRID,  ///< particles sorted into the uniform grid (when collisions are on)
+    SM_PASS_COLLIDE,         ///< contact between particles of different objects (when collisions are on)
     SM_PASS_GROUND,          ///< ground plane with restitution and friction
     SM_PASS_PLASTICITY,      ///< plastic state and rest shape update
     SM_PASS_COUNT
@@ -284,6 +313,9 @@ typedef struct sm_object_info {
     int32_t first_cluster;   ///< its clusters are [first_cluster, first_cluster + cluster_count)
     int32_t cluster_count;
     int32_t membership_count;
+    bool collides;           ///< its particles take part in contact (the world's collisions are on and so are its own)
+    bool self_collides;      ///< it also collides with itself
+    double particle_radius;  ///< m: the radius of its particles in contact (0 when it does not collide)
 } sm_object_info;
 
 /// Describes object `object`.
@@ -311,6 +343,20 @@ SM_API sm_result sm_world_get_cluster(const sm_world *world, int32_t cluster, sm
 /// world and valid until the next sm_world_add_object().
 SM_API sm_result sm_world_get_cluster_members(const sm_world *world, int32_t cluster,
                                               const int32_t **out_particles, int32_t *out_count);
+
+/// How deeply particles that may collide overlap: pairs of particles of different objects (and
+/// of a self-colliding object, rest neighbours excluded) closer than the sum of their radii.
+typedef struct sm_contact_stats {
+    int64_t pairs;          ///< number of overlapping pairs
+    double max_depth;       ///< m: the largest overlap r_i + r_j - |x_i - x_j|
+    /// The largest overlap relative to the smaller radius of its pair (0.05: 5% of the radius)
+    double max_depth_ratio;
+    double mean_depth_ratio; ///< the mean of depth / smaller radius over the overlapping pairs
+} sm_contact_stats;
+
+/// Measures the overlaps of the current positions (on OpenCL, reads the positions back). A
+/// world without collisions reports no pairs.
+SM_API sm_result sm_world_get_contact_stats(const sm_world *world, sm_contact_stats *out);
 
 /// Copies positions of particles [first, first + count) into xyz (3 doubles each), m.
 SM_API sm_result sm_world_get_positions(const sm_world *world, int32_t first, int32_t count, double *xyz);

@@ -29,14 +29,45 @@ typedef struct sm_cl_buffers {
     // particles and the particle-to-membership map
     // positions are double-float pairs: position (w: mass) + position_lo
     cl_mem position, position_lo, velocity, goal, force, particle_object, particle_member_offsets, particle_members;
+    // the collide passes: contact = (rest position, radius) per particle; the grid (cell =
+    // (x, y, z, bucket) per particle, the bucket counts and beginnings, the scan's block sums,
+    // the sorted particles); the corrections of a sweep
+    cl_mem contact, cell, bucket_count, bucket_start, block_sum, sorted, contact_dx, contact_dv;
 } sm_cl_buffers;
+
+/// The kernels, in pipeline order; a pass may take several.
+typedef enum sm_cl_kernel {
+    SM_CLK_CLUSTER_MOMENTS,
+    SM_CLK_ROTATION,
+    SM_CLK_GOAL_TRANSFORM,
+    SM_CLK_BLEND_INTEGRATE,
+    SM_CLK_GRID_HASH,
+    SM_CLK_GRID_SCAN_BLOCKS,
+    SM_CLK_GRID_SCAN_TOTALS,
+    SM_CLK_GRID_SCAN_APPLY,
+    SM_CLK_GRID_SCATTER,
+    SM_CLK_GRID_SORT_BUCKETS,
+    SM_CLK_COLLIDE,
+    SM_CLK_APPLY_CONTACTS,
+    SM_CLK_GROUND,
+    SM_CLK_PLASTICITY,
+    SM_CLK_COUNT
+} sm_cl_kernel;
+
+/// Most commands one step enqueues (for profiling): the passes' kernels and buffer fills,
+/// with the largest number of collision sweeps.
+#define SM_CL_MAX_STEP_COMMANDS (SM_CLK_COUNT + 2 + 2 * 64)
 
 struct sm_cl_backend {
     sm_cl_device *device;
     cl_command_queue queue;
-    cl_kernel kernels[SM_PASS_COUNT];
-    size_t group[SM_PASS_COUNT]; ///< work-group size of each kernel
+    cl_kernel kernels[SM_CLK_COUNT];
+    size_t group[SM_CLK_COUNT]; ///< work-group size of each kernel
     sm_cl_buffers buffers;
+    // profiling: the events of the commands enqueued in this step and the pass of each
+    int32_t event_count;
+    cl_event events[SM_CL_MAX_STEP_COMMANDS];
+    sm_pass event_pass[SM_CL_MAX_STEP_COMMANDS];
     int32_t objects_on_device;  ///< objects the buffers were made for; -1: none yet
     int32_t particles_on_device, clusters_on_device, memberships_on_device;
     bool any_quadratic, any_plastic;
@@ -45,9 +76,10 @@ struct sm_cl_backend {
 };
 
 /* cl_passes.c */
-/// Creates the six kernels of the world's program.
+/// Creates the kernels of the world's program.
 sm_result sm_cl_create_kernels(sm_cl_backend *cl);
-/// Enqueues pass `pass` for a step of length h; `event` may be NULL.
-sm_result sm_cl_enqueue_pass(sm_world *world, sm_pass pass, float h, cl_event *event);
+/// Enqueues pass `pass` for a step of length h; with profiling on, the events of its commands
+/// are kept in cl->events.
+sm_result sm_cl_enqueue_pass(sm_world *world, sm_pass pass, float h);
 
 #endif

@@ -1,15 +1,18 @@
-/* One enqueue function per pass, in pipeline order, each binding its kernel's arguments (the
- * buffers of kernels/0N_*.cl in their order) and launching one work-item per cluster or per
- * particle. */
+/* One enqueue function per pass, in pipeline order, each binding its kernels' arguments (the
+ * buffers of kernels/0N_*.cl in their order) and launching one work-item per cluster, per
+ * particle or per bucket. */
 #include "cl_internal.h"
 
-static const char *kernel_names[SM_PASS_COUNT] = {"sm_cluster_moments", "sm_rotation", "sm_goal_transform",
-                                                  "sm_blend_integrate", "sm_ground", "sm_plasticity"};
+static const char *kernel_names[SM_CLK_COUNT] = {
+    "sm_cluster_moments", "sm_rotation",        "sm_goal_transform",  "sm_blend_integrate",
+    "sm_grid_hash",       "sm_grid_scan_blocks", "sm_grid_scan_totals", "sm_grid_scan_apply",
+    "sm_grid_scatter",    "sm_grid_sort_buckets", "sm_collide",        "sm_apply_contacts",
+    "sm_ground",          "sm_plasticity"};
 
 sm_result sm_cl_create_kernels(sm_cl_backend *cl)
 {
     sm_result result = SM_OK;
-    for (int p = 0; p < SM_PASS_COUNT; p++) {
+    for (int p = 0; p < SM_CLK_COUNT; p++) {
         cl_int status = CL_SUCCESS;
         cl->kernels[p] = clCreateKernel(cl->device->program, kernel_names[p], &status);
         SM_CL_TRY(status);
@@ -32,21 +35,46 @@ cleanup:
     return result;
 }
 
-static sm_result launch(sm_world *world, sm_pass pass, int32_t items, cl_event *event)
+/// Where the event of the next command of `pass` goes: a slot of cl->events when profiling.
+static cl_event *event_slot(sm_world *world, sm_pass pass)
 {
     sm_cl_backend *cl = world->cl;
-    sm_result result = SM_OK;
-    const size_t group = cl->group[pass];
+    if (!world->def.profile || cl->event_count == SM_CL_MAX_STEP_COMMANDS) return NULL;
+    cl->event_pass[cl->event_count] = pass;
+    return &cl->events[cl->event_count++];
+}
+
+/// Binds `count` arguments to kernel `kernel` and launches it over `items` work-items.
+static sm_result launch(sm_world *world, sm_pass pass, sm_cl_kernel kernel, int32_t items, int count,
+                        const size_t *sizes, const void *const *values)
+{
+    sm_cl_backend *cl = world->cl;
+    sm_result result = set_args(cl->kernels[kernel], count, sizes, values);
+    if (result != SM_OK || items == 0) return result;
+    const size_t group = cl->group[kernel];
     const size_t global = ((size_t)items + group - 1) / group * group;
-    if (event) *event = NULL;
-    if (items == 0) return SM_OK;
-    SM_CL_TRY(clEnqueueNDRangeKernel(cl->queue, cl->kernels[pass], 1, NULL, &global, &group, 0, NULL, event));
+    SM_CL_TRY(clEnqueueNDRangeKernel(cl->queue, cl->kernels[kernel], 1, NULL, &global, &group, 0, NULL,
+                                     event_slot(world, pass)));
 cleanup:
     return result;
 }
 
+/// Zeroes the first `count` ints of `buffer`.
+static sm_result zero_ints(sm_world *world, sm_pass pass, cl_mem buffer, int32_t count)
+{
+    sm_result result = SM_OK;
+    const cl_int zero = 0;
+    SM_CL_TRY(clEnqueueFillBuffer(world->cl->queue, buffer, &zero, sizeof zero, 0, sizeof zero * (size_t)count, 0, NULL,
+                                  event_slot(world, pass)));
+cleanup:
+    return result;
+}
+
+/// The number of elements of an array.
+#define COUNT(array) ((int)(sizeof(array) / sizeof((array)[0])))
+
 /// 1. x_cm, A_pq and the quadratic fit per cluster.
-static sm_result cluster_moments(sm_world *world, cl_event *event)
+static sm_result cluster_moments(sm_world *world)
 {
     sm_cl_buffers *b = &world->cl->buffers;
     const cl_int n = world->cluster_count;
@@ -54,23 +82,21 @@ static sm_result cluster_moments(sm_world *world, cl_event *event)
     const size_t sizes[] = {sizeof n, m, m, m, m, m, m, m, m, m, m, m};
     const void *values[] = {&n, &b->clusters, &b->objects, &b->member_particle, &b->member_q, &b->member_w,
                             &b->position, &b->position_lo, &b->center, &b->center_offset, &b->apq, &b->fit9};
-    sm_result result = set_args(world->cl->kernels[SM_PASS_CLUSTER_MOMENTS], 12, sizes, values);
-    return result != SM_OK ? result : launch(world, SM_PASS_CLUSTER_MOMENTS, n, event);
+    return launch(world, SM_PASS_CLUSTER_MOMENTS, SM_CLK_CLUSTER_MOMENTS, n, COUNT(values), sizes, values);
 }
 
 /// 2. R per cluster, warm-started from the last step's quaternion.
-static sm_result rotation(sm_world *world, cl_event *event)
+static sm_result rotation(sm_world *world)
 {
     sm_cl_buffers *b = &world->cl->buffers;
     const cl_int n = world->cluster_count;
     const size_t sizes[] = {sizeof n, sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem)};
     const void *values[] = {&n, &b->apq, &b->quat, &b->rotation};
-    sm_result result = set_args(world->cl->kernels[SM_PASS_ROTATION], 4, sizes, values);
-    return result != SM_OK ? result : launch(world, SM_PASS_ROTATION, n, event);
+    return launch(world, SM_PASS_ROTATION, SM_CLK_ROTATION, n, COUNT(values), sizes, values);
 }
 
 /// 3. T and A_lin per cluster.
-static sm_result goal_transform(sm_world *world, cl_event *event)
+static sm_result goal_transform(sm_world *world)
 {
     sm_cl_buffers *b = &world->cl->buffers;
     const cl_int n = world->cluster_count;
@@ -78,12 +104,11 @@ static sm_result goal_transform(sm_world *world, cl_event *event)
     const size_t sizes[] = {sizeof n, m, m, m, m, m, m, m, m};
     const void *values[] = {&n, &b->clusters, &b->objects, &b->cluster_rest, &b->apq, &b->fit9, &b->rotation,
                             &b->linear_fit, &b->transform};
-    sm_result result = set_args(world->cl->kernels[SM_PASS_GOAL_TRANSFORM], 9, sizes, values);
-    return result != SM_OK ? result : launch(world, SM_PASS_GOAL_TRANSFORM, n, event);
+    return launch(world, SM_PASS_GOAL_TRANSFORM, SM_CLK_GOAL_TRANSFORM, n, COUNT(values), sizes, values);
 }
 
 /// 4-8. Blended goals, velocities and positions per particle.
-static sm_result blend_integrate(sm_world *world, float h, cl_event *event)
+static sm_result blend_integrate(sm_world *world, float h)
 {
     sm_cl_buffers *b = &world->cl->buffers;
     const cl_int n = world->particle_count;
@@ -94,12 +119,80 @@ static sm_result blend_integrate(sm_world *world, float h, cl_event *event)
                             &b->particle_members, &b->member_cluster, &b->member_q, &b->clusters, &b->cluster_rest,
                             &b->center, &b->center_offset, &b->transform, &b->force, &b->position, &b->position_lo,
                             &b->velocity, &b->goal};
-    sm_result result = set_args(world->cl->kernels[SM_PASS_BLEND_INTEGRATE], 19, sizes, values);
-    return result != SM_OK ? result : launch(world, SM_PASS_BLEND_INTEGRATE, n, event);
+    return launch(world, SM_PASS_BLEND_INTEGRATE, SM_CLK_BLEND_INTEGRATE, n, COUNT(values), sizes, values);
+}
+
+/// 8a. The colliding particles sorted by bucket: hash and count, scan, scatter, sort each bucket.
+static sm_result collision_grid(sm_world *world)
+{
+    const sm_pass pass = SM_PASS_COLLISION_GRID;
+    sm_cl_buffers *b = &world->cl->buffers;
+    const size_t m = sizeof(cl_mem);
+    const cl_int n = world->particle_count, table = world->grid.table_size, mask = table - 1, entries = table + 1;
+    const cl_int blocks = (entries + SM_K_SCAN_BLOCK - 1) / SM_K_SCAN_BLOCK;
+    const cl_float inv_cell = (float)(1.0 / world->grid.cell_size);
+
+    sm_result result = zero_ints(world, pass, b->bucket_count, entries);
+    if (result != SM_OK) return result;
+    const size_t hash_sizes[] = {sizeof n, sizeof inv_cell, sizeof mask, m, m, m, m};
+    const void *hash_values[] = {&n, &inv_cell, &mask, &b->contact, &b->position, &b->cell, &b->bucket_count};
+    result = launch(world, pass, SM_CLK_GRID_HASH, n, COUNT(hash_values), hash_sizes, hash_values);
+    if (result != SM_OK) return result;
+
+    const size_t blocks_sizes[] = {sizeof entries, m, m};
+    const void *blocks_values[] = {&entries, &b->bucket_count, &b->block_sum};
+    result = launch(world, pass, SM_CLK_GRID_SCAN_BLOCKS, blocks, COUNT(blocks_values), blocks_sizes, blocks_values);
+    if (result != SM_OK) return result;
+    const size_t totals_sizes[] = {sizeof blocks, m};
+    const void *totals_values[] = {&blocks, &b->block_sum};
+    result = launch(world, pass, SM_CLK_GRID_SCAN_TOTALS, 1, COUNT(totals_values), totals_sizes, totals_values);
+    if (result != SM_OK) return result;
+    const size_t apply_sizes[] = {sizeof entries, m, m, m};
+    const void *apply_values[] = {&entries, &b->bucket_count, &b->block_sum, &b->bucket_start};
+    result = launch(world, pass, SM_CLK_GRID_SCAN_APPLY, blocks, COUNT(apply_values), apply_sizes, apply_values);
+    if (result != SM_OK) return result;
+
+    // the counts are spent: they become the buckets' cursors
+    result = zero_ints(world, pass, b->bucket_count, entries);
+    if (result != SM_OK) return result;
+    const size_t scatter_sizes[] = {sizeof n, m, m, m, m};
+    const void *scatter_values[] = {&n, &b->cell, &b->bucket_start, &b->bucket_count, &b->sorted};
+    result = launch(world, pass, SM_CLK_GRID_SCATTER, n, COUNT(scatter_values), scatter_sizes, scatter_values);
+    if (result != SM_OK) return result;
+    const size_t sort_sizes[] = {sizeof table, m, m};
+    const void *sort_values[] = {&table, &b->bucket_start, &b->sorted};
+    return launch(world, pass, SM_CLK_GRID_SORT_BUCKETS, table, COUNT(sort_values), sort_sizes, sort_values);
+}
+
+/// 8b. Contact: `iterations` sweeps of corrections, each computed for every particle, then applied.
+static sm_result collide(sm_world *world)
+{
+    const sm_pass pass = SM_PASS_COLLIDE;
+    sm_cl_buffers *b = &world->cl->buffers;
+    const size_t m = sizeof(cl_mem);
+    const sm_collisions *c = &world->def.collisions;
+    const cl_int n = world->particle_count, mask = world->grid.table_size - 1;
+    const cl_float restitution = (float)c->restitution, friction = (float)c->friction;
+    sm_result result = SM_OK;
+    for (int32_t sweep = 0; sweep < c->iterations && result == SM_OK; sweep++) {
+        const cl_int respond = sweep == 0; // velocities respond once per step, in the first sweep
+        const size_t sizes[] = {sizeof n, sizeof mask, sizeof respond, sizeof restitution, sizeof friction,
+                                m, m, m, m, m, m, m, m, m, m, m, m};
+        const void *values[] = {&n, &mask, &respond, &restitution, &friction, &b->particle_object, &b->objects,
+                                &b->contact, &b->cell, &b->bucket_start, &b->sorted, &b->force, &b->position,
+                                &b->position_lo, &b->velocity, &b->contact_dx, &b->contact_dv};
+        result = launch(world, pass, SM_CLK_COLLIDE, n, COUNT(values), sizes, values);
+        if (result != SM_OK) break;
+        const size_t apply_sizes[] = {sizeof n, sizeof respond, m, m, m, m, m};
+        const void *apply_values[] = {&n, &respond, &b->contact_dx, &b->contact_dv, &b->position, &b->position_lo,
+                                      &b->velocity};
+        result = launch(world, pass, SM_CLK_APPLY_CONTACTS, n, COUNT(apply_values), apply_sizes, apply_values);
+    }
+    return result;
 }
 
 /// 9. The ground plane per particle.
-static sm_result ground(sm_world *world, cl_event *event)
+static sm_result ground(sm_world *world)
 {
     sm_cl_buffers *b = &world->cl->buffers;
     const cl_int n = world->particle_count;
@@ -109,12 +202,11 @@ static sm_result ground(sm_world *world, cl_event *event)
     const size_t m = sizeof(cl_mem);
     const size_t sizes[] = {sizeof n, sizeof plane, m, m, m, m};
     const void *values[] = {&n, &plane, &b->force, &b->position, &b->position_lo, &b->velocity};
-    sm_result result = set_args(world->cl->kernels[SM_PASS_GROUND], 6, sizes, values);
-    return result != SM_OK ? result : launch(world, SM_PASS_GROUND, n, event);
+    return launch(world, SM_PASS_GROUND, SM_CLK_GROUND, n, COUNT(values), sizes, values);
 }
 
 /// 10. Plastic state and rest data per cluster.
-static sm_result plasticity(sm_world *world, float h, cl_event *event)
+static sm_result plasticity(sm_world *world, float h)
 {
     sm_cl_buffers *b = &world->cl->buffers;
     const cl_int n = world->cluster_count;
@@ -122,19 +214,20 @@ static sm_result plasticity(sm_world *world, float h, cl_event *event)
     const size_t sizes[] = {sizeof n, sizeof h, m, m, m, m, m, m, m, m, m, m, m};
     const void *values[] = {&n, &h, &b->clusters, &b->objects, &b->rotation, &b->linear_fit, &b->member_particle,
                             &b->member_rest, &b->position, &b->plastic, &b->member_q, &b->cluster_rest, &b->member_w};
-    sm_result result = set_args(world->cl->kernels[SM_PASS_PLASTICITY], 13, sizes, values);
-    return result != SM_OK ? result : launch(world, SM_PASS_PLASTICITY, n, event);
+    return launch(world, SM_PASS_PLASTICITY, SM_CLK_PLASTICITY, n, COUNT(values), sizes, values);
 }
 
-sm_result sm_cl_enqueue_pass(sm_world *world, sm_pass pass, float h, cl_event *event)
+sm_result sm_cl_enqueue_pass(sm_world *world, sm_pass pass, float h)
 {
     switch (pass) {
-    case SM_PASS_CLUSTER_MOMENTS: return cluster_moments(world, event);
-    case SM_PASS_ROTATION: return rotation(world, event);
-    case SM_PASS_GOAL_TRANSFORM: return goal_transform(world, event);
-    case SM_PASS_BLEND_INTEGRATE: return blend_integrate(world, h, event);
-    case SM_PASS_GROUND: return ground(world, event);
-    case SM_PASS_PLASTICITY: return plasticity(world, h, event);
+    case SM_PASS_CLUSTER_MOMENTS: return cluster_moments(world);
+    case SM_PASS_ROTATION: return rotation(world);
+    case SM_PASS_GOAL_TRANSFORM: return goal_transform(world);
+    case SM_PASS_BLEND_INTEGRATE: return blend_integrate(world, h);
+    case SM_PASS_COLLISION_GRID: return collision_grid(world);
+    case SM_PASS_COLLIDE: return collide(world);
+    case SM_PASS_GROUND: return ground(world);
+    case SM_PASS_PLASTICITY: return plasticity(world, h);
     default: return sm_fail(SM_ERROR_INVALID_ARGUMENT, "no pass %d", (int)pass);
     }
 }

@@ -48,8 +48,8 @@ void sm_cl_destroy(sm_world *world)
     if (!cl) return;
     if (cl->queue) clFinish(cl->queue);
     release_buffers(cl);
-    for (int p = 0; p < SM_PASS_COUNT; p++)
-        if (cl->kernels[p]) clReleaseKernel(cl->kernels[p]);
+    for (int k = 0; k < SM_CLK_COUNT; k++)
+        if (cl->kernels[k]) clReleaseKernel(cl->kernels[k]);
     if (cl->queue) clReleaseCommandQueue(cl->queue);
     free(cl);
     world->cl = NULL;
@@ -82,6 +82,9 @@ static sm_result make_buffers(sm_world *world)
     }
     const int64_t n = world->particle_count, c = world->cluster_count, k = world->membership_count;
     const int64_t c9 = cl->any_quadratic ? c : 1, k9 = cl->any_quadratic ? k : 1; // quadratic worlds only
+    // the grid, in worlds with contact only
+    const bool collide = world->grid.colliding > 0;
+    const int64_t nc = collide ? n : 1, table = collide ? world->grid.table_size + 1 : 1;
     sm_cl_buffers *b = &cl->buffers;
     struct {
         cl_mem *buffer;
@@ -113,6 +116,14 @@ static sm_result make_buffers(sm_world *world)
         {&b->particle_object, sizeof(cl_int), n},
         {&b->particle_member_offsets, sizeof(cl_int), n + 1},
         {&b->particle_members, sizeof(cl_int), k},
+        {&b->contact, sizeof(cl_float4), nc},
+        {&b->cell, sizeof(cl_int4), nc},
+        {&b->bucket_count, sizeof(cl_int), table},
+        {&b->bucket_start, sizeof(cl_int), table},
+        {&b->block_sum, sizeof(cl_int), (table + SM_K_SCAN_BLOCK - 1) / SM_K_SCAN_BLOCK},
+        {&b->sorted, sizeof(cl_int), nc},
+        {&b->contact_dx, sizeof(cl_float4), nc},
+        {&b->contact_dv, sizeof(cl_float4), nc},
     };
     for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
         sm_result result = make_buffer(cl, plan[i].buffer, plan[i].element, plan[i].count);
@@ -190,7 +201,7 @@ static sm_k_object k_object(const sm_object *o)
     sm_k_object k = {
         .mode = (sm_int)o->mode,
         .flags = (o->volume_preservation ? SM_K_VOLUME : 0) | (o->cap.enabled ? SM_K_CAP : 0) |
-                 (o->plasticity.enabled ? SM_K_PLASTIC : 0),
+                 (o->plasticity.enabled ? SM_K_PLASTIC : 0) | (o->self_collides ? SM_K_SELF_COLLIDE : 0),
         .first_particle = o->first_particle,
         .particle_count = o->particle_count,
         .alpha = (float)o->alpha,
@@ -275,6 +286,7 @@ sm_result sm_cl_push(sm_world *world)
 {
     sm_cl_backend *cl = world->cl;
     sm_result result = sm_world_update_map(world);
+    if (result == SM_OK) result = sm_grid_layout(world);
     if (result != SM_OK) return result;
     if (cl->objects_on_device != world->object_count || cl->particles_on_device != world->particle_count) {
         result = make_buffers(world);
@@ -311,6 +323,14 @@ sm_result sm_cl_push(sm_world *world)
     PUT(b->particle_member_offsets, sizeof *ints, n + 1, ints);
     for (int32_t j = 0; j < k; j++) ints[j] = world->particle_members[j];
     PUT(b->particle_members, sizeof *ints, k, ints);
+    if (world->grid.colliding > 0) {
+        // contact: the rest position (for self-collision) and the radius, 0 for particles that do not collide
+        cl_float4 *contact = staging(sizeof *contact, n);
+        if (!contact) result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory uploading the world");
+        for (int32_t i = 0; i < n && contact; i++) contact[i] = f4(world->rest_position[i], world->radius[i]);
+        PUT(b->contact, sizeof *contact, n, contact);
+        free(contact);
+    }
 
     // memberships
     for (int32_t j = 0; j < k; j++) ints[j] = world->member_particle[j];
@@ -520,6 +540,7 @@ static sm_result prepare(sm_world *world)
 static bool pass_needed(const sm_world *world, sm_pass pass)
 {
     if (pass == SM_PASS_GROUND) return world->def.ground.enabled;
+    if (pass == SM_PASS_COLLISION_GRID || pass == SM_PASS_COLLIDE) return world->grid.colliding > 0;
     if (pass == SM_PASS_PLASTICITY) return world->cl->any_plastic;
     return true;
 }
@@ -529,30 +550,25 @@ sm_result sm_cl_step(sm_world *world, double h, int32_t substeps)
     sm_cl_backend *cl = world->cl;
     sm_result result = prepare(world);
     if (result != SM_OK) return result;
-    const bool profile = world->def.profile;
     const double start = now_ms();
-    cl_event events[SM_PASS_COUNT] = {0};
     for (int32_t s = 0; s < substeps && result == SM_OK; s++) {
+        cl->event_count = 0;
         for (int p = 0; p < SM_PASS_COUNT && result == SM_OK; p++) {
             if (!pass_needed(world, (sm_pass)p)) continue;
-            result = sm_cl_enqueue_pass(world, (sm_pass)p, (float)h, profile ? &events[p] : NULL);
+            result = sm_cl_enqueue_pass(world, (sm_pass)p, (float)h);
         }
         world->profile.steps++;
-        if (!profile || result != SM_OK) continue;
-        // profiling: wait for this step's passes and add their device times
-        for (int p = 0; p < SM_PASS_COUNT; p++) {
-            if (!events[p]) continue;
+        // profiling (events were kept only then): wait for this step's commands and add their device times
+        for (int32_t e = 0; e < cl->event_count; e++) {
             cl_ulong begin = 0, end = 0;
-            if (clWaitForEvents(1, &events[p]) == CL_SUCCESS &&
-                clGetEventProfilingInfo(events[p], CL_PROFILING_COMMAND_START, sizeof begin, &begin, NULL) == CL_SUCCESS &&
-                clGetEventProfilingInfo(events[p], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) == CL_SUCCESS)
-                world->profile.pass_ms[p] += (double)(end - begin) * 1e-6;
-            clReleaseEvent(events[p]);
-            events[p] = NULL;
+            if (result == SM_OK && clWaitForEvents(1, &cl->events[e]) == CL_SUCCESS &&
+                clGetEventProfilingInfo(cl->events[e], CL_PROFILING_COMMAND_START, sizeof begin, &begin, NULL) == CL_SUCCESS &&
+                clGetEventProfilingInfo(cl->events[e], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) == CL_SUCCESS)
+                world->profile.pass_ms[cl->event_pass[e]] += (double)(end - begin) * 1e-6;
+            clReleaseEvent(cl->events[e]);
         }
+        cl->event_count = 0;
     }
-    for (int p = 0; p < SM_PASS_COUNT; p++)
-        if (events[p]) clReleaseEvent(events[p]);
     // start the work without waiting for it
     if (result == SM_OK) {
         cl_int status = clFlush(cl->queue);
@@ -580,7 +596,8 @@ sm_result sm_cl_poison_outputs(sm_world *world, sm_pass pass)
     case SM_PASS_ROTATION: outputs[0] = b->rotation, outputs[1] = b->quat; break;
     case SM_PASS_GOAL_TRANSFORM: outputs[0] = b->linear_fit, outputs[1] = b->transform; break;
     case SM_PASS_BLEND_INTEGRATE: outputs[0] = b->goal; break;
-    default: break; // ground and plasticity update their inputs in place
+    case SM_PASS_COLLISION_GRID: outputs[0] = b->cell, outputs[1] = b->bucket_start, outputs[2] = b->sorted; break;
+    default: break; // collide, ground and plasticity update their inputs in place
     }
     for (int i = 0; i < 4; i++) {
         if (!outputs[i]) continue;
@@ -595,10 +612,13 @@ cleanup:
 
 sm_result sm_cl_run_pass(sm_world *world, sm_pass pass, double h)
 {
-    sm_result result = sm_cl_enqueue_pass(world, pass, (float)h, NULL);
-    if (result != SM_OK) return result;
-    SM_CL_TRY(clFinish(world->cl->queue));
-    world->cl->device_ahead = true;
+    sm_cl_backend *cl = world->cl;
+    cl->event_count = 0;
+    sm_result result = sm_cl_enqueue_pass(world, pass, (float)h);
+    if (result == SM_OK) SM_CL_TRY(clFinish(cl->queue));
+    cl->device_ahead = true;
 cleanup:
+    for (int32_t e = 0; e < cl->event_count; e++) clReleaseEvent(cl->events[e]);
+    cl->event_count = 0;
     return result;
 }

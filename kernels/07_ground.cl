@@ -1,4 +1,4 @@
-/* Pass 5, ground (algorithm.md step 9): particles below y = height are put back on the plane;
+/* Pass 7, ground (algorithm.md step 9): particles below y = height are put back on the plane;
  * their downward speed is reflected with restitution and their tangential velocity reduced by
  * friction. */
 #include "sm_shared.h"

@@ -1,0 +1,65 @@
+#include "cpu_passes.h"
+#include "../math3.h"
+
+/// One particle's contact response against every particle it overlaps, from the positions and
+/// velocities at the start of the sweep: the corrections of its contacts, each weighted by its
+/// depth (so that a contact that just begins weighs nothing). Returns the sum of the weights.
+static double particle_contacts(const sm_world *world, int32_t i, bool respond, sm_vec3 *out_dx, sm_vec3 *out_dv)
+{
+    const sm_grid *grid = &world->grid;
+    const sm_collisions *c = &world->def.collisions;
+    const double w_i = 1.0 / world->mass[i];
+    const sm_vec3 x_i = world->position[i], v_i = world->velocity[i];
+    int32_t buckets[27];
+    const int bucket_count = sm_grid_neighbour_buckets(grid, &grid->cell[4 * i], buckets);
+    sm_vec3 dx = {0, 0, 0}, dv = {0, 0, 0};
+    double weight = 0.0;
+    for (int b = 0; b < bucket_count; b++)
+        for (int32_t s = grid->bucket_start[buckets[b]]; s < grid->bucket_start[buckets[b] + 1]; s++) {
+            const int32_t j = grid->sorted[s];
+            if (!sm_grid_pair_collides(world, i, j)) continue;
+            const sm_vec3 d = v3_sub(x_i, world->position[j]);
+            const double reach = world->radius[i] + world->radius[j];
+            const double dist2 = v3_dot(d, d);
+            if (!(dist2 < reach * reach)) continue;
+            const double dist = sqrt(dist2);
+            // coincident particles: the one of higher index goes up
+            const sm_vec3 n = dist > 0.0 ? v3_scale(d, 1.0 / dist) : v3(0.0, i > j ? 1.0 : -1.0, 0.0);
+            const double w_j = world->fixed[j] ? 0.0 : 1.0 / world->mass[j];
+            const double share = w_i / (w_i + w_j); // i's part of the pair's correction
+            const double depth = reach - dist;
+            dx = v3_add(dx, v3_scale(n, depth * share * depth));
+            if (respond) {
+                const sm_vec3 v_rel = v3_sub(v_i, world->velocity[j]);
+                const double vn = v3_dot(v_rel, n);
+                const sm_vec3 tangential = v3_sub(v_rel, v3_scale(n, vn));
+                sm_vec3 impulse = v3_scale(tangential, -c->friction * share);
+                if (vn < 0.0) impulse = v3_add(impulse, v3_scale(n, -(1.0 + c->restitution) * vn * share));
+                dv = v3_add(dv, v3_scale(impulse, depth));
+            }
+            weight += depth;
+        }
+    *out_dx = dx;
+    *out_dv = dv;
+    return weight;
+}
+
+void sm_cpu_collide(sm_world *world)
+{
+    const int32_t n = world->particle_count;
+    sm_vec3 *dx = world->grid.dx, *dv = world->grid.dv;
+    double *weight = world->grid.weight;
+    for (int32_t sweep = 0; sweep < world->def.collisions.iterations; sweep++) {
+        const bool respond = sweep == 0; // velocities respond once per step, in the first sweep
+        for (int32_t i = 0; i < n; i++) {
+            weight[i] = 0.0;
+            if (world->fixed[i] || world->grid.cell[4 * i + 3] < 0) continue;
+            weight[i] = particle_contacts(world, i, respond, &dx[i], &dv[i]);
+        }
+        for (int32_t i = 0; i < n; i++) {
+            if (!(weight[i] > 0.0)) continue;
+            world->position[i] = v3_add(world->position[i], v3_scale(dx[i], 1.0 / weight[i]));
+            if (respond) world->velocity[i] = v3_add(world->velocity[i], v3_scale(dv[i], 1.0 / weight[i]));
+        }
+    }
+}
