@@ -75,8 +75,12 @@ __kernel void sm_grid_scatter(const int particle_count, __global const int4 *cel
     sorted[bucket_start[bucket] + atomic_inc(&cursor[bucket])] = i;
 }
 
-/// Each bucket's particles in index order (insertion sort: buckets hold a few particles).
-__kernel void sm_grid_sort_buckets(const int table_size, __global const int *bucket_start, __global int *sorted)
+/// Each bucket's particles in index order (insertion sort: buckets hold a few particles), with
+/// sorted_cell = (cell, object) of each slot, and the object all of them belong to (-1 when they
+/// belong to several): the collide pass skips a bucket of a particle's own object at once.
+__kernel void sm_grid_sort_buckets(const int table_size, __global const int *bucket_start,
+                                   __global const int *particle_object, __global const int4 *cell,
+                                   __global int *sorted, __global int4 *sorted_cell, __global int *bucket_object)
 {
     const int b = get_global_id(0);
     if (b >= table_size) return;
@@ -87,4 +91,11 @@ __kernel void sm_grid_sort_buckets(const int table_size, __global const int *buc
         for (; t > begin && sorted[t - 1] > i; t--) sorted[t] = sorted[t - 1];
         sorted[t] = i;
     }
+    int object = end > begin ? particle_object[sorted[begin]] : -1;
+    for (int s = begin; s < end; s++) {
+        const int i = sorted[s];
+        sorted_cell[s] = (int4)(cell[i].xyz, particle_object[i]);
+        if (particle_object[i] != object) object = -1;
+    }
+    bucket_object[b] = object;
 }

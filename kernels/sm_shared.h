@@ -42,6 +42,10 @@ typedef float sm_float;
     ((sm_int)((((sm_uint)(x) * 73856093u) ^ ((sm_uint)(y) * 19349663u) ^ ((sm_uint)(z) * 83492791u)) & \
               (sm_uint)(mask)))
 #define SM_K_REST_NEIGHBOURS 1.5f
+/* Over-relaxation of the contact sweeps: a particle moves this many times the depth-weighted
+ * mean of its contacts' corrections (1 would separate an isolated pair exactly; soft bodies
+ * give way under a contact, and 1.5 makes up for it without overshooting in piles). */
+#define SM_K_CONTACT_RELAXATION 1.5f
 /* Work-items per block of the bucket scan: each scans SM_K_SCAN_BLOCK buckets in turn. */
 #define SM_K_SCAN_BLOCK 256
 

@@ -10,8 +10,10 @@ failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
 for scene in "$scenes"/*.json; do
-    # long enough for contact, deformation and plastic flow to set in, short enough for CI
-    out=$("$tool" compare "$scene" --steps 120 --every 20 2>&1)
+    # long enough for contact, deformation and plastic flow to set in, short enough for CI (the
+    # pile's first layer lands after 30 steps; the CPU reference takes about a second a step there)
+    if [ "$(basename "$scene")" = paper384.json ]; then steps="--steps 60 --every 10"; else steps="--steps 120 --every 20"; fi
+    out=$("$tool" compare "$scene" $steps 2>&1)
     rc=$?
     last=$(echo "$out" | grep '^max_single_step_error=')
     echo "$(basename "$scene"): $last"

@@ -192,7 +192,7 @@ static sm_result read_indices(const context *ctx, const cJSON *item, const char 
 static const char *const object_fields[] = {
     "name", "shape", "size", "resolution", "radius", "length", "major_radius", "minor_radius", "spacing",
     "points", "masses", "position", "rotation", "velocity", "angular_velocity", "mass", "mode", "alpha",
-    "tau", "beta", "volume_preservation", "clusters", "plasticity", "cap", "damping", "fixed", "force", NULL};
+    "tau", "beta", "volume_preservation", "clusters", "plasticity", "cap", "damping", "fixed", "force", "collisions", NULL};
 
 /// The shape-specific fields each shape accepts.
 static bool field_applies(sm_shape_type type, const char *field)
@@ -354,6 +354,28 @@ static sm_result parse_cap(const context *ctx, const cJSON *item, sm_cap *out)
     return SM_OK;
 }
 
+static sm_result parse_object_collisions(const context *ctx, const cJSON *item, sm_object_collisions *out)
+{
+    static const char *const known[] = {"enabled", "self", "radius", "radius_scale", NULL};
+    if (!cJSON_IsObject(item))
+        return field_error(ctx, "collisions", "must be {\"enabled\": b, \"self\": b, \"radius\": r, \"radius_scale\": s}, got %s",
+                           GOT(item));
+    sm_result r = check_keys(ctx, item, "collisions.", known);
+    if (r != SM_OK) return r;
+    const cJSON *e;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "enabled")) && (r = read_bool(ctx, e, "collisions.enabled", &out->enabled)))
+        return r;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "self")) && (r = read_bool(ctx, e, "collisions.self", &out->self)))
+        return r;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "radius")) &&
+        (r = read_range(ctx, e, "collisions.radius", 0.0, INFINITY, true, "m", &out->radius)))
+        return r;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "radius_scale")) &&
+        (r = read_range(ctx, e, "collisions.radius_scale", 0.0, INFINITY, true, "", &out->radius_scale)))
+        return r;
+    return SM_OK;
+}
+
 static sm_result parse_object(const context *ctx, const cJSON *item, sm_object_def *def, object_storage *store)
 {
     if (!cJSON_IsObject(item)) return field_error(ctx, "objects", "each object must be a JSON object, got %s", GOT(item));
@@ -412,6 +434,7 @@ static sm_result parse_object(const context *ctx, const cJSON *item, sm_object_d
         else if (strcmp(f, "clusters") == 0) r = parse_clusters(ctx, e, store, &def->clusters);
         else if (strcmp(f, "plasticity") == 0) r = parse_plasticity(ctx, e, &def->plasticity);
         else if (strcmp(f, "cap") == 0) r = parse_cap(ctx, e, &def->cap);
+        else if (strcmp(f, "collisions") == 0) r = parse_object_collisions(ctx, e, &def->collisions);
         else if (strcmp(f, "fixed") == 0) {
             r = read_indices(ctx, e, f, &store->fixed, &def->fixed_count);
             def->fixed = store->fixed;
@@ -466,6 +489,34 @@ static sm_result parse_ground(const context *ctx, const cJSON *item, sm_ground *
     return SM_OK;
 }
 
+static sm_result parse_collisions(const context *ctx, const cJSON *item, sm_collisions *out)
+{
+    static const char *const known[] = {"enabled", "iterations", "radius_scale", "restitution", "friction", NULL};
+    if (!cJSON_IsObject(item))
+        return field_error(ctx, "collisions",
+                           "must be {\"iterations\": n, \"radius_scale\": s, \"restitution\": e, \"friction\": mu}, got %s",
+                           GOT(item));
+    sm_result r = check_keys(ctx, item, "collisions.", known);
+    if (r != SM_OK) return r;
+    out->enabled = true;
+    const cJSON *e;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "enabled")) && (r = read_bool(ctx, e, "collisions.enabled", &out->enabled)))
+        return r;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "iterations")) &&
+        (r = read_int(ctx, e, "collisions.iterations", 1, 64, &out->iterations)))
+        return r;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "radius_scale")) &&
+        (r = read_range(ctx, e, "collisions.radius_scale", 0.0, INFINITY, true, "", &out->radius_scale)))
+        return r;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "restitution")) &&
+        (r = read_range(ctx, e, "collisions.restitution", 0.0, 1.0, false, "", &out->restitution)))
+        return r;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "friction")) &&
+        (r = read_range(ctx, e, "collisions.friction", 0.0, 1.0, false, "", &out->friction)))
+        return r;
+    return SM_OK;
+}
+
 /// Line and column of `at` in `text`, for syntax errors.
 static void locate(const char *text, const char *at, int *line, int *column)
 {
@@ -500,7 +551,7 @@ sm_result sm_scene_load_string(const char *json, const char *origin, sm_scene **
     scene->world_def = sm_world_def_default();
     scene->info = (sm_scene_info){.dt = 1.0 / 60.0, .substeps = 1, .steps = 600, .object_count = 0};
 
-    static const char *const known[] = {"name", "description", "dt", "substeps", "steps", "gravity", "ground", "objects", NULL};
+    static const char *const known[] = {"name", "description", "dt", "substeps", "steps", "gravity", "ground", "collisions", "objects", NULL};
     if (!cJSON_IsObject(root)) {
         r = sm_fail(SM_ERROR_SCENE, "%s: a scene must be a JSON object with an \"objects\" array", ctx.origin);
         goto done;
@@ -515,6 +566,7 @@ sm_result sm_scene_load_string(const char *json, const char *origin, sm_scene **
         else if (strcmp(f, "steps") == 0) r = read_int(&ctx, e, f, 0, INT32_MAX, &scene->info.steps);
         else if (strcmp(f, "gravity") == 0) r = read_vec3(&ctx, e, f, &scene->world_def.gravity);
         else if (strcmp(f, "ground") == 0) r = parse_ground(&ctx, e, &scene->world_def.ground);
+        else if (strcmp(f, "collisions") == 0) r = parse_collisions(&ctx, e, &scene->world_def.collisions);
         if (r != SM_OK) goto done;
     }
     const cJSON *objects = cJSON_GetObjectItemCaseSensitive(root, "objects");

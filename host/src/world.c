@@ -528,7 +528,7 @@ sm_result sm_world_step(sm_world *world, double dt, int32_t substeps)
             case SM_PASS_GOAL_TRANSFORM: sm_cpu_goal_transform(world); break;
             case SM_PASS_BLEND_INTEGRATE: sm_cpu_blend_integrate(world, h); break;
             case SM_PASS_COLLISION_GRID: if (collide) sm_cpu_collision_grid(world); break;
-            case SM_PASS_COLLIDE: if (collide) sm_cpu_collide(world); break;
+            case SM_PASS_COLLIDE: if (collide) sm_cpu_collide(world, h); break;
             case SM_PASS_GROUND: sm_cpu_ground(world); break;
             case SM_PASS_PLASTICITY: sm_cpu_plasticity(world, h); break;
             case SM_PASS_COUNT: break;

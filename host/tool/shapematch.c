@@ -40,6 +40,8 @@ static const char *usage_run =
     "\n"
     "Runs SCENE and ends with a one-line summary on standard output:\n"
     "  steps=N substeps=N frames=N wall_s=S steps_per_s=R particles=N backend=NAME [device=\"NAME\"]\n"
+    "and, with collisions on, the overlaps left at the end:\n"
+    "  contacts=N max_depth_ratio=R mean_depth_ratio=R   (depth over the smaller radius of each pair)\n"
     "\n"
     "options:\n"
     "  --backend NAME   opencl (float, on an OpenCL device) or cpu (the double-precision CPU\n"
@@ -47,6 +49,7 @@ static const char *usage_run =
     "  --device SEL     OpenCL device: index or part of the name ('shapematch devices' lists\n"
     "                   them); default: $SM_DEVICE, else the first GPU, else the first device\n"
     "  --steps N        number of steps of length dt to run (default: the scene's \"steps\", else 600)\n"
+    "  --collisions on|off  contact between objects, overriding the scene's \"collisions\"\n"
     "  --every K        write a frame every K steps (default 1)\n"
     "  --out FILE.npy   write the trajectory as a NumPy array of shape (frames, particles, 3),\n"
     "                   float32 from OpenCL and float64 from the CPU: frame 0 is the initial\n"
@@ -75,6 +78,9 @@ static const char *usage_compare =
     "options:\n"
     "  --steps N        steps to run (default: the scene's \"steps\", else 600)\n"
     "  --every K        compare every K steps and at the last (default 10)\n"
+    "  --collisions on|off  contact between objects, overriding the scene's \"collisions\"; with\n"
+    "                   contact each line adds both runs' overlapping pairs and largest depth\n"
+    "                   (contacts_cpu= contacts_opencl= max_depth_cpu= max_depth_opencl=)\n"
     "  --device SEL     OpenCL device, as for run\n"
     "  --verbose        print every notice of the library\n"
     "  --help           show this text\n";
@@ -149,14 +155,22 @@ static bool parse_int(const char *text, long long lo, long long hi, long long *o
     return true;
 }
 
+/// What the command line changes in a scene's world def.
+typedef struct world_options {
+    const char *device;
+    bool profile;
+    int collisions; ///< -1: as the scene says; 0: off; 1: on
+} world_options;
+
 /// Builds a loaded scene's world on `backend`; prints the error and returns false on failure.
-static bool create(const sm_scene *scene, const char *path, sm_backend backend, const char *device, bool profile,
-                   log_state *log, sm_world **world)
+static bool create(const sm_scene *scene, const char *path, sm_backend backend, world_options wo, log_state *log,
+                   sm_world **world)
 {
     sm_world_def def = sm_scene_world_def(scene);
     def.backend = backend;
-    def.device = device;
-    def.profile = profile;
+    def.device = wo.device;
+    def.profile = wo.profile;
+    if (wo.collisions >= 0) def.collisions.enabled = wo.collisions == 1;
     def.log = print_log;
     def.log_user = log;
     if (sm_scene_create_world(scene, &def, world) != SM_OK) {
@@ -167,14 +181,14 @@ static bool create(const sm_scene *scene, const char *path, sm_backend backend, 
 }
 
 /// Loads a scene and builds its world; prints the error and returns false on failure.
-static bool load(const char *path, sm_backend backend, const char *device, bool profile, log_state *log,
-                 sm_scene **scene, sm_world **world)
+static bool load(const char *path, sm_backend backend, world_options wo, log_state *log, sm_scene **scene,
+                 sm_world **world)
 {
     if (sm_scene_load_file(path, scene) != SM_OK) {
         fprintf(stderr, "shapematch: %s\n", sm_last_error());
         return false;
     }
-    if (!create(*scene, path, backend, device, profile, log, world)) {
+    if (!create(*scene, path, backend, wo, log, world)) {
         sm_scene_destroy(*scene);
         *scene = NULL;
         return false;
@@ -212,16 +226,24 @@ static int command_info(int argc, char **argv)
     log_state log = {verbose, 0};
     sm_scene *scene = NULL;
     sm_world *world = NULL;
-    if (!load(path, SM_BACKEND_CPU, NULL, false, &log, &scene, &world)) return 1;
+    if (!load(path, SM_BACKEND_CPU, (world_options){NULL, false, -1}, &log, &scene, &world)) return 1;
     sm_counts counts = sm_world_get_counts(world);
-    printf("objects=%d clusters=%d particles=%d memberships=%d\n", counts.objects, counts.clusters, counts.particles,
+    const sm_collisions collisions = sm_scene_world_def(scene).collisions;
+    printf("objects=%d clusters=%d particles=%d memberships=%d", counts.objects, counts.clusters, counts.particles,
            counts.memberships);
+    if (collisions.enabled)
+        printf(" collisions=on iterations=%d restitution=%g friction=%g\n", collisions.iterations, collisions.restitution,
+               collisions.friction);
+    else
+        printf(" collisions=off\n");
     for (int32_t o = 0; o < counts.objects; o++) {
         sm_object_info info;
         sm_world_get_object(world, o, &info);
-        printf("object %d%s%s%s shape=%s mode=%s particles=%d clusters=%d memberships=%d mass=%g\n", o,
+        printf("object %d%s%s%s shape=%s mode=%s particles=%d clusters=%d memberships=%d mass=%g", o,
                info.name[0] ? " \"" : "", info.name, info.name[0] ? "\"" : "", sm_shape_name(info.shape),
                sm_mode_name(info.mode), info.particle_count, info.cluster_count, info.membership_count, info.mass);
+        if (info.collides) printf(" particle_radius=%g%s", info.particle_radius, info.self_collides ? " self_collision=on" : "");
+        printf("\n");
     }
     report_hidden_notices(&log);
     sm_world_destroy(world);
@@ -267,6 +289,7 @@ typedef struct options {
     long long steps, every;
     sm_backend backend;
     bool verbose, profile;
+    int collisions; ///< -1: as the scene says; 0: off; 1: on
 } options;
 
 /// Whether the space-separated list `allowed` names option `name`.
@@ -301,7 +324,8 @@ static int parse_options(const char *command, const char *usage, const char *all
         }
         if (a[0] == '-' && a[1] != '\0' && !allows(allowed, name)) return usage_error(command, "unknown option '%s'", a);
         bool takes_value = strcmp(name, "--steps") == 0 || strcmp(name, "--every") == 0 || strcmp(name, "--out") == 0 ||
-                           strcmp(name, "--backend") == 0 || strcmp(name, "--device") == 0;
+                           strcmp(name, "--backend") == 0 || strcmp(name, "--device") == 0 ||
+                           strcmp(name, "--collisions") == 0;
         if (takes_value && !value) {
             if (i + 1 >= argc) return usage_error(command, "option '%s' needs a value", name);
             value = argv[++i];
@@ -322,6 +346,10 @@ static int parse_options(const char *command, const char *usage, const char *all
         } else if (strcmp(name, "--device") == 0) {
             if (!*value) return usage_error(command, "--device needs an index or part of a device name");
             o->device = value;
+        } else if (strcmp(name, "--collisions") == 0) {
+            if (strcmp(value, "on") == 0) o->collisions = 1;
+            else if (strcmp(value, "off") == 0) o->collisions = 0;
+            else return usage_error(command, "--collisions needs on or off, got '%s'", value);
         } else if (strcmp(name, "--backend") == 0) {
             if (strcmp(value, "cpu") == 0) o->backend = SM_BACKEND_CPU;
             else if (strcmp(value, "opencl") == 0) o->backend = SM_BACKEND_OPENCL;
@@ -338,8 +366,9 @@ static int parse_options(const char *command, const char *usage, const char *all
 
 static int command_run(int argc, char **argv)
 {
-    options o = {.steps = -1, .every = 1, .backend = SM_BACKEND_DEFAULT};
-    int parsed = parse_options("run", usage_run, "--steps --every --out --backend --device --profile --verbose", argc, argv, &o);
+    options o = {.steps = -1, .every = 1, .backend = SM_BACKEND_DEFAULT, .collisions = -1};
+    int parsed = parse_options("run", usage_run, "--steps --every --out --backend --device --collisions --profile --verbose",
+                               argc, argv, &o);
     if (parsed >= 0) return parsed;
     const char *path = o.path, *out_path = o.out_path;
     long long steps = o.steps, every = o.every;
@@ -349,7 +378,7 @@ static int command_run(int argc, char **argv)
     log_state log = {o.verbose, 0};
     sm_scene *scene = NULL;
     sm_world *world = NULL;
-    if (!load(path, o.backend, o.device, o.profile, &log, &scene, &world)) return 1;
+    if (!load(path, o.backend, (world_options){o.device, o.profile, o.collisions}, &log, &scene, &world)) return 1;
     const bool on_device = strcmp(sm_world_backend_name(world), "opencl") == 0;
     sm_scene_info info = sm_scene_get_info(scene);
     if (steps < 0) steps = info.steps;
@@ -425,10 +454,20 @@ static int command_run(int argc, char **argv)
     }
     report_hidden_notices(&log);
     if (o.profile) print_profile(world);
+    // the overlaps left at the end, with collisions on (after the timing: it reads the positions)
+    sm_contact_stats contact = {.pairs = -1};
+    if (sm_scene_world_def(scene).collisions.enabled ? o.collisions != 0 : o.collisions == 1)
+        if (sm_world_get_contact_stats(world, &contact) != SM_OK) {
+            fprintf(stderr, "shapematch: %s\n", sm_last_error());
+            contact.pairs = -1;
+        }
     printf("steps=%lld substeps=%d frames=%lld wall_s=%.3f steps_per_s=%.1f particles=%d backend=%s", done_steps,
            info.substeps, (long long)(out_path ? npy.frames : 0), wall, wall > 0 ? (double)done_steps / wall : 0.0, n,
            sm_world_backend_name(world));
     if (on_device) printf(" device=\"%s\"", sm_world_device_name(world));
+    if (sm_world_get_counts(world).particles > 0 && contact.pairs >= 0)
+        printf(" contacts=%lld max_depth_ratio=%.4f mean_depth_ratio=%.4f", (long long)contact.pairs, contact.max_depth_ratio,
+               contact.mean_depth_ratio);
     printf("\n");
 
 done:
@@ -474,8 +513,8 @@ static double diagonal(const double *xyz, int32_t n)
 
 static int command_compare(int argc, char **argv)
 {
-    options o = {.steps = -1, .every = 10, .backend = SM_BACKEND_OPENCL};
-    int parsed = parse_options("compare", usage_compare, "--steps --every --device --verbose", argc, argv, &o);
+    options o = {.steps = -1, .every = 10, .backend = SM_BACKEND_OPENCL, .collisions = -1};
+    int parsed = parse_options("compare", usage_compare, "--steps --every --device --collisions --verbose", argc, argv, &o);
     if (parsed >= 0) return parsed;
 
     signal(SIGINT, on_interrupt);
@@ -486,10 +525,12 @@ static int command_compare(int argc, char **argv)
     sm_world *reference = NULL, *trajectory = NULL, *single = NULL;
     double *ref_xyz = NULL, *traj_xyz = NULL, *single_xyz = NULL;
     int status = 1;
-    if (!load(o.path, SM_BACKEND_CPU, NULL, false, &log, &scene, &reference)) return 1;
-    if (!create(scene, o.path, SM_BACKEND_OPENCL, o.device, false, &log, &trajectory) ||
-        !create(scene, o.path, SM_BACKEND_OPENCL, o.device, false, &log, &single))
+    const world_options wo = {o.device, false, o.collisions};
+    if (!load(o.path, SM_BACKEND_CPU, wo, &log, &scene, &reference)) return 1;
+    if (!create(scene, o.path, SM_BACKEND_OPENCL, wo, &log, &trajectory) ||
+        !create(scene, o.path, SM_BACKEND_OPENCL, wo, &log, &single))
         goto done;
+    const bool contact = sm_scene_world_def(scene).collisions.enabled ? o.collisions != 0 : o.collisions == 1;
     const sm_scene_info info = sm_scene_get_info(scene);
     const long long steps = o.steps >= 0 ? o.steps : info.steps;
     const int32_t n = sm_world_get_counts(reference).particles;
@@ -523,8 +564,18 @@ static int command_compare(int argc, char **argv)
         double single_max, single_mean, traj_max, traj_mean;
         deviation(ref_xyz, single_xyz, n, scale, &single_max, &single_mean);
         deviation(ref_xyz, traj_xyz, n, scale, &traj_max, &traj_mean);
-        printf("step=%lld single_max=%.3e single_mean=%.3e trajectory_max=%.3e trajectory_mean=%.3e\n", s, single_max,
+        printf("step=%lld single_max=%.3e single_mean=%.3e trajectory_max=%.3e trajectory_mean=%.3e", s, single_max,
                single_mean, traj_max, traj_mean);
+        if (contact) {
+            // chaotic contact makes trajectories part: compare what they do, not where each particle is
+            sm_contact_stats ref_contact, cl_contact;
+            if (sm_world_get_contact_stats(reference, &ref_contact) != SM_OK ||
+                sm_world_get_contact_stats(trajectory, &cl_contact) != SM_OK)
+                break;
+            printf(" contacts_cpu=%lld contacts_opencl=%lld max_depth_cpu=%.4f max_depth_opencl=%.4f", (long long)ref_contact.pairs,
+                   (long long)cl_contact.pairs, ref_contact.max_depth_ratio, cl_contact.max_depth_ratio);
+        }
+        printf("\n");
         fflush(stdout);
         worst_single = fmax(worst_single, single_max);
         worst_trajectory = fmax(worst_trajectory, traj_max);

@@ -1,10 +1,11 @@
 #include "cpu_passes.h"
+#include "../../../kernels/sm_shared.h"
 #include "../math3.h"
 
 /// One particle's contact response against every particle it overlaps, from the positions and
 /// velocities at the start of the sweep: the corrections of its contacts, each weighted by its
 /// depth (so that a contact that just begins weighs nothing). Returns the sum of the weights.
-static double particle_contacts(const sm_world *world, int32_t i, bool respond, sm_vec3 *out_dx, sm_vec3 *out_dv)
+static double particle_contacts(const sm_world *world, int32_t i, double h, bool respond, sm_vec3 *out_dx, sm_vec3 *out_dv)
 {
     const sm_grid *grid = &world->grid;
     const sm_collisions *c = &world->def.collisions;
@@ -22,19 +23,25 @@ static double particle_contacts(const sm_world *world, int32_t i, bool respond, 
             const double reach = world->radius[i] + world->radius[j];
             const double dist2 = v3_dot(d, d);
             if (!(dist2 < reach * reach)) continue;
-            const double dist = sqrt(dist2);
-            // coincident particles: the one of higher index goes up
-            const sm_vec3 n = dist > 0.0 ? v3_scale(d, 1.0 / dist) : v3(0.0, i > j ? 1.0 : -1.0, 0.0);
+            // the normal is the pair's direction at the start of the step, x - h v, so that a
+            // particle that moved past the other's centre in one step is pushed back, not through
+            const sm_vec3 v_rel = v3_sub(v_i, world->velocity[j]);
+            const sm_vec3 before = v3_sub(d, v3_scale(v_rel, h));
+            const double before_length = v3_length(before), dist = sqrt(dist2);
+            sm_vec3 n = before_length > 0.0 ? v3_scale(before, 1.0 / before_length)
+                        : dist > 0.0      ? v3_scale(d, 1.0 / dist)
+                                          : v3(0.0, i > j ? 1.0 : -1.0, 0.0); // coincident: the higher index goes up
             const double w_j = world->fixed[j] ? 0.0 : 1.0 / world->mass[j];
             const double share = w_i / (w_i + w_j); // i's part of the pair's correction
-            const double depth = reach - dist;
+            const double depth = reach - v3_dot(d, n);
+            if (!(depth > 0.0)) continue;
             dx = v3_add(dx, v3_scale(n, depth * share * depth));
             if (respond) {
-                const sm_vec3 v_rel = v3_sub(v_i, world->velocity[j]);
                 const double vn = v3_dot(v_rel, n);
                 const sm_vec3 tangential = v3_sub(v_rel, v3_scale(n, vn));
                 sm_vec3 impulse = v3_scale(tangential, -c->friction * share);
-                if (vn < 0.0) impulse = v3_add(impulse, v3_scale(n, -(1.0 + c->restitution) * vn * share));
+                // the correction's velocity stops the approach; restitution returns part of it
+                if (vn < 0.0) impulse = v3_add(impulse, v3_scale(n, -c->restitution * vn * share));
                 dv = v3_add(dv, v3_scale(impulse, depth));
             }
             weight += depth;
@@ -44,7 +51,7 @@ static double particle_contacts(const sm_world *world, int32_t i, bool respond, 
     return weight;
 }
 
-void sm_cpu_collide(sm_world *world)
+void sm_cpu_collide(sm_world *world, double h)
 {
     const int32_t n = world->particle_count;
     sm_vec3 *dx = world->grid.dx, *dv = world->grid.dv;
@@ -54,12 +61,16 @@ void sm_cpu_collide(sm_world *world)
         for (int32_t i = 0; i < n; i++) {
             weight[i] = 0.0;
             if (world->fixed[i] || world->grid.cell[4 * i + 3] < 0) continue;
-            weight[i] = particle_contacts(world, i, respond, &dx[i], &dv[i]);
+            weight[i] = particle_contacts(world, i, h, respond, &dx[i], &dv[i]);
         }
         for (int32_t i = 0; i < n; i++) {
             if (!(weight[i] > 0.0)) continue;
-            world->position[i] = v3_add(world->position[i], v3_scale(dx[i], 1.0 / weight[i]));
-            if (respond) world->velocity[i] = v3_add(world->velocity[i], v3_scale(dv[i], 1.0 / weight[i]));
+            // the correction moves the particle and gives it the velocity of that move
+            const sm_vec3 correction = v3_scale(dx[i], SM_K_CONTACT_RELAXATION / weight[i]);
+            sm_vec3 v = v3_add(world->velocity[i], v3_scale(correction, 1.0 / h));
+            if (respond) v = v3_add(v, v3_scale(dv[i], 1.0 / weight[i]));
+            world->position[i] = v3_add(world->position[i], correction);
+            world->velocity[i] = v;
         }
     }
 }

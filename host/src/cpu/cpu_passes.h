@@ -17,7 +17,7 @@ void sm_cpu_blend_integrate(sm_world *world, double h);
 void sm_cpu_collision_grid(sm_world *world);
 /// 8b. Contact between particles: `iterations` sweeps of position corrections, the first with
 /// the velocity response.
-void sm_cpu_collide(sm_world *world);
+void sm_cpu_collide(sm_world *world, double h);
 /// 9. Per particle: the ground plane.
 void sm_cpu_ground(sm_world *world);
 /// 10. Per cluster: plastic state update and rest data refresh.

@@ -31,8 +31,8 @@ typedef struct sm_cl_buffers {
     cl_mem position, position_lo, velocity, goal, force, particle_object, particle_member_offsets, particle_members;
     // the collide passes: contact = (rest position, radius) per particle; the grid (cell =
     // (x, y, z, bucket) per particle, the bucket counts and beginnings, the scan's block sums,
-    // the sorted particles); the corrections of a sweep
-    cl_mem contact, cell, bucket_count, bucket_start, block_sum, sorted, contact_dx, contact_dv;
+    // the sorted particles with their (cell, object), the object of each bucket); the corrections of a sweep
+    cl_mem contact, cell, bucket_count, bucket_start, block_sum, sorted, sorted_cell, bucket_object, contact_dx, contact_dv;
 } sm_cl_buffers;
 
 /// The kernels, in pipeline order; a pass may take several.

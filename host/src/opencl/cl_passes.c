@@ -159,32 +159,34 @@ static sm_result collision_grid(sm_world *world)
     const void *scatter_values[] = {&n, &b->cell, &b->bucket_start, &b->bucket_count, &b->sorted};
     result = launch(world, pass, SM_CLK_GRID_SCATTER, n, COUNT(scatter_values), scatter_sizes, scatter_values);
     if (result != SM_OK) return result;
-    const size_t sort_sizes[] = {sizeof table, m, m};
-    const void *sort_values[] = {&table, &b->bucket_start, &b->sorted};
+    const size_t sort_sizes[] = {sizeof table, m, m, m, m, m, m};
+    const void *sort_values[] = {&table, &b->bucket_start, &b->particle_object, &b->cell, &b->sorted, &b->sorted_cell,
+                                 &b->bucket_object};
     return launch(world, pass, SM_CLK_GRID_SORT_BUCKETS, table, COUNT(sort_values), sort_sizes, sort_values);
 }
 
 /// 8b. Contact: `iterations` sweeps of corrections, each computed for every particle, then applied.
-static sm_result collide(sm_world *world)
+static sm_result collide(sm_world *world, float h)
 {
     const sm_pass pass = SM_PASS_COLLIDE;
     sm_cl_buffers *b = &world->cl->buffers;
     const size_t m = sizeof(cl_mem);
     const sm_collisions *c = &world->def.collisions;
-    const cl_int n = world->particle_count, mask = world->grid.table_size - 1;
+    const cl_int n = world->grid.colliding, mask = world->grid.table_size - 1;
     const cl_float restitution = (float)c->restitution, friction = (float)c->friction;
     sm_result result = SM_OK;
     for (int32_t sweep = 0; sweep < c->iterations && result == SM_OK; sweep++) {
         const cl_int respond = sweep == 0; // velocities respond once per step, in the first sweep
-        const size_t sizes[] = {sizeof n, sizeof mask, sizeof respond, sizeof restitution, sizeof friction,
-                                m, m, m, m, m, m, m, m, m, m, m, m};
-        const void *values[] = {&n, &mask, &respond, &restitution, &friction, &b->particle_object, &b->objects,
-                                &b->contact, &b->cell, &b->bucket_start, &b->sorted, &b->force, &b->position,
+        const size_t sizes[] = {sizeof n, sizeof h, sizeof mask, sizeof respond, sizeof restitution, sizeof friction,
+                                m, m, m, m, m, m, m, m, m, m, m, m, m, m};
+        const void *values[] = {&n, &h, &mask, &respond, &restitution, &friction, &b->particle_object, &b->objects,
+                                &b->contact, &b->cell, &b->bucket_start, &b->sorted, &b->sorted_cell, &b->bucket_object,
+                                &b->force, &b->position,
                                 &b->position_lo, &b->velocity, &b->contact_dx, &b->contact_dv};
         result = launch(world, pass, SM_CLK_COLLIDE, n, COUNT(values), sizes, values);
         if (result != SM_OK) break;
-        const size_t apply_sizes[] = {sizeof n, sizeof respond, m, m, m, m, m};
-        const void *apply_values[] = {&n, &respond, &b->contact_dx, &b->contact_dv, &b->position, &b->position_lo,
+        const size_t apply_sizes[] = {sizeof n, sizeof h, sizeof respond, m, m, m, m, m, m};
+        const void *apply_values[] = {&n, &h, &respond, &b->sorted, &b->contact_dx, &b->contact_dv, &b->position, &b->position_lo,
                                       &b->velocity};
         result = launch(world, pass, SM_CLK_APPLY_CONTACTS, n, COUNT(apply_values), apply_sizes, apply_values);
     }
@@ -225,7 +227,7 @@ sm_result sm_cl_enqueue_pass(sm_world *world, sm_pass pass, float h)
     case SM_PASS_GOAL_TRANSFORM: return goal_transform(world);
     case SM_PASS_BLEND_INTEGRATE: return blend_integrate(world, h);
     case SM_PASS_COLLISION_GRID: return collision_grid(world);
-    case SM_PASS_COLLIDE: return collide(world);
+    case SM_PASS_COLLIDE: return collide(world, h);
     case SM_PASS_GROUND: return ground(world);
     case SM_PASS_PLASTICITY: return plasticity(world, h);
     default: return sm_fail(SM_ERROR_INVALID_ARGUMENT, "no pass %d", (int)pass);

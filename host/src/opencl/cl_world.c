@@ -122,6 +122,8 @@ static sm_result make_buffers(sm_world *world)
         {&b->bucket_start, sizeof(cl_int), table},
         {&b->block_sum, sizeof(cl_int), (table + SM_K_SCAN_BLOCK - 1) / SM_K_SCAN_BLOCK},
         {&b->sorted, sizeof(cl_int), nc},
+        {&b->sorted_cell, sizeof(cl_int4), nc},
+        {&b->bucket_object, sizeof(cl_int), table},
         {&b->contact_dx, sizeof(cl_float4), nc},
         {&b->contact_dv, sizeof(cl_float4), nc},
     };
