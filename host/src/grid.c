@@ -86,21 +86,13 @@ void sm_grid_build(sm_grid *grid, const sm_vec3 *position, const double *radius,
     start[0] = 0;
 }
 
-int sm_grid_neighbour_buckets(const sm_grid *grid, const int32_t cell[4], int32_t out[27])
+int32_t sm_grid_neighbour_cell(const sm_grid *grid, const int32_t cell[4], int k, int32_t out[3])
 {
-    const int32_t mask = grid->table_size - 1;
-    int found = 0;
-    for (int dz = -1; dz <= 1; dz++)
-        for (int dy = -1; dy <= 1; dy++)
-            for (int dx = -1; dx <= 1; dx++) {
-                // wrapping at the int range is harmless: the cells still hash to buckets
-                const int32_t b = SM_K_CELL_HASH((uint32_t)cell[0] + (uint32_t)dx, (uint32_t)cell[1] + (uint32_t)dy,
-                                                 (uint32_t)cell[2] + (uint32_t)dz, mask);
-                bool seen = false;
-                for (int k = 0; k < found && !seen; k++) seen = out[k] == b;
-                if (!seen) out[found++] = b;
-            }
-    return found;
+    // wrapping at the int range is harmless: the cells still hash to buckets
+    out[0] = (int32_t)((uint32_t)cell[0] + (uint32_t)(k % 3 - 1));
+    out[1] = (int32_t)((uint32_t)cell[1] + (uint32_t)(k / 3 % 3 - 1));
+    out[2] = (int32_t)((uint32_t)cell[2] + (uint32_t)(k / 9 - 1));
+    return SM_K_CELL_HASH(out[0], out[1], out[2], grid->table_size - 1);
 }
 
 bool sm_grid_pair_collides(const sm_world *world, int32_t i, int32_t j)
@@ -129,28 +121,24 @@ sm_result sm_world_get_contact_stats(const sm_world *world, sm_contact_stats *ou
     sm_result result = sm_grid_layout((sm_world *)world);
     if (result != SM_OK || world->grid.colliding == 0) return result;
     const int32_t n = world->particle_count;
-    sm_grid grid = {.cell_size = world->grid.cell_size, .table_size = world->grid.table_size, .colliding = world->grid.colliding};
     double *xyz = malloc(sizeof *xyz * 3 * (size_t)n);
-    grid.cell = malloc(sizeof *grid.cell * 4 * (size_t)n);
-    grid.sorted = malloc(sizeof *grid.sorted * (size_t)n);
-    grid.bucket_start = malloc(sizeof *grid.bucket_start * (size_t)(grid.table_size + 1));
-    if (!xyz || !grid.cell || !grid.sorted || !grid.bucket_start) {
-        result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory measuring the contacts of %d particles", n);
-        goto done;
-    }
+    if (!xyz) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory measuring the contacts of %d particles", n);
     result = sm_world_get_positions(world, 0, n, xyz);
     if (result != SM_OK) goto done;
+    // the grid's arrays are scratch that every step sorts anew: sorting the positions read here
+    // into them leaves the world unchanged
+    sm_grid *grid = &((sm_world *)world)->grid;
     const sm_vec3 *position = (const sm_vec3 *)xyz;
-    sm_grid_build(&grid, position, world->radius, n);
+    sm_grid_build(grid, position, world->radius, n);
     double sum_ratio = 0.0;
     for (int32_t i = 0; i < n; i++) {
-        if (grid.cell[4 * i + 3] < 0) continue;
-        int32_t buckets[27];
-        const int bucket_count = sm_grid_neighbour_buckets(&grid, &grid.cell[4 * i], buckets);
-        for (int b = 0; b < bucket_count; b++)
-            for (int32_t s = grid.bucket_start[buckets[b]]; s < grid.bucket_start[buckets[b] + 1]; s++) {
-                const int32_t j = grid.sorted[s];
-                if (j <= i || !sm_grid_pair_collides(world, i, j)) continue; // each pair once
+        if (grid->cell[4 * i + 3] < 0) continue;
+        for (int k = 0; k < 27; k++) {
+            int32_t c[3];
+            const int32_t b = sm_grid_neighbour_cell(grid, &grid->cell[4 * i], k, c);
+            for (int32_t s = grid->bucket_start[b]; s < grid->bucket_start[b + 1]; s++) {
+                const int32_t j = grid->sorted[s];
+                if (j <= i || !sm_grid_in_cell(grid, s, c) || !sm_grid_pair_collides(world, i, j)) continue; // each pair once
                 const double depth = world->radius[i] + world->radius[j] - v3_length(v3_sub(position[i], position[j]));
                 if (!(depth > 0.0)) continue;
                 const double ratio = depth / fmin(world->radius[i], world->radius[j]);
@@ -159,9 +147,10 @@ sm_result sm_world_get_contact_stats(const sm_world *world, sm_contact_stats *ou
                 out->max_depth_ratio = fmax(out->max_depth_ratio, ratio);
                 sum_ratio += ratio;
             }
+        }
     }
     if (out->pairs > 0) out->mean_depth_ratio = sum_ratio / (double)out->pairs;
 done:
-    free(xyz), free(grid.cell), free(grid.sorted), free(grid.bucket_start);
+    free(xyz);
     return result;
 }

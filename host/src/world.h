@@ -150,9 +150,16 @@ sm_result sm_object_check_indices(const sm_object_def *def, int32_t count, char 
 sm_result sm_grid_layout(sm_world *world);
 /// Sorts the colliding particles at `position` into the grid (its layout must be current).
 void sm_grid_build(sm_grid *grid, const sm_vec3 *position, const double *radius, int32_t particle_count);
-/// The distinct buckets of the 27 cells around `cell` (x fastest, then y, then z, from -1 to +1;
-/// a bucket met again is skipped), into out; returns how many.
-int sm_grid_neighbour_buckets(const sm_grid *grid, const int32_t cell[4], int32_t out[27]);
+/// Cell k (0 to 26: x fastest, then y, then z, each from -1 to +1) of the 27 around `cell`:
+/// its coordinates into out, and its bucket. The bucket may also hold particles of other cells;
+/// sm_grid_in_cell() tells them apart.
+int32_t sm_grid_neighbour_cell(const sm_grid *grid, const int32_t cell[4], int k, int32_t out[3]);
+/// Whether the particle in slot s of the sorted array lies in cell c.
+static inline bool sm_grid_in_cell(const sm_grid *grid, int32_t s, const int32_t c[3])
+{
+    const int32_t *own = &grid->cell[4 * grid->sorted[s]];
+    return own[0] == c[0] && own[1] == c[1] && own[2] == c[2];
+}
 /// Whether particles i and j may collide: both have a radius, and they belong to different
 /// objects or to one self-colliding object in which they are not rest neighbours.
 bool sm_grid_pair_collides(const sm_world *world, int32_t i, int32_t j);

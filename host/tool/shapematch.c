@@ -162,6 +162,12 @@ typedef struct world_options {
     int collisions; ///< -1: as the scene says; 0: off; 1: on
 } world_options;
 
+/// Whether the world built with these options has contact between objects.
+static bool collisions_on(const sm_scene *scene, world_options wo)
+{
+    return wo.collisions >= 0 ? wo.collisions == 1 : sm_scene_world_def(scene).collisions.enabled;
+}
+
 /// Builds a loaded scene's world on `backend`; prints the error and returns false on failure.
 static bool create(const sm_scene *scene, const char *path, sm_backend backend, world_options wo, log_state *log,
                    sm_world **world)
@@ -170,7 +176,7 @@ static bool create(const sm_scene *scene, const char *path, sm_backend backend, 
     def.backend = backend;
     def.device = wo.device;
     def.profile = wo.profile;
-    if (wo.collisions >= 0) def.collisions.enabled = wo.collisions == 1;
+    def.collisions.enabled = collisions_on(scene, wo);
     def.log = print_log;
     def.log_user = log;
     if (sm_scene_create_world(scene, &def, world) != SM_OK) {
@@ -378,7 +384,8 @@ static int command_run(int argc, char **argv)
     log_state log = {o.verbose, 0};
     sm_scene *scene = NULL;
     sm_world *world = NULL;
-    if (!load(path, o.backend, (world_options){o.device, o.profile, o.collisions}, &log, &scene, &world)) return 1;
+    const world_options wo = {o.device, o.profile, o.collisions};
+    if (!load(path, o.backend, wo, &log, &scene, &world)) return 1;
     const bool on_device = strcmp(sm_world_backend_name(world), "opencl") == 0;
     sm_scene_info info = sm_scene_get_info(scene);
     if (steps < 0) steps = info.steps;
@@ -456,7 +463,7 @@ static int command_run(int argc, char **argv)
     if (o.profile) print_profile(world);
     // the overlaps left at the end, with collisions on (after the timing: it reads the positions)
     sm_contact_stats contact = {.pairs = -1};
-    if (sm_scene_world_def(scene).collisions.enabled ? o.collisions != 0 : o.collisions == 1)
+    if (collisions_on(scene, wo))
         if (sm_world_get_contact_stats(world, &contact) != SM_OK) {
             fprintf(stderr, "shapematch: %s\n", sm_last_error());
             contact.pairs = -1;
@@ -465,7 +472,7 @@ static int command_run(int argc, char **argv)
            info.substeps, (long long)(out_path ? npy.frames : 0), wall, wall > 0 ? (double)done_steps / wall : 0.0, n,
            sm_world_backend_name(world));
     if (on_device) printf(" device=\"%s\"", sm_world_device_name(world));
-    if (sm_world_get_counts(world).particles > 0 && contact.pairs >= 0)
+    if (contact.pairs >= 0)
         printf(" contacts=%lld max_depth_ratio=%.4f mean_depth_ratio=%.4f", (long long)contact.pairs, contact.max_depth_ratio,
                contact.mean_depth_ratio);
     printf("\n");
@@ -530,7 +537,7 @@ static int command_compare(int argc, char **argv)
     if (!create(scene, o.path, SM_BACKEND_OPENCL, wo, &log, &trajectory) ||
         !create(scene, o.path, SM_BACKEND_OPENCL, wo, &log, &single))
         goto done;
-    const bool contact = sm_scene_world_def(scene).collisions.enabled ? o.collisions != 0 : o.collisions == 1;
+    const bool contact = collisions_on(scene, wo);
     const sm_scene_info info = sm_scene_get_info(scene);
     const long long steps = o.steps >= 0 ? o.steps : info.steps;
     const int32_t n = sm_world_get_counts(reference).particles;

@@ -8,17 +8,17 @@
 static double particle_contacts(const sm_world *world, int32_t i, double h, bool respond, sm_vec3 *out_dx, sm_vec3 *out_dv)
 {
     const sm_grid *grid = &world->grid;
-    const sm_collisions *c = &world->def.collisions;
+    const sm_collisions *settings = &world->def.collisions;
     const double w_i = 1.0 / world->mass[i];
     const sm_vec3 x_i = world->position[i], v_i = world->velocity[i];
-    int32_t buckets[27];
-    const int bucket_count = sm_grid_neighbour_buckets(grid, &grid->cell[4 * i], buckets);
     sm_vec3 dx = {0, 0, 0}, dv = {0, 0, 0};
     double weight = 0.0;
-    for (int b = 0; b < bucket_count; b++)
-        for (int32_t s = grid->bucket_start[buckets[b]]; s < grid->bucket_start[buckets[b] + 1]; s++) {
+    for (int k = 0; k < 27; k++) {
+        int32_t c[3];
+        const int32_t b = sm_grid_neighbour_cell(grid, &grid->cell[4 * i], k, c);
+        for (int32_t s = grid->bucket_start[b]; s < grid->bucket_start[b + 1]; s++) {
             const int32_t j = grid->sorted[s];
-            if (!sm_grid_pair_collides(world, i, j)) continue;
+            if (!sm_grid_in_cell(grid, s, c) || !sm_grid_pair_collides(world, i, j)) continue;
             const sm_vec3 d = v3_sub(x_i, world->position[j]);
             const double reach = world->radius[i] + world->radius[j];
             const double dist2 = v3_dot(d, d);
@@ -39,13 +39,14 @@ static double particle_contacts(const sm_world *world, int32_t i, double h, bool
             if (respond) {
                 const double vn = v3_dot(v_rel, n);
                 const sm_vec3 tangential = v3_sub(v_rel, v3_scale(n, vn));
-                sm_vec3 impulse = v3_scale(tangential, -c->friction * share);
+                sm_vec3 impulse = v3_scale(tangential, -settings->friction * share);
                 // the correction's velocity stops the approach; restitution returns part of it
-                if (vn < 0.0) impulse = v3_add(impulse, v3_scale(n, -c->restitution * vn * share));
+                if (vn < 0.0) impulse = v3_add(impulse, v3_scale(n, -settings->restitution * vn * share));
                 dv = v3_add(dv, v3_scale(impulse, depth));
             }
             weight += depth;
         }
+    }
     *out_dx = dx;
     *out_dv = dv;
     return weight;

@@ -318,9 +318,7 @@ sm_result sm_cl_push(sm_world *world)
     PUT(b->objects, sizeof *objects, world->object_count, objects);
 
     // particles: owning object and the particle-to-membership map
-    for (int32_t o = 0; o < world->object_count; o++)
-        for (int32_t i = 0; i < world->objects[o].particle_count; i++) ints[world->objects[o].first_particle + i] = o;
-    PUT(b->particle_object, sizeof *ints, n, ints);
+    PUT(b->particle_object, sizeof *world->particle_object, n, world->particle_object);
     for (int32_t i = 0; i <= n; i++) ints[i] = world->particle_member_offsets ? world->particle_member_offsets[i] : 0;
     PUT(b->particle_member_offsets, sizeof *ints, n + 1, ints);
     for (int32_t j = 0; j < k; j++) ints[j] = world->particle_members[j];
