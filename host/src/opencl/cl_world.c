@@ -545,6 +545,22 @@ static bool pass_needed(const sm_world *world, sm_pass pass)
     return true;
 }
 
+/// Releases the events kept while profiling; with `add`, first waits for each command and adds
+/// its device time to its pass.
+static void collect_events(sm_world *world, bool add)
+{
+    sm_cl_backend *cl = world->cl;
+    for (int32_t e = 0; e < cl->event_count; e++) {
+        cl_ulong begin = 0, end = 0;
+        if (add && clWaitForEvents(1, &cl->events[e]) == CL_SUCCESS &&
+            clGetEventProfilingInfo(cl->events[e], CL_PROFILING_COMMAND_START, sizeof begin, &begin, NULL) == CL_SUCCESS &&
+            clGetEventProfilingInfo(cl->events[e], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) == CL_SUCCESS)
+            world->profile.pass_ms[cl->event_pass[e]] += (double)(end - begin) * 1e-6;
+        clReleaseEvent(cl->events[e]);
+    }
+    cl->event_count = 0;
+}
+
 sm_result sm_cl_step(sm_world *world, double h, int32_t substeps)
 {
     sm_cl_backend *cl = world->cl;
@@ -552,22 +568,12 @@ sm_result sm_cl_step(sm_world *world, double h, int32_t substeps)
     if (result != SM_OK) return result;
     const double start = now_ms();
     for (int32_t s = 0; s < substeps && result == SM_OK; s++) {
-        cl->event_count = 0;
         for (int p = 0; p < SM_PASS_COUNT && result == SM_OK; p++) {
             if (!pass_needed(world, (sm_pass)p)) continue;
             result = sm_cl_enqueue_pass(world, (sm_pass)p, (float)h);
         }
         world->profile.steps++;
-        // profiling (events were kept only then): wait for this step's commands and add their device times
-        for (int32_t e = 0; e < cl->event_count; e++) {
-            cl_ulong begin = 0, end = 0;
-            if (result == SM_OK && clWaitForEvents(1, &cl->events[e]) == CL_SUCCESS &&
-                clGetEventProfilingInfo(cl->events[e], CL_PROFILING_COMMAND_START, sizeof begin, &begin, NULL) == CL_SUCCESS &&
-                clGetEventProfilingInfo(cl->events[e], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) == CL_SUCCESS)
-                world->profile.pass_ms[cl->event_pass[e]] += (double)(end - begin) * 1e-6;
-            clReleaseEvent(cl->events[e]);
-        }
-        cl->event_count = 0;
+        collect_events(world, result == SM_OK);
     }
     // start the work without waiting for it
     if (result == SM_OK) {
@@ -613,12 +619,10 @@ cleanup:
 sm_result sm_cl_run_pass(sm_world *world, sm_pass pass, double h)
 {
     sm_cl_backend *cl = world->cl;
-    cl->event_count = 0;
     sm_result result = sm_cl_enqueue_pass(world, pass, (float)h);
     if (result == SM_OK) SM_CL_TRY(clFinish(cl->queue));
     cl->device_ahead = true;
 cleanup:
-    for (int32_t e = 0; e < cl->event_count; e++) clReleaseEvent(cl->events[e]);
-    cl->event_count = 0;
+    collect_events(world, false);
     return result;
 }
