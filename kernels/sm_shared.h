@@ -34,6 +34,10 @@ typedef float sm_float;
 #define SM_K_PLASTIC 4 /* plastic rest-shape update */
 #define SM_K_SELF_COLLIDE 8 /* its particles collide with each other (rest neighbours excepted) */
 
+/* Flags of the ground pass: which of its parts are on. */
+#define SM_K_GROUND 1
+#define SM_K_PUSHER 2
+
 /* The collide passes. A cell (x, y, z) of the uniform grid goes to bucket
  * SM_K_CELL_HASH(x, y, z, table_size - 1) of the hash table (Teschner et al. 2003; the table
  * size is a power of two). Particles of one self-colliding object whose rest distance is below

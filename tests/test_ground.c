@@ -1,4 +1,4 @@
-/* The ground plane (algorithm.md step 9). */
+/* The ground plane (README step 9) and the pusher (step 9b). */
 #include "math3.h"
 #include "support.h"
 
@@ -100,12 +100,114 @@ static void impact_applies_restitution_and_friction(void)
     sm_world_destroy(world);
 }
 
+/// The pusher (Henriques & Wuensche 2007, 3.2): after a step no free particle is inside the
+/// sphere, those it held are on its surface along the line from its centre, their inward
+/// velocity relative to the sphere is gone, and a sphere moving through a resting box carries
+/// the particles it touches along at its speed. Removing it leaves the particles alone.
+static void pusher_pushes_particles_out(void)
+{
+    sm_world *world = world_from_json("{\"gravity\": [0, 0, 0], \"objects\": [{\"shape\": \"box\", \"resolution\": [6, 6, 6],"
+                                      " \"mode\": \"linear\", \"alpha\": 0.2}]}");
+    if (!world) return;
+    const int32_t n = sm_world_get_counts(world).particles;
+    const sm_vec3 velocity = {3.0, 0.0, 0.0};
+    sm_pusher pusher = {.enabled = true, .center = {-0.5, 0.13, 0.02}, .radius = 0.3, .velocity = velocity};
+    ENSURE_OK(sm_world_set_pusher(world, &pusher));
+    const double h = 1.0 / 60.0;
+    for (int s = 0; s < 10; s++) {
+        ENSURE_OK(sm_world_step(world, h, 1));
+        double *x = get_positions(world), *v = get_velocities(world);
+        int touched = 0;
+        for (int32_t i = 0; i < n; i++) {
+            const sm_vec3 d = v3(x[3 * i] - pusher.center.x, x[3 * i + 1] - pusher.center.y, x[3 * i + 2] - pusher.center.z);
+            const double distance = v3_length(d);
+            ENSURE(distance >= pusher.radius * (1.0 - 1e-12));
+            if (distance > pusher.radius * (1.0 + 1e-12)) continue;
+            touched++;
+            // on the surface: no approach toward the sphere's centre relative to its motion
+            const sm_vec3 n_out = v3_scale(d, 1.0 / distance);
+            ENSURE(v3_dot(v3_sub(v3(v[3 * i], v[3 * i + 1], v[3 * i + 2]), velocity), n_out) >= -1e-12);
+        }
+        ENSURE(touched > 0);
+        free(x), free(v);
+        pusher.center = v3_add(pusher.center, v3_scale(velocity, h));
+        ENSURE_OK(sm_world_set_pusher(world, &pusher));
+    }
+    // the box was pushed along +x by a sphere moving at 3 m/s for 1/6 s: its centre of mass moved
+    const sm_vec3 p = linear_momentum(world, 0);
+    printf("  momentum after the push: (%.3f, %.3f, %.3f) kg m/s\n", p.x, p.y, p.z);
+    ENSURE(p.x > 0.1);
+    // removed: a step moves particles only by their velocities and goals, as without it
+    pusher.enabled = false;
+    ENSURE_OK(sm_world_set_pusher(world, &pusher));
+    sm_world *twin = world_from_json("{\"gravity\": [0, 0, 0], \"objects\": [{\"shape\": \"box\", \"resolution\": [6, 6, 6],"
+                                     " \"mode\": \"linear\", \"alpha\": 0.2}]}");
+    if (!twin) return;
+    ENSURE_OK(sm_world_copy_state(twin, world));
+    ENSURE_OK(sm_world_step(world, h, 1));
+    ENSURE_OK(sm_world_step(twin, h, 1));
+    double *a = get_positions(world), *b = get_positions(twin);
+    for (int32_t i = 0; i < 3 * n; i++) ENSURE(a[i] == b[i]);
+    free(a), free(b);
+    // bad spheres are refused
+    pusher = (sm_pusher){.enabled = true, .radius = 0.0};
+    ENSURE(sm_world_set_pusher(world, &pusher) == SM_ERROR_INVALID_ARGUMENT);
+    sm_world_destroy(twin);
+    sm_world_destroy(world);
+}
+
+/// An object's mode, alpha and beta change while the world runs: a scrambled linear box
+/// switched to rigid with alpha 1 snaps to a rigid motion of its rest shape in one step
+/// (paper 3.3: alpha 1 moves particles to their goals), switching to quadratic works for an
+/// object created linear, and bad values are refused with the old ones kept.
+static void object_params_change_while_running(void)
+{
+    sm_world *world = world_from_json("{\"gravity\": [0, 0, 0], \"objects\": [{\"shape\": \"box\", \"resolution\": [4, 4, 4],"
+                                      " \"mode\": \"linear\", \"alpha\": 0.1, \"beta\": 0.5}]}");
+    if (!world) return;
+    rng r = {7};
+    scramble(world, 0, 0.2, &r);
+    const double before = rigid_fit_rms(world, 0);
+    sm_object_params params;
+    ENSURE_OK(sm_world_get_object_params(world, 0, &params));
+    ENSURE(params.mode == SM_MODE_LINEAR && params.alpha == 0.1 && params.beta == 0.5);
+    params.mode = SM_MODE_RIGID;
+    params.alpha = 1.0;
+    ENSURE_OK(sm_world_set_object_params(world, 0, &params));
+    ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
+    const double after = rigid_fit_rms(world, 0);
+    printf("  rigid-fit RMS %.3g m before, %.3g m after one rigid step with alpha 1\n", before, after);
+    ENSURE(before > 0.02);
+    ENSURE_SMALL(after, 1e-9);
+
+    params.mode = SM_MODE_QUADRATIC;
+    params.alpha = 0.5;
+    params.beta = 0.8;
+    ENSURE_OK(sm_world_set_object_params(world, 0, &params));
+    scramble(world, 0, 0.1, &r);
+    for (int s = 0; s < 30; s++) ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
+    ENSURE(!world_has_nan(world));
+    sm_object_info info;
+    ENSURE_OK(sm_world_get_object(world, 0, &info));
+    ENSURE(info.mode == SM_MODE_QUADRATIC);
+
+    sm_object_params bad = params;
+    bad.alpha = 1.5;
+    ENSURE(sm_world_set_object_params(world, 0, &bad) == SM_ERROR_INVALID_ARGUMENT);
+    ENSURE(sm_world_set_object_params(world, 1, &params) == SM_ERROR_INVALID_ARGUMENT);
+    ENSURE_OK(sm_world_get_object_params(world, 0, &bad));
+    ENSURE(bad.alpha == 0.5 && bad.beta == 0.8);
+    sm_world_destroy(world);
+}
+
 int main(int argc, char **argv)
 {
     static const sm_test_case tests[] = {
         TEST(no_particle_below_the_ground),
         TEST(dropped_box_comes_to_rest),
         TEST(impact_applies_restitution_and_friction),
+        TEST(pusher_pushes_particles_out),
+        TEST(object_params_change_while_running),
     };
     return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
 }

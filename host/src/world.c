@@ -717,3 +717,116 @@ sm_result sm_world_copy_state(sm_world *target, const sm_world *source)
     sm_cl_mark_host_changed(target);
     return SM_OK;
 }
+
+sm_result sm_world_get_forces(const sm_world *world, int32_t first, int32_t count, double *xyz)
+{
+    return copy_out(world, world ? world->force : NULL, SM_CL_FORCE, first, count, xyz, "sm_world_get_forces");
+}
+
+sm_result sm_world_get_float4(const sm_world *world, sm_particle_field field, int32_t first, int32_t count, float *out)
+{
+    sm_result result = check_range(world, first, count, out, "sm_world_get_float4");
+    if (result != SM_OK) return result;
+    if (field != SM_FIELD_POSITION && field != SM_FIELD_VELOCITY && field != SM_FIELD_GOAL)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_get_float4: unknown field %d", (int)field);
+    bool done = false;
+    result = sm_cl_read_float4(world, field, first, count, out, &done);
+    if (result != SM_OK || done) return result;
+    const sm_vec3 *source = field == SM_FIELD_POSITION ? world->position : field == SM_FIELD_VELOCITY ? world->velocity : world->goal;
+    for (int32_t i = 0; i < count; i++) {
+        const sm_vec3 v = source[first + i];
+        out[4 * i] = (float)v.x, out[4 * i + 1] = (float)v.y, out[4 * i + 2] = (float)v.z;
+        out[4 * i + 3] = field == SM_FIELD_POSITION ? (float)world->mass[first + i] : 0.0f;
+    }
+    return SM_OK;
+}
+
+/* ---- Changes while the world runs --------------------------------------------------------- */
+
+sm_result sm_world_get_object_params(const sm_world *world, int32_t object, sm_object_params *out)
+{
+    if (!world || !out || object < 0 || object >= world->object_count)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_get_object_params: no object %d (the world has %d)", object,
+                       world ? world->object_count : 0);
+    const sm_object *o = &world->objects[object];
+    *out = (sm_object_params){o->mode, o->alpha, o->tau, o->beta, o->damping};
+    return SM_OK;
+}
+
+sm_result sm_world_set_object_params(sm_world *world, int32_t object, const sm_object_params *params)
+{
+    if (!world || !params || object < 0 || object >= world->object_count)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_set_object_params: no object %d (the world has %d)", object,
+                       world ? world->object_count : 0);
+    const sm_object_params *p = params;
+    if (p->mode != SM_MODE_RIGID && p->mode != SM_MODE_LINEAR && p->mode != SM_MODE_QUADRATIC)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_set_object_params: unknown mode %d", (int)p->mode);
+    if (!in_unit_interval(p->alpha) || !in_unit_interval(p->beta))
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_set_object_params: alpha and beta must be in [0, 1] (got %g, %g)",
+                       p->alpha, p->beta);
+    if (!(p->tau >= 0.0) || !isfinite(p->tau) || !(p->damping >= 0.0) || !isfinite(p->damping))
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_set_object_params: tau and damping must be finite and >= 0 (got %g, %g)",
+                       p->tau, p->damping);
+    sm_object *o = &world->objects[object];
+    if (p->mode == o->mode) {
+        o->alpha = p->alpha, o->tau = p->tau, o->beta = p->beta, o->damping = p->damping;
+        return sm_cl_write_object(world, object);
+    }
+    // a new mode needs the clusters' rest data of that mode (the quadratic moments): recompute
+    // them from the current state on the host and upload everything
+    sm_result result = sm_cl_pull(world);
+    if (result != SM_OK) return result;
+    o->mode = p->mode, o->alpha = p->alpha, o->tau = p->tau, o->beta = p->beta, o->damping = p->damping;
+    for (int32_t c = o->first_cluster; c < o->first_cluster + o->cluster_count; c++)
+        sm_cluster_update_rest(world, &world->clusters[c]);
+    sm_cl_mark_host_changed(world);
+    return SM_OK;
+}
+
+sm_result sm_world_set_pusher(sm_world *world, const sm_pusher *pusher)
+{
+    if (!world || !pusher) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_set_pusher: world and pusher must not be NULL");
+    if (pusher->enabled &&
+        (!v3_is_finite(pusher->center) || !v3_is_finite(pusher->velocity) || !(pusher->radius > 0.0) || !isfinite(pusher->radius)))
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT,
+                       "sm_world_set_pusher: the centre and velocity must be finite and the radius > 0 (got %g)", pusher->radius);
+    world->pusher = *pusher;
+    return SM_OK;
+}
+
+/* ---- Sharing with OpenGL ------------------------------------------------------------------ */
+
+bool sm_world_gl_sharing(const sm_world *world, const char **reason)
+{
+    if (!world || !world->cl) {
+        if (reason) *reason = "the world runs on the CPU reference, which has no device buffers";
+        return false;
+    }
+    return sm_cl_gl_sharing(world, reason);
+}
+
+static sm_result check_sharing(const sm_world *world, const char *call)
+{
+    const char *reason = "";
+    if (!world) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "%s: world must not be NULL", call);
+    if (!sm_world_gl_sharing(world, &reason)) return sm_fail(SM_ERROR_UNAVAILABLE, "%s: no GL sharing: %s", call, reason);
+    return SM_OK;
+}
+
+sm_result sm_world_share_gl_buffer(sm_world *world, sm_particle_field field, uint32_t gl_buffer)
+{
+    sm_result result = check_sharing(world, "sm_world_share_gl_buffer");
+    if (result != SM_OK) return result;
+    if (field != SM_FIELD_POSITION && field != SM_FIELD_VELOCITY && field != SM_FIELD_GOAL)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_share_gl_buffer: unknown field %d", (int)field);
+    return sm_cl_share_gl_buffer(world, field, gl_buffer);
+}
+
+sm_result sm_world_copy_to_gl(sm_world *world)
+{
+    sm_result result = check_sharing(world, "sm_world_copy_to_gl");
+    if (result != SM_OK) return result;
+    result = sm_world_update_map(world);
+    if (result == SM_OK) result = sm_grid_layout(world);
+    return result == SM_OK ? sm_cl_copy_to_gl(world) : result;
+}

@@ -99,6 +99,8 @@ struct sm_world {
     bool grid_dirty;
     sm_grid grid;
 
+    sm_pusher pusher; ///< the caller's push sphere (ground pass)
+
     sm_profile profile;
 
     // the OpenCL backend (opencl/cl_backend.h), NULL on the CPU reference

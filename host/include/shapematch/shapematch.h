@@ -111,6 +111,16 @@ typedef struct sm_collisions {
     double friction;     ///< in [0, 1]: fraction of the tangential relative velocity removed per contact, default 0.3
 } sm_collisions;
 
+/// The OpenGL context an OpenCL world may share buffers with (cl_khr_gl_sharing), set in the
+/// world def before sm_world_create(). Sharing is used only when the world's device lists
+/// cl_khr_gl_sharing in its extensions and reports itself as the device of that GL context;
+/// otherwise the world runs as usual and sm_world_gl_sharing() says why not.
+typedef struct sm_gl_context {
+    void *context; ///< GLXContext, or EGLContext with egl; NULL: no sharing (default)
+    void *display; ///< Display * (X11), or EGLDisplay with egl
+    bool egl;      ///< the context is EGL's, default false (GLX)
+} sm_gl_context;
+
 /// Everything a world needs at creation. Get one from sm_world_def_default().
 typedef struct sm_world_def {
     sm_vec3 gravity;    ///< m/s^2, default (0, -9.81, 0)
@@ -123,6 +133,8 @@ typedef struct sm_world_def {
     /// OpenCL: time every pass with device events; each step then waits for the device.
     /// Default false (the CPU reference always times its passes).
     bool profile;
+    /// OpenCL: the GL context to share buffers with (see sm_world_gl_sharing()), default none.
+    sm_gl_context gl;
     sm_log_fn *log;     ///< receives notices (e.g. a cluster that supports fewer modes); may be NULL
     void *log_user;     ///< passed back to `log`
     int32_t internal_value; ///< set by sm_world_def_default(); do not touch
@@ -381,6 +393,68 @@ SM_API sm_result sm_world_set_velocities(sm_world *world, int32_t first, int32_t
 
 /// Sets the constant external force on one particle, N (replaces the object's share).
 SM_API sm_result sm_world_set_force(sm_world *world, int32_t particle, sm_vec3 force);
+
+/// Copies the external forces of particles [first, first + count) into xyz, N.
+SM_API sm_result sm_world_get_forces(const sm_world *world, int32_t first, int32_t count, double *xyz);
+
+/// The parameters of an object that may change while the world runs.
+typedef struct sm_object_params {
+    sm_mode mode;   ///< goal transform; switching to quadratic works for any object (its moments are recomputed)
+    double alpha;   ///< stiffness in [0, 1]
+    double tau;     ///< s; when > 0, alpha = min(1, h / tau)
+    double beta;    ///< in [0, 1]
+    double damping; ///< 1/s, >= 0
+} sm_object_params;
+
+/// The current parameters of object `object`.
+SM_API sm_result sm_world_get_object_params(const sm_world *world, int32_t object, sm_object_params *out);
+
+/// Changes the parameters of object `object` from the next step on (positions, velocities and
+/// plastic state are kept).
+SM_API sm_result sm_world_set_object_params(sm_world *world, int32_t object, const sm_object_params *params);
+
+/// A sphere that particles cannot enter, moved by the caller every step: the viewer's push tool
+/// (Henriques & Wuensche 2007, 3.2). Applied after the ground (step 9b of the README's time
+/// step): a free particle inside is put on the sphere's surface along the line from the centre,
+/// and its velocity relative to the sphere loses its inward normal part.
+typedef struct sm_pusher {
+    bool enabled;     ///< default false
+    sm_vec3 center;   ///< m
+    double radius;    ///< m, > 0
+    sm_vec3 velocity; ///< m/s: how fast the sphere moves (a particle it pushes leaves at least this fast along the normal)
+} sm_pusher;
+
+/// Places (or, with enabled false, removes) the world's pusher for the following steps.
+SM_API sm_result sm_world_set_pusher(sm_world *world, const sm_pusher *pusher);
+
+/// Particle quantities that can be read as 4 floats per particle.
+typedef enum sm_particle_field {
+    SM_FIELD_POSITION, ///< x, y, z (m) and w = the particle's mass (kg)
+    SM_FIELD_VELOCITY, ///< x, y, z (m/s) and w = 0
+    SM_FIELD_GOAL,     ///< the blended goal of the last step, x, y, z (m) and w = 0
+} sm_particle_field;
+
+/// Copies `field` of particles [first, first + count) as 4 floats each (16 bytes, the layout of
+/// the OpenCL buffers): on OpenCL one read of the device buffer straight into `out` (positions
+/// lose their low halves, about 1e-7 relative), the fast path for drawing.
+SM_API sm_result sm_world_get_float4(const sm_world *world, sm_particle_field field, int32_t first, int32_t count,
+                                     float *out);
+
+/* ---- Sharing with OpenGL ------------------------------------------------------------- */
+
+/// Whether the world shares buffers with the GL context of its def. When not, *reason (may be
+/// NULL) receives why, e.g. "the device has no cl_khr_gl_sharing".
+SM_API bool sm_world_gl_sharing(const sm_world *world, const char **reason);
+
+/// Makes GL buffer object `gl_buffer` (at least 16 bytes per particle) the target of
+/// sm_world_copy_to_gl() for `field`; 0 stops copying that field. Share again after objects
+/// are added, with a buffer of the new size.
+SM_API sm_result sm_world_share_gl_buffer(sm_world *world, sm_particle_field field, uint32_t gl_buffer);
+
+/// Copies every shared field into its GL buffer on the device, as sm_world_get_float4() lays it
+/// out: acquires the buffers, copies, releases them, and waits for the copies. Call it with GL
+/// idle on those buffers (after glFinish()), from the thread whose GL context is current.
+SM_API sm_result sm_world_copy_to_gl(sm_world *world);
 
 /* ---- Scene files --------------------------------------------------------------------- */
 

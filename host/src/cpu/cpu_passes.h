@@ -18,7 +18,7 @@ void sm_cpu_collision_grid(sm_world *world);
 /// 8b. Contact between particles: `iterations` sweeps of position corrections, the first with
 /// the velocity response.
 void sm_cpu_collide(sm_world *world, double h);
-/// 9. Per particle: the ground plane.
+/// 9. Per particle: the ground plane, then (9b) the pusher.
 void sm_cpu_ground(sm_world *world);
 /// 10. Per cluster: plastic state update and rest data refresh.
 void sm_cpu_plasticity(sm_world *world, double h);

@@ -40,6 +40,22 @@ sm_result sm_cl_read(const sm_world *world, sm_cl_field field, int32_t first, in
 /// buffers are current, else arranges a full upload before the next step.
 sm_result sm_cl_write(sm_world *world, sm_cl_field field, int32_t first, int32_t count);
 
+/// Reads particles [first, first + count) of `field` as float4 straight into out; *done is false
+/// when the host arrays hold the current values instead (nothing read).
+sm_result sm_cl_read_float4(const sm_world *world, sm_particle_field field, int32_t first, int32_t count, float *out,
+                           bool *done);
+
+/// Writes object `object`'s parameters to the device where its buffers are current, else
+/// arranges a full upload before the next step.
+sm_result sm_cl_write_object(sm_world *world, int32_t object);
+
+/// Whether the world's context is shared with its def's GL context; *reason says why not.
+bool sm_cl_gl_sharing(const sm_world *world, const char **reason);
+/// Creates the OpenCL image of GL buffer `gl_buffer` for `field` (0: none).
+sm_result sm_cl_share_gl_buffer(sm_world *world, sm_particle_field field, uint32_t gl_buffer);
+/// Acquires the shared GL buffers, copies the fields into them, releases them and waits.
+sm_result sm_cl_copy_to_gl(sm_world *world);
+
 /// Reads the step state of one cluster (centre, R, T, S_p) into the host's cluster record when
 /// the device is ahead.
 sm_result sm_cl_read_cluster(const sm_world *world, int32_t cluster);

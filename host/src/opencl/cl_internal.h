@@ -54,6 +54,9 @@ typedef enum sm_cl_kernel {
     SM_CLK_COUNT
 } sm_cl_kernel;
 
+/// Particle fields that can be copied into GL buffers (sm_particle_field).
+#define SM_CL_GL_FIELDS 3
+
 /// Most commands one step enqueues (for profiling): the passes' kernels and buffer fills,
 /// with the largest number of collision sweeps.
 #define SM_CL_MAX_STEP_COMMANDS (SM_CLK_COUNT + 2 + 2 * 64)
@@ -72,6 +75,10 @@ struct sm_cl_backend {
     int32_t particles_on_device, clusters_on_device, memberships_on_device;
     bool any_quadratic, any_plastic;
     bool host_changed;          ///< the next step must upload everything first
+    // sharing with OpenGL: whether the context is shared, why not, and the GL buffers per field
+    bool gl_sharing;
+    char gl_reason[256];
+    cl_mem gl_buffers[SM_CL_GL_FIELDS];
     bool device_ahead;          ///< the device has stepped since the host arrays were filled
 };
 

@@ -193,17 +193,22 @@ static sm_result collide(sm_world *world, float h)
     return result;
 }
 
-/// 9. The ground plane per particle.
+/// 9. The ground plane, then the pusher, per particle.
 static sm_result ground(sm_world *world)
 {
     sm_cl_buffers *b = &world->cl->buffers;
     const cl_int n = world->particle_count;
     const sm_ground g = world->def.ground;
+    const sm_pusher p = world->pusher;
+    const cl_int flags = (g.enabled ? SM_K_GROUND : 0) | (p.enabled ? SM_K_PUSHER : 0);
     const float height = (float)g.height;
     const cl_float4 plane = {{height, (float)g.restitution, (float)g.friction, (float)(g.height - height)}};
+    const cl_float4 sphere = {{(float)p.center.x, (float)p.center.y, (float)p.center.z, (float)p.radius}};
+    const cl_float4 sphere_velocity = {{(float)p.velocity.x, (float)p.velocity.y, (float)p.velocity.z, 0.0f}};
     const size_t m = sizeof(cl_mem);
-    const size_t sizes[] = {sizeof n, sizeof plane, m, m, m, m};
-    const void *values[] = {&n, &plane, &b->force, &b->position, &b->position_lo, &b->velocity};
+    const size_t sizes[] = {sizeof n, sizeof flags, sizeof plane, sizeof sphere, sizeof sphere_velocity, m, m, m, m};
+    const void *values[] = {&n, &flags, &plane, &sphere, &sphere_velocity, &b->force, &b->position, &b->position_lo,
+                            &b->velocity};
     return launch(world, SM_PASS_GROUND, SM_CLK_GROUND, n, COUNT(values), sizes, values);
 }
 

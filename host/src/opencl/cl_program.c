@@ -334,13 +334,48 @@ cleanup:
 static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
 static sm_cl_device *devices[SM_MAX_DEVICES];
 
-sm_result sm_cl_device_acquire(const char *selector, const sm_world *world, sm_cl_device **out)
+/// Opens a context with `properties` on the device of `entry` and builds the program in it.
+static sm_result open_device(device_entry entry, int index, const cl_context_properties *properties,
+                             const sm_world *world, sm_cl_device **out)
+{
+    sm_result result = SM_OK;
+    cl_int status = CL_SUCCESS;
+    sm_cl_device *d = calloc(1, sizeof *d);
+    if (!d) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory opening an OpenCL device");
+    sm_device_info info = describe(index, entry);
+    d->platform = entry.platform;
+    d->device = entry.device;
+    d->fp64 = info.fp64;
+    snprintf(d->name, sizeof d->name, "%s (%s)", info.name, info.platform);
+    SM_CL_TRY(clGetDeviceInfo(d->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof d->max_group, &d->max_group, NULL));
+    d->context = clCreateContext(properties, 1, &d->device, NULL, NULL, &status);
+    SM_CL_TRY(status);
+    result = build_program(d, world);
+cleanup:
+    if (result != SM_OK) {
+        if (d->context) clReleaseContext(d->context);
+        free(d);
+        return result;
+    }
+    *out = d;
+    return SM_OK;
+}
+
+/// The listed devices and the one `selector` picks.
+static sm_result pick(const char *selector, device_entry *entries, int *out_chosen)
 {
     if (!selector || !*selector) selector = getenv("SM_DEVICE");
-    device_entry entries[SM_MAX_DEVICES];
-    int count = 0, chosen = 0;
+    int count = 0;
     sm_result result = list_devices(entries, &count);
-    if (result == SM_OK) result = choose_device(selector, entries, count, &chosen);
+    if (result == SM_OK) result = choose_device(selector, entries, count, out_chosen);
+    return result;
+}
+
+sm_result sm_cl_device_acquire(const char *selector, const sm_world *world, sm_cl_device **out)
+{
+    device_entry entries[SM_MAX_DEVICES];
+    int chosen = 0;
+    sm_result result = pick(selector, entries, &chosen);
     if (result != SM_OK) return result;
 
     pthread_mutex_lock(&devices_lock);
@@ -348,36 +383,70 @@ sm_result sm_cl_device_acquire(const char *selector, const sm_world *world, sm_c
     for (int i = 0; i < SM_MAX_DEVICES && !d; i++)
         if (devices[i] && devices[i]->device == entries[chosen].device) d = devices[i];
     if (!d) {
-        cl_int status = CL_SUCCESS;
-        d = calloc(1, sizeof *d);
-        if (!d) {
-            result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory opening an OpenCL device");
-            goto cleanup;
-        }
-        sm_device_info info = describe(chosen, entries[chosen]);
-        d->platform = entries[chosen].platform;
-        d->device = entries[chosen].device;
-        d->fp64 = info.fp64;
-        snprintf(d->name, sizeof d->name, "%s (%s)", info.name, info.platform);
-        SM_CL_TRY(clGetDeviceInfo(d->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof d->max_group, &d->max_group, NULL));
-        cl_context_properties properties[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)d->platform, 0};
-        d->context = clCreateContext(properties, 1, &d->device, NULL, NULL, &status);
-        SM_CL_TRY(status);
-        result = build_program(d, world);
-        if (result != SM_OK) goto cleanup;
-        for (int i = 0; i < SM_MAX_DEVICES; i++)
+        cl_context_properties properties[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)entries[chosen].platform, 0};
+        result = open_device(entries[chosen], chosen, properties, world, &d);
+        for (int i = 0; i < SM_MAX_DEVICES && result == SM_OK; i++)
             if (!devices[i]) {
                 devices[i] = d;
                 break;
             }
     }
-    *out = d;
-    d = NULL;
-cleanup:
-    if (d) { // a device that failed to open, never registered
-        if (d->context) clReleaseContext(d->context);
-        free(d);
-    }
     pthread_mutex_unlock(&devices_lock);
+    if (result == SM_OK) *out = d;
     return result;
+}
+
+/* ---- Sharing with OpenGL -------------------------------------------------------------------- */
+
+typedef cl_int(CL_API_CALL *gl_context_info_fn)(const cl_context_properties *, cl_gl_context_info, size_t, void *,
+                                                 size_t *);
+
+sm_result sm_cl_device_acquire_gl(const char *selector, const sm_world *world, sm_cl_device **out, bool *out_shared,
+                                  char *reason, size_t reason_size)
+{
+    *out_shared = false;
+    device_entry entries[SM_MAX_DEVICES];
+    int chosen = 0;
+    sm_result result = pick(selector, entries, &chosen);
+    if (result != SM_OK) return result;
+    const device_entry entry = entries[chosen];
+    const sm_gl_context gl = world->def.gl;
+    // PoCL accepts GL context properties and then ends the process in its interop entry points:
+    // only a device that lists the extension is ever asked anything about GL
+    if (!has_extension(entry.device, "cl_khr_gl_sharing")) {
+        snprintf(reason, reason_size, "the device does not list cl_khr_gl_sharing");
+        return sm_cl_device_acquire(selector, world, out);
+    }
+    cl_context_properties properties[] = {
+        CL_GL_CONTEXT_KHR, (cl_context_properties)gl.context,
+        gl.egl ? CL_EGL_DISPLAY_KHR : CL_GLX_DISPLAY_KHR, (cl_context_properties)gl.display,
+        CL_CONTEXT_PLATFORM, (cl_context_properties)entry.platform, 0};
+    gl_context_info_fn context_info =
+        (gl_context_info_fn)clGetExtensionFunctionAddressForPlatform(entry.platform, "clGetGLContextInfoKHR");
+    cl_device_id gl_device = NULL;
+    size_t size = 0;
+    cl_int status = context_info ? context_info(properties, CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR, sizeof gl_device,
+                                                &gl_device, &size)
+                                 : CL_INVALID_OPERATION;
+    if (status != CL_SUCCESS || size == 0 || gl_device != entry.device) {
+        snprintf(reason, reason_size, "the GL context does not run on this device (clGetGLContextInfoKHR: %s)",
+                 status != CL_SUCCESS ? sm_cl_error_name(status) : size == 0 ? "no device" : "another device");
+        return sm_cl_device_acquire(selector, world, out);
+    }
+    result = open_device(entry, chosen, properties, world, out);
+    if (result != SM_OK) {
+        snprintf(reason, reason_size, "a context shared with GL could not be made (%s)", sm_last_error());
+        return sm_cl_device_acquire(selector, world, out);
+    }
+    (*out)->private_context = true;
+    *out_shared = true;
+    return SM_OK;
+}
+
+void sm_cl_device_release(sm_cl_device *device)
+{
+    if (!device || !device->private_context) return; // shared devices live for the process
+    if (device->program) clReleaseProgram(device->program);
+    if (device->context) clReleaseContext(device->context);
+    free(device);
 }

@@ -7,6 +7,7 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #endif
 #include <CL/cl.h>
+#include <CL/cl_gl.h>
 
 #include "../world.h"
 
@@ -48,6 +49,7 @@ typedef struct sm_cl_device {
     char name[300];    ///< "device name (platform name)"
     bool fp64;         ///< the program computes the plastic rest data in double
     size_t max_group;  ///< CL_DEVICE_MAX_WORK_GROUP_SIZE
+    bool private_context; ///< a context of one world (shared with GL), freed with it
 } sm_cl_device;
 
 /// Picks a device by `selector` (an index into sm_opencl_devices()' list or part of a device
@@ -55,5 +57,15 @@ typedef struct sm_cl_device {
 /// creates its context and program. They stay for the rest of the process, so the next world
 /// on the device (compare runs three) starts without a build.
 sm_result sm_cl_device_acquire(const char *selector, const sm_world *world, sm_cl_device **out);
+
+/// For a world whose def names a GL context: when the device `selector` picks lists
+/// cl_khr_gl_sharing and is that GL context's device, opens a context of the world's own with the
+/// GL properties (*out_shared true; sm_cl_device_release() frees it). Otherwise acquires the
+/// shared device as sm_cl_device_acquire() does and writes why not into `reason`.
+sm_result sm_cl_device_acquire_gl(const char *selector, const sm_world *world, sm_cl_device **out, bool *out_shared,
+                                  char *reason, size_t reason_size);
+
+/// Frees a world's own (GL-shared) device context; shared devices are kept for the process.
+void sm_cl_device_release(sm_cl_device *device);
 
 #endif

@@ -38,3 +38,23 @@ sm_result sm_opencl_devices(sm_device_info *out, int32_t capacity, int32_t *out_
     if (out_count) *out_count = 0;
     return sm_fail(SM_ERROR_UNAVAILABLE, "%s", message);
 }
+sm_result sm_cl_read_float4(const sm_world *world, sm_particle_field field, int32_t first, int32_t count, float *out,
+                           bool *done)
+{
+    (void)world, (void)field, (void)first, (void)count, (void)out;
+    *done = false;
+    return SM_OK;
+}
+sm_result sm_cl_write_object(sm_world *world, int32_t object) { (void)world, (void)object; return SM_OK; }
+bool sm_cl_gl_sharing(const sm_world *world, const char **reason)
+{
+    (void)world;
+    if (reason) *reason = message;
+    return false;
+}
+sm_result sm_cl_share_gl_buffer(sm_world *world, sm_particle_field field, uint32_t gl_buffer)
+{
+    (void)field, (void)gl_buffer;
+    return sm_cl_create(world, NULL);
+}
+sm_result sm_cl_copy_to_gl(sm_world *world) { return sm_cl_create(world, NULL); }

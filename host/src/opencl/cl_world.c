@@ -12,7 +12,11 @@ sm_result sm_cl_create(sm_world *world, const char *device)
     sm_cl_backend *cl = calloc(1, sizeof *cl);
     if (!cl) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory creating the OpenCL backend");
     cl->objects_on_device = -1;
-    sm_result result = sm_cl_device_acquire(device, world, &cl->device);
+    sm_result result = SM_OK;
+    if (world->def.gl.context)
+        result = sm_cl_device_acquire_gl(device, world, &cl->device, &cl->gl_sharing, cl->gl_reason, sizeof cl->gl_reason);
+    else
+        result = sm_cl_device_acquire(device, world, &cl->device);
     if (result != SM_OK) {
         free(cl);
         return result;
@@ -26,6 +30,9 @@ sm_result sm_cl_create(sm_world *world, const char *device)
     world->cl = cl;
     sm_log(world, SM_LOG_NOTICE, "OpenCL: running on %s%s", cl->device->name,
            cl->device->fp64 ? "" : " (no double precision: plastic rest data are refreshed in float)");
+    if (world->def.gl.context)
+        sm_log(world, SM_LOG_NOTICE, "OpenCL: %s%s", cl->gl_sharing ? "sharing buffers with the GL context" : "no GL sharing: ",
+               cl->gl_sharing ? "" : cl->gl_reason);
     return SM_OK;
 cleanup:
     world->cl = cl;
@@ -48,9 +55,12 @@ void sm_cl_destroy(sm_world *world)
     if (!cl) return;
     if (cl->queue) clFinish(cl->queue);
     release_buffers(cl);
+    for (int f = 0; f < SM_CL_GL_FIELDS; f++)
+        if (cl->gl_buffers[f]) clReleaseMemObject(cl->gl_buffers[f]);
     for (int k = 0; k < SM_CLK_COUNT; k++)
         if (cl->kernels[k]) clReleaseKernel(cl->kernels[k]);
     if (cl->queue) clReleaseCommandQueue(cl->queue);
+    sm_cl_device_release(cl->device);
     free(cl);
     world->cl = NULL;
 }
@@ -70,16 +80,22 @@ static sm_result make_buffer(sm_cl_backend *cl, cl_mem *out, size_t element, int
     return SM_OK;
 }
 
+/// Whether any object is quadratic, and any plastic (their buffers are made only then).
+static void mode_mix(const sm_world *world, bool *quadratic, bool *plastic)
+{
+    *quadratic = *plastic = false;
+    for (int32_t o = 0; o < world->object_count; o++) {
+        const sm_object *object = &world->objects[o];
+        *quadratic |= object->mode == SM_MODE_QUADRATIC;
+        *plastic |= object->plasticity.enabled && object->mode != SM_MODE_RIGID;
+    }
+}
+
 static sm_result make_buffers(sm_world *world)
 {
     sm_cl_backend *cl = world->cl;
     release_buffers(cl);
-    cl->any_quadratic = cl->any_plastic = false;
-    for (int32_t o = 0; o < world->object_count; o++) {
-        const sm_object *object = &world->objects[o];
-        cl->any_quadratic |= object->mode == SM_MODE_QUADRATIC;
-        cl->any_plastic |= object->plasticity.enabled && object->mode != SM_MODE_RIGID;
-    }
+    mode_mix(world, &cl->any_quadratic, &cl->any_plastic);
     const int64_t n = world->particle_count, c = world->cluster_count, k = world->membership_count;
     const int64_t c9 = cl->any_quadratic ? c : 1, k9 = cl->any_quadratic ? k : 1; // quadratic worlds only
     // the grid, in worlds with contact only
@@ -290,7 +306,10 @@ sm_result sm_cl_push(sm_world *world)
     sm_result result = sm_world_update_map(world);
     if (result == SM_OK) result = sm_grid_layout(world);
     if (result != SM_OK) return result;
-    if (cl->objects_on_device != world->object_count || cl->particles_on_device != world->particle_count) {
+    bool quadratic = false, plastic = false;
+    mode_mix(world, &quadratic, &plastic);
+    if (cl->objects_on_device != world->object_count || cl->particles_on_device != world->particle_count ||
+        quadratic != cl->any_quadratic || plastic != cl->any_plastic) {
         result = make_buffers(world);
         if (result != SM_OK) return result;
     }
@@ -520,6 +539,90 @@ sm_result sm_cl_read_cluster(const sm_world *world, int32_t index)
     return SM_OK;
 }
 
+static sm_result prepare(sm_world *world);
+
+sm_result sm_cl_read_float4(const sm_world *world, sm_particle_field field, int32_t first, int32_t count, float *out,
+                           bool *done)
+{
+    const sm_cl_backend *cl = world->cl;
+    *done = false;
+    if (!cl || !cl->device_ahead || count <= 0) return SM_OK;
+    const sm_cl_field fields[] = {SM_CL_POSITION, SM_CL_VELOCITY, SM_CL_GOAL};
+    sm_result result = read_buffer(cl, field_buffer(cl, fields[field]), sizeof(cl_float4), first, count, out);
+    *done = result == SM_OK;
+    return result;
+}
+
+sm_result sm_cl_write_object(sm_world *world, int32_t object)
+{
+    sm_cl_backend *cl = world->cl;
+    if (!cl) return SM_OK;
+    if (!buffers_current(cl, world)) {
+        cl->host_changed = true;
+        return SM_OK;
+    }
+    const sm_k_object k = k_object(&world->objects[object]);
+    return write_buffer(cl, cl->buffers.objects, sizeof k, object, 1, &k);
+}
+
+/* ---- Sharing with OpenGL ------------------------------------------------------------------- */
+
+bool sm_cl_gl_sharing(const sm_world *world, const char **reason)
+{
+    const sm_cl_backend *cl = world->cl;
+    if (reason)
+        *reason = !world->def.gl.context ? "the world def names no GL context"
+                  : cl->gl_sharing        ? ""
+                                          : cl->gl_reason;
+    return cl->gl_sharing;
+}
+
+sm_result sm_cl_share_gl_buffer(sm_world *world, sm_particle_field field, uint32_t gl_buffer)
+{
+    sm_cl_backend *cl = world->cl;
+    sm_result result = SM_OK;
+    if (cl->gl_buffers[field]) clReleaseMemObject(cl->gl_buffers[field]);
+    cl->gl_buffers[field] = NULL;
+    if (gl_buffer == 0) return SM_OK;
+    cl_int status = CL_SUCCESS;
+    cl->gl_buffers[field] = clCreateFromGLBuffer(cl->device->context, CL_MEM_WRITE_ONLY, gl_buffer, &status);
+    SM_CL_TRY(status);
+cleanup:
+    return result;
+}
+
+sm_result sm_cl_copy_to_gl(sm_world *world)
+{
+    sm_cl_backend *cl = world->cl;
+    sm_result result = prepare(world);
+    if (result != SM_OK) return result;
+    const sm_cl_field fields[] = {SM_CL_POSITION, SM_CL_VELOCITY, SM_CL_GOAL};
+    const size_t bytes = sizeof(cl_float4) * (size_t)world->particle_count;
+    cl_mem shared[SM_CL_GL_FIELDS];
+    cl_uint count = 0;
+    for (int f = 0; f < SM_CL_GL_FIELDS; f++) {
+        if (!cl->gl_buffers[f]) continue;
+        size_t size = 0;
+        SM_CL_TRY(clGetMemObjectInfo(cl->gl_buffers[f], CL_MEM_SIZE, sizeof size, &size, NULL));
+        if (size < bytes)
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT,
+                           "sm_world_copy_to_gl: GL buffer of field %d holds %zu bytes, the world's %d particles need %zu "
+                           "(share a larger one after adding objects)",
+                           f, size, world->particle_count, bytes);
+        shared[count++] = cl->gl_buffers[f];
+    }
+    if (count == 0 || bytes == 0) return SM_OK;
+    SM_CL_TRY(clEnqueueAcquireGLObjects(cl->queue, count, shared, 0, NULL, NULL));
+    for (int f = 0; f < SM_CL_GL_FIELDS; f++)
+        if (cl->gl_buffers[f])
+            SM_CL_TRY(clEnqueueCopyBuffer(cl->queue, field_buffer(cl, fields[f]), cl->gl_buffers[f], 0, 0, bytes, 0, NULL, NULL));
+    SM_CL_TRY(clEnqueueReleaseGLObjects(cl->queue, count, shared, 0, NULL, NULL));
+    // without cl_khr_gl_event the release is synchronised with GL by finishing the queue
+    SM_CL_TRY(clFinish(cl->queue));
+cleanup:
+    return result;
+}
+
 /* ---- Stepping ------------------------------------------------------------------------------ */
 
 static double now_ms(void)
@@ -539,7 +642,7 @@ static sm_result prepare(sm_world *world)
 /// Whether pass `pass` has work in this world.
 static bool pass_needed(const sm_world *world, sm_pass pass)
 {
-    if (pass == SM_PASS_GROUND) return world->def.ground.enabled;
+    if (pass == SM_PASS_GROUND) return world->def.ground.enabled || world->pusher.enabled;
     if (pass == SM_PASS_COLLISION_GRID || pass == SM_PASS_COLLIDE) return world->grid.colliding > 0;
     if (pass == SM_PASS_PLASTICITY) return world->cl->any_plastic;
     return true;
