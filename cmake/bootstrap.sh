@@ -16,9 +16,10 @@ esac
 cd "$(dirname "$0")/.."
 
 # compiler and build tools, the JSON library, OpenCL (the ICD loader, headers, and PoCL, which
-# runs OpenCL on any CPU; a GPU's own OpenCL driver is used too when installed), and numpy for
-# the trajectory checks in the tests
-packages=(build-essential cmake pkg-config libcjson-dev ocl-icd-opencl-dev opencl-headers pocl-opencl-icd python3-numpy)
+# runs OpenCL on any CPU; a GPU's own OpenCL driver is used too when installed), the viewer's
+# GLFW, glad 2 generator and stb headers, Xvfb for its tests, and numpy for the trajectory checks
+packages=(build-essential cmake pkg-config libcjson-dev ocl-icd-opencl-dev opencl-headers pocl-opencl-icd python3-numpy
+    libglfw3-dev python3-glad libstb-dev xvfb xauth)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# shapematch-view end to end under Xvfb (llvmpipe and PoCL in CI):
+#   viewer_test.sh VIEW CHECK_IMAGE SCENES DATA OUT CASE
+# CASE render:  paper384 for 120 frames: the screenshot shows objects, and the fallback path is reported
+#      drag:    a scripted pick and drag pulls the picked particle to the target and the object follows
+#      lock:    two locked springs hold the stick stretched (Henriques & Wuensche, figure 2); removing
+#               them lets it spring back
+#      keys:    every key and the push tool, scripted, on the CPU reference: the viewer keeps running
+#      interop: --interop on fails with a clear message where the device lacks cl_khr_gl_sharing
+set -euo pipefail
+view=$1 check_image=$2 scenes=$3 data=$4 out=$5 case=$6
+py=/usr/bin/python3
+if ! command -v xvfb-run > /dev/null; then
+    echo "xvfb-run is missing: apt-get install xvfb xauth" >&2
+    exit 1
+fi
+mkdir -p "$out"
+run() { xvfb-run -a -s "-screen 0 1280x720x24" "$view" "$@"; }
+
+# Prints a report's numbers and checks a Python expression over it (r: the report).
+check() {
+    local report=$1 expression=$2 what=$3
+    if ! "$py" - "$report" "$expression" << 'PY'; then
+import json, math, sys
+r = json.load(open(sys.argv[1]))
+def dist(a, b): return math.dist(a, b)
+ok = eval(sys.argv[2])
+sys.exit(0 if ok else 1)
+PY
+        echo "FAILED: $what ($expression)" >&2
+        exit 1
+    fi
+    echo "ok: $what"
+}
+
+case "$case" in
+render)
+    run "$scenes/paper384.json" --frames 120 --screenshot "$out/paper384.png" --report "$out/render.json" | tee "$out/render.log"
+    grep -q "interop: fallback: host copy into a mapped GL buffer (the device does not list cl_khr_gl_sharing)" "$out/render.log"
+    echo "ok: the log names the fallback path"
+    check "$out/render.json" "r['interop'] == 'fallback' and r['frames'] == 120 and len(r['objects']) == 384" "120 frames of 384 objects through the fallback"
+    # the objects cover between 2% and 60% of the picture in at least 6 of 12 hues
+    "$check_image" "$out/paper384.png" 0.02 0.60 6
+    ;;
+drag)
+    run "$data/stick.json" --frames 200 --script "$data/drag.script" --report "$out/drag.json" > "$out/drag.log"
+    "$py" -c "import json; r = json.load(open('$out/drag.json')); print(json.dumps({'picks': r['picks'], 'springs': r['springs'], 'objects': r['objects']}))"
+    check "$out/drag.json" "len(r['picks']) == 1 and len(r['springs']) == 1 and not r['springs'][0]['locked']" "one particle picked and held"
+    # the target went about 0.5 m up; the particle ends within 10% of that distance from it
+    check "$out/drag.json" "dist(r['springs'][0]['position'], r['springs'][0]['target']) < 0.1 * dist(r['picks'][0]['position'], r['springs'][0]['target'])" "the picked particle reaches the target"
+    # and the object follows: its centre moves up by more than half the target's rise
+    check "$out/drag.json" "r['objects'][0]['centre_end'][1] - r['objects'][0]['centre_start'][1] > 0.5 * (r['springs'][0]['target'][1] - r['picks'][0]['position'][1])" "the object follows"
+    ;;
+lock)
+    run "$data/stick.json" --frames 300 --script "$data/lock.script" --report "$out/lock.json" > "$out/lock.log"
+    run "$data/stick.json" --frames 360 --script "$data/release.script" --report "$out/release.json" > "$out/release.log"
+    for r in lock release; do
+        "$py" -c "import json; r = json.load(open('$out/$r.json')); print('$r', json.dumps({'picks': r['picks'], 'objects': r['objects']}))"
+    done
+    check "$out/lock.json" "len(r['springs']) == 2 and all(s['locked'] for s in r['springs'])" "two springs locked"
+    # held stretched: 4 s after the last lock the two picked particles are still over 10% farther
+    # apart than at rest, and the stick's particles stay away from their goals
+    span='dist(r["picks"][0]["position_end"], r["picks"][1]["position_end"]) / dist(r["picks"][0]["rest_position"], r["picks"][1]["rest_position"])'
+    check "$out/lock.json" "$span > 1.10" "the locked springs hold the stick stretched"
+    check "$out/lock.json" "r['objects'][0]['mean_goal_distance'] > 3e-4" "its particles are held off their goals"
+    # released at 3 s, 3 s later the two particles are back within 2% of their distance at rest
+    check "$out/release.json" "len(r['springs']) == 0 and abs($span - 1) < 0.02" "without the springs the stick springs back"
+    ;;
+keys)
+    run "$data/stick.json" --backend cpu --frames 200 --script "$data/keys.script" --report "$out/keys.json" --record "$out/frames" > "$out/keys.log"
+    cat "$out/keys.log"
+    for expected in "push mode" "pick mode" "object 0: rigid" "object 0: quadratic, alpha 0.35" "beta 0.65" "dropped object 1" "scene reset" "paused" "running"; do
+        grep -q "$expected" "$out/keys.log" || { echo "FAILED: the log lacks '$expected'" >&2; exit 1; }
+    done
+    echo "ok: every key acted"
+    # the reset at the end leaves the scene's single object; 200 frames were recorded
+    check "$out/keys.json" "len(r['objects']) == 1 and r['frames'] == 200" "reset restores the scene"
+    count=$(ls "$out/frames" | grep -c '^frame_[0-9]\{5\}\.png$')
+    [ "$count" -eq 200 ] || { echo "FAILED: $count recorded frames, expected 200" >&2; exit 1; }
+    echo "ok: 200 frames recorded"
+    ;;
+interop)
+    set +e
+    run "$data/stick.json" --frames 2 --interop on > "$out/interop.log" 2>&1
+    code=$?
+    set -e
+    cat "$out/interop.log"
+    [ "$code" -ne 0 ] || { echo "FAILED: --interop on succeeded without cl_khr_gl_sharing" >&2; exit 1; }
+    grep -q -- "--interop on: CL-GL sharing is not available here: the device does not list cl_khr_gl_sharing" "$out/interop.log"
+    echo "ok: --interop on fails and says why"
+    ;;
+*)
+    echo "unknown case $case" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,906 @@
+/* shapematch-view: a window on a running scene. The simulation advances in fixed steps of the
+ * scene's dt, decoupled from the frame rate (an accumulator, at most --max-steps steps per
+ * frame: a slow frame drops time instead of spiralling); the particles are drawn from the
+ * simulation's buffers (CL-GL interop, or a copy through a mapped buffer); the mouse picks,
+ * drags, locks and pushes (tools.h); --frames, --screenshot, --record and --script run it
+ * without a person. */
+#include "camera.h"
+#include "native.h"
+#include "particles_gl.h"
+#include "render.h"
+#include "script.h"
+#include "tools.h"
+
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+#include <cjson/cJSON.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *usage =
+    "usage: shapematch-view SCENE [options]\n"
+    "\n"
+    "Runs SCENE (a JSON scene file) in a window. Press H in the window for the key bindings.\n"
+    "\n"
+    "options:\n"
+    "  --frames N            simulate and draw N frames, one time step each, then exit\n"
+    "  --screenshot FILE     write the last frame drawn as a PNG\n"
+    "  --record DIR          write every frame as DIR/frame_00001.png, ...\n"
+    "  --script FILE         timed mouse and key events (format in viewer/script.h)\n"
+    "  --report FILE         at exit, write what happened as JSON: picks (when, where, where the\n"
+    "                        particle is at the end and at rest), springs, each object's\n"
+    "                        centre of mass and RMS radius at the start and end, and the mean\n"
+    "                        distance of its particles to their goals\n"
+    "  --interop auto|on|off share the particle buffers between OpenCL and OpenGL (cl_khr_gl_sharing);\n"
+    "                        auto (default) uses it where the device offers it, else copies through\n"
+    "                        the host; on fails where it is not offered\n"
+    "  --backend NAME        opencl or cpu (default: opencl when a device is available)\n"
+    "  --device SEL          OpenCL device: index or part of the name (default: $SM_DEVICE, else\n"
+    "                        the first GPU, else the first device)\n"
+    "  --size WxH            window size in pixels, default 1280x720\n"
+    "  --colour MODE         object (default), cluster or strain (distance to the goal)\n"
+    "  --max-steps N         time steps per frame at most, default 4\n"
+    "  --help                show this text\n";
+
+static const char *help_text =
+    "mouse\n"
+    "  left drag on a particle   pull it with a spring (wheel: target nearer / farther)\n"
+    "  right click while pulling lock the spring in place; left drag on its red ball regrabs it\n"
+    "  left drag elsewhere       orbit            right drag      orbit\n"
+    "  middle or shift+right     pan              wheel           zoom\n"
+    "keys\n"
+    "  P      pick / push mode (push: a sphere follows the cursor; wheel: nearer / farther)\n"
+    "  C      remove all springs            O      drop a new object under the cursor\n"
+    "  1 2 3  rigid / linear / quadratic mode of the object under the cursor\n"
+    "  Q A    alpha +/- 0.05 of the object under the cursor\n"
+    "  W S    beta +/- 0.05 of the object under the cursor\n"
+    "  K      colour by object / cluster / strain\n"
+    "  SPACE  pause            N  single step (paused)          R  reset the scene\n"
+    "  F      frame the scene  H  this help                     ESC  quit";
+
+typedef enum interop_mode { INTEROP_AUTO, INTEROP_ON, INTEROP_OFF } interop_mode;
+
+typedef struct options {
+    const char *scene, *screenshot, *record, *script, *report, *device;
+    int frames, width, height, max_steps;
+    interop_mode interop;
+    sm_backend backend;
+    view_colour colour;
+} options;
+
+/// One pick, for the report.
+typedef struct pick_record {
+    int64_t frame;
+    int32_t particle, object;
+    sm_vec3 position;
+} pick_record;
+
+typedef struct viewer {
+    options opt;
+    GLFWwindow *window;
+    sm_scene *scene;
+    sm_scene_info info;
+    sm_world_def def;
+    sm_world *world;
+    view_particles particles;
+    view_renderer renderer;
+    view_camera camera;
+    view_tools tools;
+    view_script script;
+    view_colour colour;
+    bool paused, step_once, help, quit;
+    // the mouse
+    double cursor_x, cursor_y;
+    bool orbiting, panning;
+    // time
+    int64_t frame, steps;
+    double sim_time, accumulator;
+    // the scene's extent at the start and the state the report compares with
+    sm_vec3 lo, hi;
+    double extent;
+    sm_vec3 *start_stats; ///< object_stats() at the start
+    int32_t start_objects;
+    int spawned;
+    // interop
+    bool interop;
+    char interop_text[320];
+    // overlay figures, refreshed twice a second
+    double fps, step_ms, pass_ms[SM_PASS_COUNT], last_sample_time;
+    int64_t last_sample_frame;
+    sm_profile last_profile;
+    char status[200];
+    // report
+    pick_record picks[256];
+    int pick_count;
+    float *host_xyzw; ///< positions read for picking
+} viewer;
+
+static void say(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    printf("shapematch-view: ");
+    vprintf(format, args);
+    printf("\n");
+    fflush(stdout);
+    va_end(args);
+}
+
+static void status(viewer *v, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    vsnprintf(v->status, sizeof v->status, format, args);
+    va_end(args);
+    say("%s", v->status);
+}
+
+static void log_callback(sm_log_level level, const char *message, void *user)
+{
+    (void)user;
+    if (level != SM_LOG_NOTICE) say("%s", message);
+}
+
+/* ---- The world ------------------------------------------------------------------------------ */
+
+/// Centre of mass and RMS distance of the particles from it, per object (malloc'd, 2 per object:
+/// the centre, then (rms, 0, 0)).
+static sm_vec3 *object_stats(const sm_world *world, int32_t *out_count)
+{
+    const sm_counts counts = sm_world_get_counts(world);
+    sm_vec3 *stats = calloc((size_t)(counts.objects > 0 ? 2 * counts.objects : 1), sizeof *stats);
+    double *x = malloc(sizeof(double) * 3 * (size_t)(counts.particles > 0 ? counts.particles : 1));
+    double *m = malloc(sizeof(double) * (size_t)(counts.particles > 0 ? counts.particles : 1));
+    if (!stats || !x || !m || sm_world_get_positions(world, 0, counts.particles, x) != SM_OK ||
+        sm_world_get_masses(world, 0, counts.particles, m) != SM_OK) {
+        free(x), free(m), free(stats);
+        return NULL;
+    }
+    for (int32_t o = 0; o < counts.objects; o++) {
+        sm_object_info info;
+        sm_world_get_object(world, o, &info);
+        double total = 0.0, spread = 0.0;
+        sm_vec3 c = {0, 0, 0};
+        const int32_t begin = info.first_particle, end = begin + info.particle_count;
+        for (int32_t i = begin; i < end; i++) {
+            c.x += m[i] * x[3 * i], c.y += m[i] * x[3 * i + 1], c.z += m[i] * x[3 * i + 2];
+            total += m[i];
+        }
+        if (total > 0.0) c = (sm_vec3){c.x / total, c.y / total, c.z / total};
+        for (int32_t i = begin; i < end; i++)
+            spread += m[i] * ((x[3 * i] - c.x) * (x[3 * i] - c.x) + (x[3 * i + 1] - c.y) * (x[3 * i + 1] - c.y) +
+                              (x[3 * i + 2] - c.z) * (x[3 * i + 2] - c.z));
+        stats[2 * o] = c;
+        stats[2 * o + 1] = (sm_vec3){total > 0.0 ? sqrt(spread / total) : 0.0, 0.0, 0.0};
+    }
+    free(x), free(m);
+    *out_count = counts.objects;
+    return stats;
+}
+
+/// Reads every position into v->host_xyzw (for picking).
+static bool read_positions(viewer *v)
+{
+    const int32_t n = sm_world_get_counts(v->world).particles;
+    free(v->host_xyzw);
+    v->host_xyzw = malloc(sizeof(float) * 4 * (size_t)(n > 0 ? n : 1));
+    return v->host_xyzw && sm_world_get_float4(v->world, SM_FIELD_POSITION, 0, n, v->host_xyzw) == SM_OK;
+}
+
+/// Creates the world from the scene and the particle buffers; false with a message on failure.
+static bool open_world(viewer *v, char *error, size_t error_size)
+{
+    if (sm_scene_create_world(v->scene, &v->def, &v->world) != SM_OK) {
+        snprintf(error, error_size, "%s", sm_last_error());
+        return false;
+    }
+    const char *reason = "";
+    v->interop = v->opt.interop != INTEROP_OFF && sm_world_gl_sharing(v->world, &reason);
+    if (v->opt.interop == INTEROP_ON && !v->interop) {
+        snprintf(error, error_size, "--interop on: CL-GL sharing is not available here: %s", reason);
+        return false;
+    }
+    if (v->interop)
+        snprintf(v->interop_text, sizeof v->interop_text, "CL-GL sharing (device-to-device copy, no host copy)");
+    else if (v->opt.interop == INTEROP_OFF)
+        snprintf(v->interop_text, sizeof v->interop_text, "fallback: host copy into a mapped GL buffer (--interop off)");
+    else
+        snprintf(v->interop_text, sizeof v->interop_text, "fallback: host copy into a mapped GL buffer (%s)", reason);
+    if (!particles_build(&v->particles, v->world, v->interop, error, error_size)) return false;
+    free(v->start_stats);
+    v->start_stats = object_stats(v->world, &v->start_objects);
+    tools_init(&v->tools);
+    v->last_profile = sm_world_get_profile(v->world);
+    return true;
+}
+
+/// The bounding box of the particles now.
+static void bounds(viewer *v, sm_vec3 *lo, sm_vec3 *hi)
+{
+    const int32_t n = v->particles.count;
+    *lo = (sm_vec3){-1, -1, -1}, *hi = (sm_vec3){1, 1, 1};
+    if (n == 0 || !read_positions(v)) return;
+    *lo = (sm_vec3){INFINITY, INFINITY, INFINITY}, *hi = (sm_vec3){-INFINITY, -INFINITY, -INFINITY};
+    for (int32_t i = 0; i < n; i++) {
+        const float *p = v->host_xyzw + 4 * i;
+        lo->x = fmin(lo->x, p[0]), lo->y = fmin(lo->y, p[1]), lo->z = fmin(lo->z, p[2]);
+        hi->x = fmax(hi->x, p[0]), hi->y = fmax(hi->y, p[1]), hi->z = fmax(hi->z, p[2]);
+    }
+}
+
+static void frame_scene(viewer *v)
+{
+    sm_vec3 lo, hi;
+    bounds(v, &lo, &hi);
+    v->camera = camera_frame(lo, hi, v->renderer.width, v->renderer.height);
+}
+
+/* ---- Interaction ---------------------------------------------------------------------------- */
+
+static view_ray cursor_ray(const viewer *v) { return camera_ray(&v->camera, v->cursor_x, v->cursor_y); }
+
+/// The particle under the cursor (reads the positions), or -1.
+static int32_t particle_under_cursor(viewer *v)
+{
+    if (v->particles.count == 0 || !read_positions(v)) return -1;
+    return tools_pick_particle(v->host_xyzw, v->particles.radius, v->particles.count, 0.0, cursor_ray(v), NULL);
+}
+
+static double target_radius(const viewer *v) { return fmax(0.8 * v->particles.max_radius, 0.01 * v->extent); }
+static double push_radius(const viewer *v) { return 0.12 * v->extent; }
+
+static void press_left(viewer *v, int mods)
+{
+    if (mods & GLFW_MOD_SHIFT) {
+        v->panning = true;
+        return;
+    }
+    if (v->tools.push_mode) {
+        v->orbiting = true;
+        return;
+    }
+    const view_ray ray = cursor_ray(v);
+    const int locked = tools_pick_target(&v->tools, ray, target_radius(v));
+    if (locked >= 0) {
+        tools_regrab(&v->tools, locked, camera_depth(&v->camera, v->tools.springs[locked].target));
+        status(v, "spring %d grabbed again", locked);
+        return;
+    }
+    const int32_t i = particle_under_cursor(v);
+    if (i < 0) {
+        v->orbiting = true;
+        return;
+    }
+    const sm_vec3 p = {v->host_xyzw[4 * i], v->host_xyzw[4 * i + 1], v->host_xyzw[4 * i + 2]};
+    if (tools_grab(&v->tools, v->world, i, p, camera_depth(&v->camera, p)) != SM_OK) {
+        status(v, "no more springs (at most %d)", VIEW_MAX_SPRINGS);
+        return;
+    }
+    if (v->pick_count < (int)(sizeof v->picks / sizeof v->picks[0]))
+        v->picks[v->pick_count++] = (pick_record){v->frame, i, v->particles.object[i], p};
+    status(v, "picked particle %d of object %d at (%.3f, %.3f, %.3f)", i, v->particles.object[i], p.x, p.y, p.z);
+}
+
+static void handle_button(viewer *v, int button, bool press, int mods)
+{
+    if (button == 0) {
+        if (press) {
+            press_left(v, mods);
+        } else {
+            if (v->tools.dragging >= 0) tools_release(&v->tools, v->world);
+            v->orbiting = v->panning = false;
+        }
+    } else if (button == 1) {
+        if (press && v->tools.dragging >= 0) {
+            tools_lock(&v->tools);
+            status(v, "spring locked");
+        } else if (press) {
+            if (mods & GLFW_MOD_SHIFT) v->panning = true;
+            else v->orbiting = true;
+        } else {
+            v->orbiting = v->panning = false;
+        }
+    } else if (button == 2) {
+        v->panning = press;
+    }
+}
+
+static void place_pusher(viewer *v)
+{
+    if (!v->tools.push_mode) return;
+    tools_place_pusher(&v->tools, true, camera_point_at_depth(&v->camera, cursor_ray(v), v->tools.push_depth), push_radius(v));
+}
+
+static void handle_cursor(viewer *v, double x, double y)
+{
+    const double dx = x - v->cursor_x, dy = y - v->cursor_y;
+    v->cursor_x = x, v->cursor_y = y;
+    if (v->orbiting) camera_orbit(&v->camera, dx, dy);
+    if (v->panning) camera_pan(&v->camera, dx, dy);
+    if (v->tools.dragging >= 0) tools_drag_to(&v->tools, camera_point_at_depth(&v->camera, cursor_ray(v), v->tools.drag_depth));
+    place_pusher(v);
+}
+
+static void handle_wheel(viewer *v, double notches)
+{
+    const double step = 0.05 * v->camera.distance * notches;
+    if (v->tools.dragging >= 0) {
+        v->tools.drag_depth = fmax(0.01 * v->camera.distance, v->tools.drag_depth + step);
+        tools_drag_to(&v->tools, camera_point_at_depth(&v->camera, cursor_ray(v), v->tools.drag_depth));
+    } else if (v->tools.push_mode) {
+        v->tools.push_depth = fmax(0.01 * v->camera.distance, v->tools.push_depth + step);
+        place_pusher(v);
+    } else {
+        camera_zoom(&v->camera, notches);
+    }
+}
+
+/// Changes the parameters of the object under the cursor with `change`.
+static void edit_object(viewer *v, const char *key)
+{
+    const int32_t i = particle_under_cursor(v);
+    if (i < 0) {
+        status(v, "no object under the cursor");
+        return;
+    }
+    const int32_t object = v->particles.object[i];
+    sm_object_params p;
+    sm_world_get_object_params(v->world, object, &p);
+    switch (key[0]) {
+    case '1': p.mode = SM_MODE_RIGID; break;
+    case '2': p.mode = SM_MODE_LINEAR; break;
+    case '3': p.mode = SM_MODE_QUADRATIC; break;
+    case 'Q': p.alpha = fmin(1.0, p.alpha + 0.05); break;
+    case 'A': p.alpha = fmax(0.0, p.alpha - 0.05); break;
+    case 'W': p.beta = fmin(1.0, p.beta + 0.05); break;
+    case 'S': p.beta = fmax(0.0, p.beta - 0.05); break;
+    }
+    if (sm_world_set_object_params(v->world, object, &p) != SM_OK) {
+        status(v, "%s", sm_last_error());
+        return;
+    }
+    status(v, "object %d: %s, alpha %.2f, beta %.2f", object, sm_mode_name(p.mode), p.alpha, p.beta);
+}
+
+/// Drops a copy of one of the scene's objects (in turn) above the point under the cursor.
+static void drop_object(viewer *v)
+{
+    char error[512];
+    const int32_t count = v->info.object_count;
+    if (count == 0) return;
+    sm_object_def def = *sm_scene_object_def(v->scene, v->spawned % count);
+    const sm_vec3 p = camera_point_at_depth(&v->camera, cursor_ray(v), camera_depth(&v->camera, v->camera.target));
+    def.position = (sm_vec3){p.x, fmax(p.y, v->hi.y) + 0.3 * v->extent, p.z};
+    def.linear_velocity = def.angular_velocity = (sm_vec3){0, 0, 0};
+    def.name = NULL;
+    int32_t object = -1;
+    if (sm_world_add_object(v->world, &def, &object) != SM_OK) {
+        status(v, "cannot drop an object: %s", sm_last_error());
+        return;
+    }
+    v->spawned++;
+    if (!particles_build(&v->particles, v->world, v->interop, error, sizeof error)) {
+        status(v, "%s", error);
+        v->quit = true;
+        return;
+    }
+    status(v, "dropped object %d at (%.2f, %.2f, %.2f)", object, def.position.x, def.position.y, def.position.z);
+}
+
+static void reset(viewer *v)
+{
+    char error[512];
+    sm_world_destroy(v->world);
+    v->world = NULL;
+    tools_forget(&v->tools);
+    if (!open_world(v, error, sizeof error)) {
+        say("error: %s", error);
+        v->quit = true;
+        return;
+    }
+    v->sim_time = 0.0, v->accumulator = 0.0;
+    status(v, "scene reset");
+}
+
+static void handle_key(viewer *v, const char *key)
+{
+    if (strcmp(key, "ESCAPE") == 0) v->quit = true;
+    else if (strcmp(key, "SPACE") == 0) v->paused = !v->paused, v->step_once = false, status(v, v->paused ? "paused" : "running");
+    else if (strcmp(key, "N") == 0) v->step_once = true;
+    else if (strcmp(key, "R") == 0) reset(v);
+    else if (strcmp(key, "H") == 0) v->help = !v->help;
+    else if (strcmp(key, "F") == 0) frame_scene(v);
+    else if (strcmp(key, "K") == 0) v->colour = (view_colour)((v->colour + 1) % VIEW_COLOUR_COUNT);
+    else if (strcmp(key, "O") == 0) drop_object(v);
+    else if (strcmp(key, "C") == 0) {
+        tools_clear(&v->tools, v->world);
+        status(v, "springs removed");
+    } else if (strcmp(key, "P") == 0) {
+        if (v->tools.dragging >= 0) tools_release(&v->tools, v->world);
+        v->tools.push_mode = !v->tools.push_mode;
+        v->tools.push_depth = camera_depth(&v->camera, v->camera.target);
+        if (v->tools.push_mode) place_pusher(v);
+        else tools_place_pusher(&v->tools, false, v->tools.pusher.center, v->tools.pusher.radius);
+        status(v, v->tools.push_mode ? "push mode" : "pick mode");
+    } else if (strlen(key) == 1 && strchr("123QAWS", key[0])) edit_object(v, key);
+}
+
+/* ---- GLFW callbacks -------------------------------------------------------------------------- */
+
+static viewer *of(GLFWwindow *window) { return glfwGetWindowUserPointer(window); }
+
+static void on_cursor(GLFWwindow *window, double x, double y)
+{
+    viewer *v = of(window);
+    int w, h, fw, fh;
+    glfwGetWindowSize(window, &w, &h);
+    glfwGetFramebufferSize(window, &fw, &fh);
+    handle_cursor(v, x * fw / (w > 0 ? w : 1), y * fh / (h > 0 ? h : 1)); // in framebuffer pixels
+}
+
+static void on_button(GLFWwindow *window, int button, int action, int mods)
+{
+    if (button <= 2) handle_button(of(window), button == GLFW_MOUSE_BUTTON_LEFT ? 0 : button == GLFW_MOUSE_BUTTON_RIGHT ? 1 : 2,
+                                   action == GLFW_PRESS, mods);
+}
+
+static void on_scroll(GLFWwindow *window, double dx, double dy)
+{
+    (void)dx;
+    handle_wheel(of(window), dy);
+}
+
+static void on_key(GLFWwindow *window, int key, int scancode, int action, int mods)
+{
+    (void)scancode, (void)mods;
+    if (action != GLFW_PRESS) return;
+    char name[16] = "";
+    if (key >= GLFW_KEY_A && key <= GLFW_KEY_Z) name[0] = (char)('A' + key - GLFW_KEY_A);
+    else if (key >= GLFW_KEY_0 && key <= GLFW_KEY_9) name[0] = (char)('0' + key - GLFW_KEY_0);
+    else if (key == GLFW_KEY_SPACE) snprintf(name, sizeof name, "SPACE");
+    else if (key == GLFW_KEY_ESCAPE) snprintf(name, sizeof name, "ESCAPE");
+    else if (key == GLFW_KEY_PERIOD) snprintf(name, sizeof name, "N");
+    if (name[0]) handle_key(of(window), name);
+}
+
+static void on_resize(GLFWwindow *window, int width, int height)
+{
+    viewer *v = of(window);
+    if (width <= 0 || height <= 0) return;
+    render_resize(&v->renderer, width, height);
+    v->camera.width = width, v->camera.height = height;
+}
+
+/* ---- The frame ------------------------------------------------------------------------------ */
+
+/// Applies the script's events that are due by the current simulated time.
+static void run_script(viewer *v)
+{
+    view_script *s = &v->script;
+    while (s->next < s->count && s->events[s->next].time <= v->sim_time + 1e-9) {
+        const view_event *e = &s->events[s->next++];
+        switch (e->type) {
+        case VIEW_CURSOR: handle_cursor(v, e->x * v->renderer.width, e->y * v->renderer.height); break;
+        case VIEW_PRESS: handle_button(v, e->button, true, 0); break;
+        case VIEW_RELEASE: handle_button(v, e->button, false, 0); break;
+        case VIEW_WHEEL: handle_wheel(v, e->x); break;
+        case VIEW_KEY: handle_key(v, e->key); break;
+        }
+    }
+}
+
+static bool step(viewer *v)
+{
+    const double dt = v->info.dt;
+    if (tools_apply(&v->tools, v->world, dt) != SM_OK || sm_world_step(v->world, dt, v->info.substeps) != SM_OK) {
+        say("error: %s", sm_last_error());
+        return false;
+    }
+    v->sim_time += dt;
+    v->steps++;
+    return true;
+}
+
+/// Advances the simulation for a frame that took `elapsed` seconds of wall time.
+static bool advance(viewer *v, double elapsed)
+{
+    if (v->paused) {
+        v->accumulator = 0.0;
+        if (v->step_once) {
+            v->step_once = false;
+            return step(v);
+        }
+        return true;
+    }
+    if (v->opt.frames > 0) return step(v); // headless: one step per frame, independent of the clock
+    const double dt = v->info.dt;
+    v->accumulator += fmin(elapsed, v->opt.max_steps * dt);
+    int taken = 0;
+    while (v->accumulator >= dt && taken < v->opt.max_steps) {
+        if (!step(v)) return false;
+        v->accumulator -= dt;
+        taken++;
+    }
+    if (taken == v->opt.max_steps) v->accumulator = 0.0; // behind: drop the time rather than spiral
+    return true;
+}
+
+static void sample_figures(viewer *v, double now)
+{
+    if (now - v->last_sample_time < 0.5 && v->last_sample_frame > 0) return;
+    const sm_profile p = sm_world_get_profile(v->world);
+    const double frames = (double)(v->frame - v->last_sample_frame);
+    const double solver_steps = (double)(p.steps - v->last_profile.steps);
+    if (now > v->last_sample_time && frames > 0) v->fps = frames / (now - v->last_sample_time);
+    if (solver_steps > 0) {
+        const double substeps = v->info.substeps;
+        v->step_ms = (p.step_ms - v->last_profile.step_ms) / solver_steps * substeps;
+        for (int i = 0; i < SM_PASS_COUNT; i++)
+            v->pass_ms[i] = (p.pass_ms[i] - v->last_profile.pass_ms[i]) / solver_steps * substeps;
+    }
+    v->last_profile = p;
+    v->last_sample_time = now;
+    v->last_sample_frame = v->frame;
+}
+
+static void draw_overlay(viewer *v)
+{
+    const sm_counts counts = sm_world_get_counts(v->world);
+    static const char *colours[] = {"object", "cluster", "strain"};
+    static const char *short_names[SM_PASS_COUNT] = {"moments", "rotation", "goal", "blend", "grid", "collide", "ground", "plastic"};
+    char text[2048];
+    int n = snprintf(text, sizeof text,
+                     "%.1f fps   sim %.2f ms per step (%d substeps)   t = %.2f s%s\n"
+                     "passes ms/step:",
+                     v->fps, v->step_ms, v->info.substeps, v->sim_time, v->paused ? "   PAUSED" : "");
+    for (int i = 0; i < SM_PASS_COUNT && n < (int)sizeof text; i++)
+        if (v->pass_ms[i] > 0.0) n += snprintf(text + n, sizeof text - (size_t)n, " %s %.2f", short_names[i], v->pass_ms[i]);
+    const char *device = sm_world_device_name(v->world);
+    if (n < (int)sizeof text)
+        n += snprintf(text + n, sizeof text - (size_t)n,
+                      "\nobjects %d   particles %d   clusters %d\n%s%s%s\ninterop: %s\n%s mode   colour: %s   springs %d   [H] help",
+                      counts.objects, counts.particles, counts.clusters, sm_world_backend_name(v->world), *device ? ": " : "",
+                      device, v->interop_text, v->tools.push_mode ? "push" : "pick", colours[v->colour], v->tools.spring_count);
+    if (v->status[0] && n < (int)sizeof text) snprintf(text + n, sizeof text - (size_t)n, "\n%s", v->status);
+    render_text(&v->renderer, text, 12.0f, 12.0f, 2.0f);
+    if (v->help) render_text(&v->renderer, help_text, 12.0f, (float)v->renderer.height - 300.0f, 2.0f);
+}
+
+/// The springs (a line and a red ball each) and the push sphere.
+static void draw_tools(viewer *v)
+{
+    float centres[4 * (VIEW_MAX_SPRINGS + 1)], styles[4 * (VIEW_MAX_SPRINGS + 1)], lines[12 * VIEW_MAX_SPRINGS];
+    int spheres = 0, segments = 0;
+    for (int s = 0; s < v->tools.spring_count; s++) {
+        const view_spring *spring = &v->tools.springs[s];
+        double x[3];
+        if (sm_world_get_positions(v->world, spring->particle, 1, x) != SM_OK) continue;
+        const float g = spring->locked ? 0.55f : 0.15f;
+        const float line[12] = {(float)x[0], (float)x[1], (float)x[2], 1.0f, g, 0.1f,
+                                (float)spring->target.x, (float)spring->target.y, (float)spring->target.z, 1.0f, g, 0.1f};
+        memcpy(lines + 12 * segments++, line, sizeof line);
+        const float c[4] = {(float)spring->target.x, (float)spring->target.y, (float)spring->target.z, 0.0f};
+        const float st[4] = {0.95f, g, 0.1f, (float)target_radius(v)};
+        memcpy(centres + 4 * spheres, c, sizeof c), memcpy(styles + 4 * spheres++, st, sizeof st);
+    }
+    if (v->tools.push_mode && v->tools.pusher.enabled) {
+        const sm_pusher *p = &v->tools.pusher;
+        const float c[4] = {(float)p->center.x, (float)p->center.y, (float)p->center.z, 0.0f};
+        const float st[4] = {0.75f, 0.78f, 0.85f, (float)p->radius};
+        memcpy(centres + 4 * spheres, c, sizeof c), memcpy(styles + 4 * spheres++, st, sizeof st);
+    }
+    render_lines(&v->renderer, lines, segments);
+    render_spheres(&v->renderer, centres, styles, spheres);
+}
+
+static bool draw(viewer *v)
+{
+    char error[512];
+    if (!particles_update(&v->particles, v->world, v->colour == VIEW_COLOUR_STRAIN, error, sizeof error)) {
+        say("error: %s", error);
+        return false;
+    }
+    const double ground_height = v->def.ground.height;
+    render_begin(&v->renderer, &v->camera, v->def.ground.enabled, ground_height, v->extent);
+    render_particles(&v->renderer, &v->particles, v->colour, 0.5 * v->particles.max_radius);
+    draw_tools(v);
+    draw_overlay(v);
+    return true;
+}
+
+/* ---- The report ----------------------------------------------------------------------------- */
+
+static cJSON *vec_json(sm_vec3 p)
+{
+    const double values[3] = {p.x, p.y, p.z};
+    return cJSON_CreateDoubleArray(values, 3);
+}
+
+static bool write_report(viewer *v, const char *path)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "scene", v->opt.scene);
+    cJSON_AddNumberToObject(root, "frames", (double)v->frame);
+    cJSON_AddNumberToObject(root, "steps", (double)v->steps);
+    cJSON_AddNumberToObject(root, "time", v->sim_time);
+    cJSON_AddStringToObject(root, "backend", sm_world_backend_name(v->world));
+    cJSON_AddStringToObject(root, "device", sm_world_device_name(v->world));
+    cJSON_AddStringToObject(root, "interop", v->interop ? "shared" : "fallback");
+    cJSON_AddStringToObject(root, "interop_detail", v->interop_text);
+    cJSON *picks = cJSON_AddArrayToObject(root, "picks");
+    for (int p = 0; p < v->pick_count; p++) {
+        cJSON *pick = cJSON_CreateObject();
+        cJSON_AddNumberToObject(pick, "frame", (double)v->picks[p].frame);
+        cJSON_AddNumberToObject(pick, "particle", v->picks[p].particle);
+        cJSON_AddNumberToObject(pick, "object", v->picks[p].object);
+        cJSON_AddItemToObject(pick, "position", vec_json(v->picks[p].position));
+        double x[3] = {0, 0, 0};
+        if (v->picks[p].particle < sm_world_get_counts(v->world).particles)
+            sm_world_get_positions(v->world, v->picks[p].particle, 1, x);
+        cJSON_AddItemToObject(pick, "position_end", vec_json((sm_vec3){x[0], x[1], x[2]}));
+        if (v->picks[p].particle < sm_world_get_counts(v->world).particles)
+            sm_world_get_rest_positions(v->world, v->picks[p].particle, 1, x);
+        cJSON_AddItemToObject(pick, "rest_position", vec_json((sm_vec3){x[0], x[1], x[2]}));
+        cJSON_AddItemToArray(picks, pick);
+    }
+    cJSON *springs = cJSON_AddArrayToObject(root, "springs");
+    for (int s = 0; s < v->tools.spring_count; s++) {
+        const view_spring *spring = &v->tools.springs[s];
+        double x[3] = {0, 0, 0};
+        sm_world_get_positions(v->world, spring->particle, 1, x);
+        cJSON *item = cJSON_CreateObject();
+        cJSON_AddNumberToObject(item, "particle", spring->particle);
+        cJSON_AddBoolToObject(item, "locked", spring->locked);
+        cJSON_AddItemToObject(item, "target", vec_json(spring->target));
+        cJSON_AddItemToObject(item, "position", vec_json((sm_vec3){x[0], x[1], x[2]}));
+        cJSON_AddItemToArray(springs, item);
+    }
+    // each object: centre of mass and RMS radius at the start and now, mean distance of its
+    // particles to their goals
+    int32_t count = 0;
+    sm_vec3 *stats = object_stats(v->world, &count);
+    const int32_t n = sm_world_get_counts(v->world).particles;
+    double *x = malloc(sizeof(double) * 3 * (size_t)(n > 0 ? n : 1)), *g = malloc(sizeof(double) * 3 * (size_t)(n > 0 ? n : 1));
+    cJSON *objects = cJSON_AddArrayToObject(root, "objects");
+    const bool ok = stats && x && g && sm_world_get_positions(v->world, 0, n, x) == SM_OK &&
+                    sm_world_get_goals(v->world, 0, n, g) == SM_OK;
+    for (int32_t o = 0; ok && o < count; o++) {
+        sm_object_info info;
+        sm_world_get_object(v->world, o, &info);
+        double strain = 0.0;
+        for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++)
+            strain += sqrt((x[3 * i] - g[3 * i]) * (x[3 * i] - g[3 * i]) + (x[3 * i + 1] - g[3 * i + 1]) * (x[3 * i + 1] - g[3 * i + 1]) +
+                           (x[3 * i + 2] - g[3 * i + 2]) * (x[3 * i + 2] - g[3 * i + 2]));
+        cJSON *item = cJSON_CreateObject();
+        if (o < v->start_objects) {
+            cJSON_AddItemToObject(item, "centre_start", vec_json(v->start_stats[2 * o]));
+            cJSON_AddNumberToObject(item, "rms_radius_start", v->start_stats[2 * o + 1].x);
+        }
+        cJSON_AddItemToObject(item, "centre_end", vec_json(stats[2 * o]));
+        cJSON_AddNumberToObject(item, "rms_radius_end", stats[2 * o + 1].x);
+        cJSON_AddNumberToObject(item, "mean_goal_distance", info.particle_count > 0 ? strain / info.particle_count : 0.0);
+        cJSON_AddItemToArray(objects, item);
+    }
+    free(stats), free(x), free(g);
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    FILE *file = text && ok ? fopen(path, "w") : NULL;
+    bool written = file && fputs(text, file) >= 0;
+    if (file) written &= fclose(file) == 0;
+    free(text);
+    if (!written) say("error: cannot write the report %s (%s)", path, ok ? strerror(errno) : sm_last_error());
+    return written;
+}
+
+/* ---- Set-up --------------------------------------------------------------------------------- */
+
+static bool parse_int(const char *text, int lo, int *out)
+{
+    char *end = NULL;
+    long value = strtol(text, &end, 10);
+    if (end == text || *end != '\0' || value < lo || value > 1000000000) return false;
+    *out = (int)value;
+    return true;
+}
+
+/// Parses the command line; returns -1 to go on, else the exit code.
+static int parse(int argc, char **argv, options *o)
+{
+    *o = (options){.width = 1280, .height = 720, .max_steps = 4, .interop = INTEROP_AUTO, .backend = SM_BACKEND_DEFAULT};
+    for (int a = 1; a < argc; a++) {
+        const char *arg = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
+        bool ok = true, takes = true;
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (arg[0] != '-') {
+            takes = false;
+            ok = !o->scene;
+            o->scene = arg;
+        } else if (!value) {
+            ok = false;
+        } else if (strcmp(arg, "--frames") == 0) ok = parse_int(value, 1, &o->frames);
+        else if (strcmp(arg, "--screenshot") == 0) o->screenshot = value;
+        else if (strcmp(arg, "--record") == 0) o->record = value;
+        else if (strcmp(arg, "--script") == 0) o->script = value;
+        else if (strcmp(arg, "--report") == 0) o->report = value;
+        else if (strcmp(arg, "--device") == 0) o->device = value;
+        else if (strcmp(arg, "--max-steps") == 0) ok = parse_int(value, 1, &o->max_steps);
+        else if (strcmp(arg, "--size") == 0) ok = sscanf(value, "%dx%d", &o->width, &o->height) == 2 && o->width >= 64 && o->height >= 64 && o->width <= 16384 && o->height <= 16384;
+        else if (strcmp(arg, "--interop") == 0) {
+            ok = strcmp(value, "auto") == 0 || strcmp(value, "on") == 0 || strcmp(value, "off") == 0;
+            o->interop = value[1] == 'u' ? INTEROP_AUTO : value[1] == 'n' ? INTEROP_ON : INTEROP_OFF;
+        } else if (strcmp(arg, "--backend") == 0) {
+            ok = strcmp(value, "cpu") == 0 || strcmp(value, "opencl") == 0;
+            o->backend = value[0] == 'c' ? SM_BACKEND_CPU : SM_BACKEND_OPENCL;
+        } else if (strcmp(arg, "--colour") == 0 || strcmp(arg, "--color") == 0) {
+            ok = strcmp(value, "object") == 0 || strcmp(value, "cluster") == 0 || strcmp(value, "strain") == 0;
+            o->colour = value[0] == 'o' ? VIEW_COLOUR_OBJECT : value[0] == 'c' ? VIEW_COLOUR_CLUSTER : VIEW_COLOUR_STRAIN;
+        } else {
+            fprintf(stderr, "shapematch-view: unknown option %s\n\n%s", arg, usage);
+            return 2;
+        }
+        if (!ok) {
+            fprintf(stderr, "shapematch-view: bad or missing value for %s\n\n%s", arg, usage);
+            return 2;
+        }
+        if (takes) a++;
+    }
+    if (!o->scene) {
+        fprintf(stderr, "shapematch-view: no scene file given\n\n%s", usage);
+        return 2;
+    }
+    return -1;
+}
+
+static void glfw_error(int code, const char *description) { say("GLFW error 0x%x: %s", code, description); }
+
+static bool make_directory(const char *path)
+{
+    return mkdir(path, 0777) == 0 || errno == EEXIST;
+}
+
+int main(int argc, char **argv)
+{
+    static viewer v; // large; zeroed
+    int code = parse(argc, argv, &v.opt);
+    if (code >= 0) return code;
+    char error[1024];
+    if (v.opt.script && !script_load(v.opt.script, &v.script, error, sizeof error)) {
+        fprintf(stderr, "shapematch-view: %s\n", error);
+        return 1;
+    }
+    if (v.opt.record && !make_directory(v.opt.record)) {
+        fprintf(stderr, "shapematch-view: cannot create %s (%s)\n", v.opt.record, strerror(errno));
+        return 1;
+    }
+    if (sm_scene_load_file(v.opt.scene, &v.scene) != SM_OK) {
+        fprintf(stderr, "shapematch-view: %s\n", sm_last_error());
+        return 1;
+    }
+    v.info = sm_scene_get_info(v.scene);
+
+    glfwSetErrorCallback(glfw_error);
+    if (!glfwInit()) {
+        fprintf(stderr, "shapematch-view: cannot initialise GLFW: no display? (set DISPLAY, or run headless under "
+                        "'xvfb-run -a -s \"-screen 0 1280x720x24\" shapematch-view ...')\n");
+        sm_scene_destroy(v.scene);
+        return 1;
+    }
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+    if (v.opt.frames > 0) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE); // headless runs draw offscreen
+    char title[512];
+    snprintf(title, sizeof title, "shapematch-view: %s", v.opt.scene);
+    v.window = glfwCreateWindow(v.opt.width, v.opt.height, title, NULL, NULL);
+    int status_code = 1;
+    if (!v.window) {
+        fprintf(stderr, "shapematch-view: cannot open an OpenGL 3.3 core window\n");
+        goto done;
+    }
+    glfwMakeContextCurrent(v.window);
+    glfwSwapInterval(v.opt.frames > 0 ? 0 : 1);
+    if (!gladLoadGL(glfwGetProcAddress)) {
+        fprintf(stderr, "shapematch-view: cannot load the OpenGL functions\n");
+        goto done;
+    }
+    say("OpenGL %s (%s)", (const char *)glGetString(GL_VERSION), (const char *)glGetString(GL_RENDERER));
+    int fw, fh;
+    glfwGetFramebufferSize(v.window, &fw, &fh);
+    if (!render_init(&v.renderer, fw, fh, error, sizeof error)) {
+        fprintf(stderr, "shapematch-view: %s\n", error);
+        goto done;
+    }
+
+    v.def = sm_scene_world_def(v.scene);
+    v.def.backend = v.opt.backend;
+    v.def.device = v.opt.device;
+    v.def.profile = true; // the overlay's per-pass times
+    v.def.log = log_callback;
+    const char *why = NULL;
+    if (v.opt.interop != INTEROP_OFF && !native_gl_context(v.window, &v.def.gl, &why) && v.opt.interop == INTEROP_ON) {
+        fprintf(stderr, "shapematch-view: --interop on: %s\n", why);
+        goto done;
+    }
+    if (!open_world(&v, error, sizeof error)) {
+        fprintf(stderr, "shapematch-view: %s\n", error);
+        goto done;
+    }
+    v.colour = v.opt.colour;
+    const sm_counts counts = sm_world_get_counts(v.world);
+    say("scene %s: %d objects, %d particles, %d clusters; dt %g s, %d substeps", v.opt.scene, counts.objects,
+        counts.particles, counts.clusters, v.info.dt, v.info.substeps);
+    say("backend %s%s%s", sm_world_backend_name(v.world), *sm_world_device_name(v.world) ? " on " : "",
+        sm_world_device_name(v.world));
+    say("interop: %s", v.interop_text);
+    bounds(&v, &v.lo, &v.hi);
+    v.extent = sqrt((v.hi.x - v.lo.x) * (v.hi.x - v.lo.x) + (v.hi.y - v.lo.y) * (v.hi.y - v.lo.y) +
+                    (v.hi.z - v.lo.z) * (v.hi.z - v.lo.z));
+    v.camera = camera_frame(v.lo, v.hi, v.renderer.width, v.renderer.height);
+
+    glfwSetWindowUserPointer(v.window, &v);
+    glfwSetCursorPosCallback(v.window, on_cursor);
+    glfwSetMouseButtonCallback(v.window, on_button);
+    glfwSetScrollCallback(v.window, on_scroll);
+    glfwSetKeyCallback(v.window, on_key);
+    glfwSetFramebufferSizeCallback(v.window, on_resize);
+
+    status_code = 0;
+    double last = glfwGetTime();
+    v.last_sample_time = last;
+    while (!v.quit && !glfwWindowShouldClose(v.window)) {
+        const double now = glfwGetTime();
+        run_script(&v);
+        if (v.quit || !advance(&v, now - last) || !draw(&v)) {
+            status_code = v.quit ? status_code : 1;
+            break;
+        }
+        last = now;
+        v.frame++;
+        sample_figures(&v, glfwGetTime());
+        if (v.opt.record) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/frame_%05lld.png", v.opt.record, (long long)v.frame);
+            if (!render_screenshot(&v.renderer, path, error, sizeof error)) {
+                say("error: %s", error);
+                status_code = 1;
+                break;
+            }
+        }
+        int ww, wh;
+        glfwGetFramebufferSize(v.window, &ww, &wh);
+        render_end(&v.renderer, ww, wh);
+        glfwSwapBuffers(v.window);
+        glfwPollEvents();
+        if (v.opt.frames > 0 && v.frame >= v.opt.frames) break;
+        if (v.frame % 120 == 0 && v.opt.frames > 0) say("frame %lld of %d", (long long)v.frame, v.opt.frames);
+    }
+    if (status_code == 0 && v.opt.screenshot) {
+        if (render_screenshot(&v.renderer, v.opt.screenshot, error, sizeof error)) say("wrote %s", v.opt.screenshot);
+        else say("error: %s", error), status_code = 1;
+    }
+    if (v.opt.report && !write_report(&v, v.opt.report)) status_code = 1;
+    say("%lld frames, %lld steps, %.2f s simulated", (long long)v.frame, (long long)v.steps, v.sim_time);
+
+done:
+    // the world releases its shared GL buffers before GL deletes them
+    sm_world_destroy(v.world);
+    if (v.window) {
+        particles_free(&v.particles);
+        render_free(&v.renderer);
+        glfwDestroyWindow(v.window);
+    }
+    glfwTerminate();
+    sm_scene_destroy(v.scene);
+    script_free(&v.script);
+    free(v.start_stats), free(v.host_xyzw);
+    return status_code;
+}

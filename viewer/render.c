@@ -1,0 +1,369 @@
+#include "render.h"
+
+#include <stb_easy_font.h>
+#include <stb_image_write.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Shaders ----------------------------------------------------------------------------- */
+
+static const char *sphere_vertex =
+    "#version 330 core\n"
+    "layout(location = 0) in vec4 a_position; // centre, w: mass\n"
+    "layout(location = 1) in vec4 a_goal;     // blended goal\n"
+    "layout(location = 2) in vec4 a_style;    // object colour, w: radius\n"
+    "layout(location = 3) in vec4 a_cluster;  // cluster colour\n"
+    "uniform mat4 u_view, u_projection;\n"
+    "uniform int u_colour;          // 0 object, 1 cluster, 2 strain\n"
+    "uniform float u_strain_scale;  // m: |x - g| drawn fully red\n"
+    "out vec2 v_corner;\n"
+    "flat out vec3 v_centre, v_colour;\n"
+    "flat out float v_radius;\n"
+    "void main() {\n"
+    "    const vec2 corners[4] = vec2[4](vec2(-1, -1), vec2(1, -1), vec2(-1, 1), vec2(1, 1));\n"
+    "    v_corner = corners[gl_VertexID];\n"
+    "    vec4 centre = u_view * vec4(a_position.xyz, 1.0);\n"
+    "    v_centre = centre.xyz;\n"
+    "    v_radius = a_style.w;\n"
+    "    v_colour = a_style.rgb;\n"
+    "    if (u_colour == 1) v_colour = a_cluster.rgb;\n"
+    "    if (u_colour == 2) {\n"
+    "        float s = clamp(length(a_position.xyz - a_goal.xyz) / u_strain_scale, 0.0, 1.0);\n"
+    "        v_colour = s < 0.5 ? mix(vec3(0.15, 0.35, 0.95), vec3(0.2, 0.85, 0.3), 2.0 * s)\n"
+    "                           : mix(vec3(0.2, 0.85, 0.3), vec3(0.95, 0.2, 0.1), 2.0 * s - 1.0);\n"
+    "    }\n"
+    "    gl_Position = u_projection * vec4(centre.xyz + vec3(v_corner * v_radius, 0.0), 1.0);\n"
+    "}\n";
+
+static const char *sphere_fragment =
+    "#version 330 core\n"
+    "in vec2 v_corner;\n"
+    "flat in vec3 v_centre, v_colour;\n"
+    "flat in float v_radius;\n"
+    "uniform mat4 u_projection;\n"
+    "out vec4 o_colour;\n"
+    "void main() {\n"
+    "    float d2 = dot(v_corner, v_corner);\n"
+    "    if (d2 > 1.0) discard;\n"
+    "    vec3 n = vec3(v_corner, sqrt(1.0 - d2));\n"
+    "    vec4 clip = u_projection * vec4(v_centre + n * v_radius, 1.0);\n"
+    "    gl_FragDepth = 0.5 * clip.z / clip.w + 0.5;\n"
+    "    vec3 l = normalize(vec3(0.4, 0.7, 0.6));\n"
+    "    float diffuse = max(dot(n, l), 0.0);\n"
+    "    float highlight = pow(max(dot(reflect(-l, n), vec3(0.0, 0.0, 1.0)), 0.0), 24.0);\n"
+    "    o_colour = vec4(v_colour * (0.28 + 0.72 * diffuse) + 0.25 * highlight, 1.0);\n"
+    "}\n";
+
+static const char *flat_vertex =
+    "#version 330 core\n"
+    "layout(location = 0) in vec3 a_position;\n"
+    "layout(location = 1) in vec3 a_colour;\n"
+    "uniform mat4 u_view, u_projection;\n"
+    "out vec3 v_colour;\n"
+    "void main() { v_colour = a_colour; gl_Position = u_projection * u_view * vec4(a_position, 1.0); }\n";
+
+static const char *flat_fragment =
+    "#version 330 core\n"
+    "in vec3 v_colour;\n"
+    "out vec4 o_colour;\n"
+    "void main() { o_colour = vec4(v_colour, 1.0); }\n";
+
+static const char *ground_vertex =
+    "#version 330 core\n"
+    "uniform mat4 u_view, u_projection;\n"
+    "uniform vec4 u_plane; // centre x, height, centre z, half extent\n"
+    "out vec2 v_xz;\n"
+    "void main() {\n"
+    "    const vec2 corners[4] = vec2[4](vec2(-1, -1), vec2(1, -1), vec2(-1, 1), vec2(1, 1));\n"
+    "    v_xz = u_plane.xz + corners[gl_VertexID] * u_plane.w;\n"
+    "    gl_Position = u_projection * u_view * vec4(v_xz.x, u_plane.y, v_xz.y, 1.0);\n"
+    "}\n";
+
+static const char *ground_fragment =
+    "#version 330 core\n"
+    "in vec2 v_xz;\n"
+    "uniform float u_cell;\n"
+    "out vec4 o_colour;\n"
+    "void main() {\n"
+    "    vec2 c = floor(v_xz / u_cell);\n"
+    "    float checker = mod(c.x + c.y, 2.0);\n"
+    "    o_colour = vec4(vec3(0.36, 0.37, 0.39) + 0.06 * checker, 1.0);\n"
+    "}\n";
+
+static const char *text_vertex =
+    "#version 330 core\n"
+    "layout(location = 0) in vec2 a_position; // pixels from the top left\n"
+    "uniform vec2 u_viewport;\n"
+    "void main() { gl_Position = vec4(2.0 * a_position.x / u_viewport.x - 1.0, 1.0 - 2.0 * a_position.y / u_viewport.y, 0.0, 1.0); }\n";
+
+static const char *text_fragment =
+    "#version 330 core\n"
+    "uniform vec4 u_colour;\n"
+    "out vec4 o_colour;\n"
+    "void main() { o_colour = u_colour; }\n";
+
+static GLuint compile(GLenum type, const char *source, const char *name, char *error, size_t error_size)
+{
+    GLuint shader = glCreateShader(type);
+    glShaderSource(shader, 1, &source, NULL);
+    glCompileShader(shader);
+    GLint ok = 0;
+    glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
+    if (!ok) {
+        char log[1024] = "";
+        glGetShaderInfoLog(shader, sizeof log, NULL, log);
+        snprintf(error, error_size, "the %s shader does not compile: %s", name, log);
+        glDeleteShader(shader);
+        return 0;
+    }
+    return shader;
+}
+
+static GLuint program(const char *vertex, const char *fragment, const char *name, char *error, size_t error_size)
+{
+    GLuint v = compile(GL_VERTEX_SHADER, vertex, name, error, error_size);
+    GLuint f = v ? compile(GL_FRAGMENT_SHADER, fragment, name, error, error_size) : 0;
+    if (!f) {
+        if (v) glDeleteShader(v);
+        return 0;
+    }
+    GLuint p = glCreateProgram();
+    glAttachShader(p, v);
+    glAttachShader(p, f);
+    glLinkProgram(p);
+    glDeleteShader(v);
+    glDeleteShader(f);
+    GLint ok = 0;
+    glGetProgramiv(p, GL_LINK_STATUS, &ok);
+    if (!ok) {
+        char log[1024] = "";
+        glGetProgramInfoLog(p, sizeof log, NULL, log);
+        snprintf(error, error_size, "the %s program does not link: %s", name, log);
+        glDeleteProgram(p);
+        return 0;
+    }
+    return p;
+}
+
+/* ---- Set-up ------------------------------------------------------------------------------- */
+
+/// Binds float4 attribute `location` of the bound VAO to `buffer`, one value per instance.
+static void instance_attribute(GLuint location, GLuint buffer)
+{
+    glBindBuffer(GL_ARRAY_BUFFER, buffer);
+    glEnableVertexAttribArray(location);
+    glVertexAttribPointer(location, 4, GL_FLOAT, GL_FALSE, 4 * sizeof(float), NULL);
+    glVertexAttribDivisor(location, 1);
+}
+
+bool render_init(view_renderer *r, int width, int height, char *error, size_t error_size)
+{
+    memset(r, 0, sizeof *r);
+    r->sphere_program = program(sphere_vertex, sphere_fragment, "sphere", error, error_size);
+    r->flat_program = r->sphere_program ? program(flat_vertex, flat_fragment, "line", error, error_size) : 0;
+    r->ground_program = r->flat_program ? program(ground_vertex, ground_fragment, "ground", error, error_size) : 0;
+    r->text_program = r->ground_program ? program(text_vertex, text_fragment, "text", error, error_size) : 0;
+    if (!r->text_program) return false;
+    GLuint vaos[5], buffers[4];
+    glGenVertexArrays(5, vaos);
+    glGenBuffers(4, buffers);
+    r->particle_vao = vaos[0], r->extra_vao = vaos[1], r->line_vao = vaos[2], r->ground_vao = vaos[3], r->text_vao = vaos[4];
+    r->extra_position = buffers[0], r->extra_style = buffers[1], r->line_buffer = buffers[2], r->text_buffer = buffers[3];
+
+    // extra spheres: their centre is also their goal, and their colour also their cluster colour
+    glBindVertexArray(r->extra_vao);
+    instance_attribute(0, r->extra_position);
+    instance_attribute(1, r->extra_position);
+    instance_attribute(2, r->extra_style);
+    instance_attribute(3, r->extra_style);
+    glBindVertexArray(r->line_vao);
+    glBindBuffer(GL_ARRAY_BUFFER, r->line_buffer);
+    glEnableVertexAttribArray(0);
+    glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 6 * sizeof(float), NULL);
+    glEnableVertexAttribArray(1);
+    glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, 6 * sizeof(float), (void *)(3 * sizeof(float)));
+    glBindVertexArray(r->text_vao);
+    glBindBuffer(GL_ARRAY_BUFFER, r->text_buffer);
+    glEnableVertexAttribArray(0);
+    glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, 2 * sizeof(float), NULL);
+    glBindVertexArray(0);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+
+    glGenFramebuffers(1, &r->framebuffer);
+    glGenRenderbuffers(1, &r->colour_target);
+    glGenRenderbuffers(1, &r->depth_target);
+    render_resize(r, width, height);
+    glBindFramebuffer(GL_FRAMEBUFFER, r->framebuffer);
+    const GLenum status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    if (status != GL_FRAMEBUFFER_COMPLETE) {
+        snprintf(error, error_size, "the offscreen framebuffer is incomplete (status 0x%x)", status);
+        return false;
+    }
+    return true;
+}
+
+void render_resize(view_renderer *r, int width, int height)
+{
+    r->width = width > 0 ? width : 1;
+    r->height = height > 0 ? height : 1;
+    glBindRenderbuffer(GL_RENDERBUFFER, r->colour_target);
+    glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, r->width, r->height);
+    glBindRenderbuffer(GL_RENDERBUFFER, r->depth_target);
+    glRenderbufferStorage(GL_RENDERBUFFER, GL_DEPTH_COMPONENT24, r->width, r->height);
+    glBindRenderbuffer(GL_RENDERBUFFER, 0);
+    glBindFramebuffer(GL_FRAMEBUFFER, r->framebuffer);
+    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, r->colour_target);
+    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, r->depth_target);
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+}
+
+void render_free(view_renderer *r)
+{
+    if (!r->sphere_program) return;
+    GLuint programs[4] = {r->sphere_program, r->flat_program, r->ground_program, r->text_program};
+    for (int i = 0; i < 4; i++)
+        if (programs[i]) glDeleteProgram(programs[i]);
+    GLuint vaos[5] = {r->particle_vao, r->extra_vao, r->line_vao, r->ground_vao, r->text_vao};
+    glDeleteVertexArrays(5, vaos);
+    GLuint buffers[4] = {r->extra_position, r->extra_style, r->line_buffer, r->text_buffer};
+    glDeleteBuffers(4, buffers);
+    glDeleteFramebuffers(1, &r->framebuffer);
+    GLuint targets[2] = {r->colour_target, r->depth_target};
+    glDeleteRenderbuffers(2, targets);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- Drawing ------------------------------------------------------------------------------ */
+
+static void set_camera(const view_renderer *r, GLuint p)
+{
+    glUseProgram(p);
+    glUniformMatrix4fv(glGetUniformLocation(p, "u_view"), 1, GL_FALSE, r->view);
+    glUniformMatrix4fv(glGetUniformLocation(p, "u_projection"), 1, GL_FALSE, r->projection);
+}
+
+void render_begin(view_renderer *r, const view_camera *camera, bool ground, double ground_height, double extent)
+{
+    camera_matrices(camera, r->view, r->projection);
+    glBindFramebuffer(GL_FRAMEBUFFER, r->framebuffer);
+    glViewport(0, 0, r->width, r->height);
+    glClearColor(0.14f, 0.15f, 0.18f, 1.0f);
+    glClearDepth(1.0);
+    glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+    glEnable(GL_DEPTH_TEST);
+    glDisable(GL_BLEND);
+    if (!ground) return;
+    set_camera(r, r->ground_program);
+    const double cell = pow(10.0, floor(log10(fmax(extent, 1e-3) / 4.0)));
+    glUniform4f(glGetUniformLocation(r->ground_program, "u_plane"), (float)camera->target.x, (float)ground_height,
+                (float)camera->target.z, (float)(20.0 * fmax(extent, 1.0)));
+    glUniform1f(glGetUniformLocation(r->ground_program, "u_cell"), (float)cell);
+    glBindVertexArray(r->ground_vao);
+    glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+}
+
+void render_particles(view_renderer *r, const view_particles *p, view_colour colour, double strain_scale)
+{
+    if (p->count == 0) return;
+    set_camera(r, r->sphere_program);
+    glUniform1i(glGetUniformLocation(r->sphere_program, "u_colour"), (int)colour);
+    glUniform1f(glGetUniformLocation(r->sphere_program, "u_strain_scale"), (float)fmax(strain_scale, 1e-9));
+    glBindVertexArray(r->particle_vao);
+    instance_attribute(0, p->position);
+    instance_attribute(1, p->goal);
+    instance_attribute(2, p->style);
+    instance_attribute(3, p->cluster);
+    glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, p->count);
+    glBindVertexArray(0);
+}
+
+void render_spheres(view_renderer *r, const float *centres, const float *styles, int count)
+{
+    if (count <= 0) return;
+    glBindBuffer(GL_ARRAY_BUFFER, r->extra_position);
+    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(4 * sizeof(float) * (size_t)count), centres, GL_STREAM_DRAW);
+    glBindBuffer(GL_ARRAY_BUFFER, r->extra_style);
+    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(4 * sizeof(float) * (size_t)count), styles, GL_STREAM_DRAW);
+    set_camera(r, r->sphere_program);
+    glUniform1i(glGetUniformLocation(r->sphere_program, "u_colour"), 0);
+    glBindVertexArray(r->extra_vao);
+    glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, count);
+    glBindVertexArray(0);
+}
+
+void render_lines(view_renderer *r, const float *lines, int count)
+{
+    if (count <= 0) return;
+    glBindBuffer(GL_ARRAY_BUFFER, r->line_buffer);
+    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(12 * sizeof(float) * (size_t)count), lines, GL_STREAM_DRAW);
+    set_camera(r, r->flat_program);
+    glBindVertexArray(r->line_vao);
+    glDrawArrays(GL_LINES, 0, 2 * count);
+    glBindVertexArray(0);
+}
+
+void render_text(view_renderer *r, const char *text, float x, float y, float scale)
+{
+    // stb_easy_font writes 4 vertices of 16 bytes per quad, a few quads per character
+    enum { MAX_QUADS = 16384 };
+    static char quads[MAX_QUADS * 4 * 16];
+    static float triangles[MAX_QUADS * 6 * 2];
+    const int quad_count = stb_easy_font_print(0.0f, 0.0f, (char *)text, NULL, quads, sizeof quads);
+    const float width = (float)stb_easy_font_width((char *)text), height = (float)stb_easy_font_height((char *)text);
+    static const int order[6] = {0, 1, 2, 0, 2, 3};
+    for (int q = 0; q < quad_count; q++)
+        for (int k = 0; k < 6; k++) {
+            const float *v = (const float *)(quads + 16 * (4 * q + order[k]));
+            triangles[12 * q + 2 * k] = x + scale * v[0];
+            triangles[12 * q + 2 * k + 1] = y + scale * v[1];
+        }
+    glDisable(GL_DEPTH_TEST);
+    glEnable(GL_BLEND);
+    glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
+    glUseProgram(r->text_program);
+    glUniform2f(glGetUniformLocation(r->text_program, "u_viewport"), (float)r->width, (float)r->height);
+    glBindVertexArray(r->text_vao);
+    glBindBuffer(GL_ARRAY_BUFFER, r->text_buffer);
+    // the dark box behind the text, then the text
+    const float m = 4.0f, x0 = x - m, y0 = y - m, x1 = x + scale * width + m, y1 = y + scale * height + m;
+    const float box[12] = {x0, y0, x1, y0, x1, y1, x0, y0, x1, y1, x0, y1};
+    glBufferData(GL_ARRAY_BUFFER, sizeof box, box, GL_STREAM_DRAW);
+    glUniform4f(glGetUniformLocation(r->text_program, "u_colour"), 0.0f, 0.0f, 0.0f, 0.55f);
+    glDrawArrays(GL_TRIANGLES, 0, 6);
+    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(sizeof(float) * 12 * (size_t)quad_count), triangles, GL_STREAM_DRAW);
+    glUniform4f(glGetUniformLocation(r->text_program, "u_colour"), 0.95f, 0.95f, 0.92f, 1.0f);
+    glDrawArrays(GL_TRIANGLES, 0, 6 * quad_count);
+    glBindVertexArray(0);
+    glDisable(GL_BLEND);
+    glEnable(GL_DEPTH_TEST);
+}
+
+void render_end(view_renderer *r, int window_width, int window_height)
+{
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, r->framebuffer);
+    glBindFramebuffer(GL_DRAW_FRAMEBUFFER, 0);
+    glBlitFramebuffer(0, 0, r->width, r->height, 0, 0, window_width, window_height, GL_COLOR_BUFFER_BIT, GL_LINEAR);
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+}
+
+bool render_screenshot(const view_renderer *r, const char *path, char *error, size_t error_size)
+{
+    unsigned char *pixels = malloc((size_t)r->width * (size_t)r->height * 3);
+    if (!pixels) {
+        snprintf(error, error_size, "out of memory for a %dx%d screenshot", r->width, r->height);
+        return false;
+    }
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, r->framebuffer);
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glReadPixels(0, 0, r->width, r->height, GL_RGB, GL_UNSIGNED_BYTE, pixels);
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
+    stbi_flip_vertically_on_write(1);
+    const bool ok = stbi_write_png(path, r->width, r->height, 3, pixels, 3 * r->width) != 0;
+    free(pixels);
+    if (!ok) snprintf(error, error_size, "cannot write %s", path);
+    return ok;
+}

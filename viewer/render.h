@@ -1,0 +1,45 @@
+/* Drawing: lit sphere impostors (one camera-facing quad per particle, instanced, with the
+ * sphere's depth written per fragment), the ground's checkerboard, lines, and the text overlay
+ * (stb_easy_font). Everything goes into an offscreen framebuffer first, so screenshots read
+ * back exactly what was drawn, then is copied to the window. */
+#ifndef SM_VIEW_RENDER_H
+#define SM_VIEW_RENDER_H
+
+#include "camera.h"
+#include "particles_gl.h"
+
+/// How particles are coloured.
+typedef enum view_colour { VIEW_COLOUR_OBJECT, VIEW_COLOUR_CLUSTER, VIEW_COLOUR_STRAIN, VIEW_COLOUR_COUNT } view_colour;
+
+typedef struct view_renderer {
+    GLuint sphere_program, flat_program, ground_program, text_program;
+    GLuint particle_vao, extra_vao, line_vao, ground_vao, text_vao;
+    GLuint extra_position, extra_style, line_buffer, text_buffer;
+    GLuint framebuffer, colour_target, depth_target;
+    int width, height;
+    float view[16], projection[16];
+} view_renderer;
+
+/// Compiles the shaders and makes a width x height framebuffer.
+bool render_init(view_renderer *r, int width, int height, char *error, size_t error_size);
+void render_free(view_renderer *r);
+/// Resizes the framebuffer.
+void render_resize(view_renderer *r, int width, int height);
+
+/// Starts a frame: binds the framebuffer, clears it, and draws the ground plane when `ground`.
+void render_begin(view_renderer *r, const view_camera *camera, bool ground, double ground_height, double extent);
+/// The particles, coloured by `colour`; strain colours saturate at |x - g| = strain_scale.
+void render_particles(view_renderer *r, const view_particles *p, view_colour colour, double strain_scale);
+/// Extra spheres: centres (4 floats each) and styles (rgb, radius).
+void render_spheres(view_renderer *r, const float *centres, const float *styles, int count);
+/// Line segments: 2 x (x, y, z, r, g, b) floats each.
+void render_lines(view_renderer *r, const float *lines, int count);
+/// Text at pixel (x, y) from the top left, `scale` pixels per font unit, on a dark box.
+void render_text(view_renderer *r, const char *text, float x, float y, float scale);
+/// Copies the frame to the window's framebuffer of window_width x window_height.
+void render_end(view_renderer *r, int window_width, int window_height);
+
+/// Writes the last frame as a PNG.
+bool render_screenshot(const view_renderer *r, const char *path, char *error, size_t error_size);
+
+#endif

@@ -1,0 +1,161 @@
+#include "tools.h"
+
+#include <math.h>
+#include <string.h>
+
+void tools_init(view_tools *tools)
+{
+    memset(tools, 0, sizeof *tools);
+    tools->dragging = -1;
+    tools->strength = 0.3;
+    tools->damping = 0.3;
+}
+
+/// Distance along the ray to the first intersection with the sphere (c, r), or INFINITY.
+static double ray_sphere(view_ray ray, sm_vec3 c, double r)
+{
+    const sm_vec3 d = {c.x - ray.origin.x, c.y - ray.origin.y, c.z - ray.origin.z};
+    const double along = d.x * ray.direction.x + d.y * ray.direction.y + d.z * ray.direction.z;
+    const double miss2 = d.x * d.x + d.y * d.y + d.z * d.z - along * along;
+    if (miss2 > r * r) return INFINITY;
+    const double t = along - sqrt(r * r - miss2);
+    return t > 0.0 ? t : (along > 0.0 ? along : INFINITY);
+}
+
+int32_t tools_pick_particle(const float *xyzw, const float *radius, int32_t count, double min_radius, view_ray ray,
+                            double *out_t)
+{
+    int32_t best = -1;
+    double best_t = INFINITY;
+    for (int32_t i = 0; i < count; i++) {
+        const sm_vec3 c = {xyzw[4 * i], xyzw[4 * i + 1], xyzw[4 * i + 2]};
+        const double t = ray_sphere(ray, c, fmax(radius[i], min_radius));
+        if (t < best_t) best_t = t, best = i;
+    }
+    if (out_t) *out_t = best_t;
+    return best;
+}
+
+int tools_pick_target(const view_tools *tools, view_ray ray, double radius)
+{
+    int best = -1;
+    double best_t = INFINITY;
+    for (int s = 0; s < tools->spring_count; s++) {
+        if (!tools->springs[s].locked) continue;
+        const double t = ray_sphere(ray, tools->springs[s].target, radius);
+        if (t < best_t) best_t = t, best = s;
+    }
+    return best;
+}
+
+sm_result tools_grab(view_tools *tools, sm_world *world, int32_t particle, sm_vec3 target, double depth)
+{
+    if (tools->spring_count == VIEW_MAX_SPRINGS) return SM_ERROR_INVALID_ARGUMENT;
+    double base[3];
+    sm_result result = sm_world_get_forces(world, particle, 1, base);
+    if (result != SM_OK) return result;
+    tools->springs[tools->spring_count] =
+        (view_spring){.particle = particle, .target = target, .locked = false, .base_force = {base[0], base[1], base[2]}};
+    tools->dragging = tools->spring_count++;
+    tools->drag_depth = depth;
+    return SM_OK;
+}
+
+void tools_regrab(view_tools *tools, int index, double depth)
+{
+    if (index < 0 || index >= tools->spring_count) return;
+    tools->springs[index].locked = false;
+    tools->dragging = index;
+    tools->drag_depth = depth;
+}
+
+void tools_drag_to(view_tools *tools, sm_vec3 target)
+{
+    if (tools->dragging >= 0) tools->springs[tools->dragging].target = target;
+}
+
+void tools_lock(view_tools *tools)
+{
+    if (tools->dragging < 0) return;
+    tools->springs[tools->dragging].locked = true;
+    tools->dragging = -1;
+}
+
+/// Removes spring `index`, restoring its particle's own force.
+static sm_result remove_spring(view_tools *tools, sm_world *world, int index)
+{
+    const view_spring spring = tools->springs[index];
+    tools->springs[index] = tools->springs[--tools->spring_count];
+    if (tools->dragging == tools->spring_count) tools->dragging = index;
+    // another spring may hold the same particle: its force is set again by the next tools_apply()
+    return sm_world_set_force(world, spring.particle, spring.base_force);
+}
+
+sm_result tools_release(view_tools *tools, sm_world *world)
+{
+    const int index = tools->dragging;
+    tools->dragging = -1;
+    if (index < 0 || tools->springs[index].locked) return SM_OK;
+    return remove_spring(tools, world, index);
+}
+
+sm_result tools_clear(view_tools *tools, sm_world *world)
+{
+    sm_result result = SM_OK;
+    // newest first, so a particle held twice gets back the force it had before the first spring
+    while (tools->spring_count > 0 && result == SM_OK) result = remove_spring(tools, world, tools->spring_count - 1);
+    tools->dragging = -1;
+    return result;
+}
+
+void tools_forget(view_tools *tools)
+{
+    tools->spring_count = 0;
+    tools->dragging = -1;
+    tools->pusher_moved = false;
+}
+
+void tools_place_pusher(view_tools *tools, bool enabled, sm_vec3 center, double radius)
+{
+    if (!tools->pusher.enabled && enabled) tools->pusher_last = center; // appears at rest
+    tools->pusher.enabled = enabled;
+    tools->pusher.center = center;
+    tools->pusher.radius = radius;
+    tools->pusher_moved = true;
+}
+
+sm_result tools_apply(view_tools *tools, sm_world *world, double dt)
+{
+    sm_result result = SM_OK;
+    // each particle's force is its own plus the pull of every spring on it
+    for (int s = 0; s < tools->spring_count && result == SM_OK; s++) {
+        const int32_t i = tools->springs[s].particle;
+        sm_vec3 total = tools->springs[s].base_force;
+        bool first = true;
+        for (int t = 0; t < s; t++) first &= tools->springs[t].particle != i;
+        if (!first) continue;
+        double x[3], v[3], m;
+        result = sm_world_get_positions(world, i, 1, x);
+        if (result == SM_OK) result = sm_world_get_velocities(world, i, 1, v);
+        if (result == SM_OK) result = sm_world_get_masses(world, i, 1, &m);
+        if (result != SM_OK) break;
+        for (int t = s; t < tools->spring_count; t++) {
+            if (tools->springs[t].particle != i) continue;
+            const sm_vec3 g = tools->springs[t].target;
+            total.x += m * (tools->strength * (g.x - x[0]) / (dt * dt) - tools->damping * v[0] / dt);
+            total.y += m * (tools->strength * (g.y - x[1]) / (dt * dt) - tools->damping * v[1] / dt);
+            total.z += m * (tools->strength * (g.z - x[2]) / (dt * dt) - tools->damping * v[2] / dt);
+        }
+        result = sm_world_set_force(world, i, total);
+    }
+    if (result != SM_OK) return result;
+    sm_pusher pusher = tools->pusher;
+    if (pusher.enabled) {
+        const sm_vec3 c = pusher.center, last = tools->pusher_last;
+        pusher.velocity = tools->pusher_moved ? (sm_vec3){(c.x - last.x) / dt, (c.y - last.y) / dt, (c.z - last.z) / dt}
+                                              : (sm_vec3){0, 0, 0};
+        tools->pusher_last = c;
+        tools->pusher_moved = false;
+    }
+    return sm_world_set_pusher(world, &pusher);
+}
