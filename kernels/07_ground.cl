@@ -6,10 +6,12 @@
 
 /// Ground contact, then the pusher, of every free particle. ground = (height, restitution,
 /// friction, height's remainder), the height being a double-float pair like the positions;
-/// pusher = (centre, radius), pusher_velocity = (velocity, 0); `flags` holds SM_K_GROUND and
+/// pusher = (centre, radius) and pusher_lo = (the centre's remainder, 0), a double-float pair
+/// like the positions; pusher_velocity = (velocity, 0); `flags` holds SM_K_GROUND and
 /// SM_K_PUSHER for the parts that are on.
 __kernel void sm_ground(const int particle_count, const int flags, const float4 ground, const float4 pusher,
-                        const float4 pusher_velocity, __global const float4 *force, __global float4 *position,
+                        const float4 pusher_lo, const float4 pusher_velocity, __global const float4 *force,
+                        __global float4 *position,
                         __global float4 *position_lo, __global float4 *velocity)
 {
     const int i = get_global_id(0);
@@ -27,12 +29,17 @@ __kernel void sm_ground(const int particle_count, const int flags, const float4 
         moved = true;
     }
     if (flags & SM_K_PUSHER) {
-        const float3 d = (x.xyz - pusher.xyz) + x_lo.xyz;
+        const float3 d = (x.xyz - pusher.xyz) + (x_lo.xyz - pusher_lo.xyz);
         const float distance = length(d);
         if (distance < pusher.w) {
             const float3 n = distance > 0.0f ? d / distance : (float3)(0.0f, 1.0f, 0.0f);
-            x.xyz = pusher.xyz + pusher.w * n;
-            x_lo.xyz = (float3)(0.0f);
+            // x = c + r n in double-float: TwoSum keeps the rounding of the float sum
+            const float3 step = pusher.w * n;
+            const float3 s = pusher.xyz + step;
+            const float3 b = s - pusher.xyz;
+            const float3 e = (pusher.xyz - (s - b)) + (step - b) + pusher_lo.xyz;
+            x.xyz = s + e;
+            x_lo.xyz = e - (x.xyz - s);
             const float approach = dot(v.xyz - pusher_velocity.xyz, n);
             if (approach < 0.0f) v.xyz -= approach * n;
             moved = true;

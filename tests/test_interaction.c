@@ -75,8 +75,8 @@ static void spring_drags_the_object_at_any_step(void)
 }
 
 /// A locked spring stays when the mouse lets go, can be grabbed again (then letting go removes
-/// it), and clearing removes every spring, restoring each particle's own force even when two
-/// springs hold one particle.
+/// it), and clearing removes every spring, restoring each particle's own force, also when two
+/// springs held one particle and the older went first.
 static void lock_regrab_and_clear(void)
 {
     sm_world *world = world_from_json(pushed_box_scene);
@@ -96,7 +96,16 @@ static void lock_regrab_and_clear(void)
     tools_regrab(&tools, 0, 5.0);
     ENSURE(tools.dragging == 0 && !tools.springs[0].locked);
     tools_lock(&tools);
-    ENSURE_OK(tools_grab(&tools, world, 0, v3(0, -2, 0), 1.0)); // a second spring on the same particle
+    // the first spring pulls for a step, then a second one grabs the same particle: its own
+    // force is still the particle's, not the pull of the first
+    ENSURE_OK(tools_apply(&tools, world, 1.0 / 60.0));
+    ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
+    ENSURE_OK(tools_grab(&tools, world, 0, v3(0, -2, 0), 1.0));
+    tools_lock(&tools);
+    // the first is grabbed again and let go: the second keeps pulling alone
+    tools_regrab(&tools, 0, 5.0);
+    ENSURE_OK(tools_release(&tools, world));
+    ENSURE(tools.spring_count == 1 && tools.springs[0].particle == 0);
     ENSURE_OK(tools_grab(&tools, world, 9, v3(3, 0, 0), 1.0));
     for (int s = 0; s < 10; s++) {
         ENSURE_OK(tools_apply(&tools, world, 1.0 / 60.0));

@@ -95,6 +95,7 @@ typedef struct viewer {
     view_script script;
     view_colour colour;
     bool paused, step_once, help, quit;
+    bool failed; ///< quit because something failed: exit status 1, no screenshot or report
     // the mouse
     double cursor_x, cursor_y;
     bool orbiting, panning;
@@ -214,6 +215,7 @@ static bool open_world(viewer *v, char *error, size_t error_size)
         snprintf(v->interop_text, sizeof v->interop_text, "fallback: host copy into a mapped GL buffer (%s)", reason);
     if (!particles_build(&v->particles, v->world, v->interop, error, error_size)) return false;
     free(v->start_stats);
+    v->start_objects = 0;
     v->start_stats = object_stats(v->world, &v->start_objects);
     tools_init(&v->tools);
     v->last_profile = sm_world_get_profile(v->world);
@@ -386,8 +388,8 @@ static void drop_object(viewer *v)
     }
     v->spawned++;
     if (!particles_build(&v->particles, v->world, v->interop, error, sizeof error)) {
-        status(v, "%s", error);
-        v->quit = true;
+        status(v, "error: %s", error);
+        v->quit = v->failed = true;
         return;
     }
     status(v, "dropped object %d at (%.2f, %.2f, %.2f)", object, def.position.x, def.position.y, def.position.z);
@@ -401,10 +403,11 @@ static void reset(viewer *v)
     tools_forget(&v->tools);
     if (!open_world(v, error, sizeof error)) {
         say("error: %s", error);
-        v->quit = true;
+        v->quit = v->failed = true;
         return;
     }
     v->sim_time = 0.0, v->accumulator = 0.0;
+    v->pick_count = 0; // the picks were of the old world's particles
     status(v, "scene reset");
 }
 
@@ -435,9 +438,13 @@ static void handle_key(viewer *v, const char *key)
 
 static viewer *of(GLFWwindow *window) { return glfwGetWindowUserPointer(window); }
 
+/// Whether input is still handled (not once the viewer is quitting, when the world may be gone).
+static bool live(const viewer *v) { return !v->quit && v->world; }
+
 static void on_cursor(GLFWwindow *window, double x, double y)
 {
     viewer *v = of(window);
+    if (!live(v)) return;
     int w, h, fw, fh;
     glfwGetWindowSize(window, &w, &h);
     glfwGetFramebufferSize(window, &fw, &fh);
@@ -446,14 +453,14 @@ static void on_cursor(GLFWwindow *window, double x, double y)
 
 static void on_button(GLFWwindow *window, int button, int action, int mods)
 {
-    if (button <= 2) handle_button(of(window), button == GLFW_MOUSE_BUTTON_LEFT ? 0 : button == GLFW_MOUSE_BUTTON_RIGHT ? 1 : 2,
+    if (button <= 2 && live(of(window))) handle_button(of(window), button == GLFW_MOUSE_BUTTON_LEFT ? 0 : button == GLFW_MOUSE_BUTTON_RIGHT ? 1 : 2,
                                    action == GLFW_PRESS, mods);
 }
 
 static void on_scroll(GLFWwindow *window, double dx, double dy)
 {
     (void)dx;
-    handle_wheel(of(window), dy);
+    if (live(of(window))) handle_wheel(of(window), dy);
 }
 
 static void on_key(GLFWwindow *window, int key, int scancode, int action, int mods)
@@ -466,7 +473,7 @@ static void on_key(GLFWwindow *window, int key, int scancode, int action, int mo
     else if (key == GLFW_KEY_SPACE) snprintf(name, sizeof name, "SPACE");
     else if (key == GLFW_KEY_ESCAPE) snprintf(name, sizeof name, "ESCAPE");
     else if (key == GLFW_KEY_PERIOD) snprintf(name, sizeof name, "N");
-    if (name[0]) handle_key(of(window), name);
+    if (name[0] && live(of(window))) handle_key(of(window), name);
 }
 
 static void on_resize(GLFWwindow *window, int width, int height)
@@ -483,7 +490,7 @@ static void on_resize(GLFWwindow *window, int width, int height)
 static void run_script(viewer *v)
 {
     view_script *s = &v->script;
-    while (s->next < s->count && s->events[s->next].time <= v->sim_time + 1e-9) {
+    while (live(v) && s->next < s->count && s->events[s->next].time <= v->sim_time + 1e-9) {
         const view_event *e = &s->events[s->next++];
         switch (e->type) {
         case VIEW_CURSOR: handle_cursor(v, e->x * v->renderer.width, e->y * v->renderer.height); break;
@@ -678,7 +685,7 @@ static bool write_report(viewer *v, const char *path)
             strain += sqrt((x[3 * i] - g[3 * i]) * (x[3 * i] - g[3 * i]) + (x[3 * i + 1] - g[3 * i + 1]) * (x[3 * i + 1] - g[3 * i + 1]) +
                            (x[3 * i + 2] - g[3 * i + 2]) * (x[3 * i + 2] - g[3 * i + 2]));
         cJSON *item = cJSON_CreateObject();
-        if (o < v->start_objects) {
+        if (v->start_stats && o < v->start_objects) {
             cJSON_AddItemToObject(item, "centre_start", vec_json(v->start_stats[2 * o]));
             cJSON_AddNumberToObject(item, "rms_radius_start", v->start_stats[2 * o + 1].x);
         }
@@ -860,7 +867,7 @@ int main(int argc, char **argv)
         const double now = glfwGetTime();
         run_script(&v);
         if (v.quit || !advance(&v, now - last) || !draw(&v)) {
-            status_code = v.quit ? status_code : 1;
+            status_code = v.quit && !v.failed ? status_code : 1;
             break;
         }
         last = now;
@@ -883,11 +890,12 @@ int main(int argc, char **argv)
         if (v.opt.frames > 0 && v.frame >= v.opt.frames) break;
         if (v.frame % 120 == 0 && v.opt.frames > 0) say("frame %lld of %d", (long long)v.frame, v.opt.frames);
     }
+    if (v.failed) status_code = 1;
     if (status_code == 0 && v.opt.screenshot) {
         if (render_screenshot(&v.renderer, v.opt.screenshot, error, sizeof error)) say("wrote %s", v.opt.screenshot);
         else say("error: %s", error), status_code = 1;
     }
-    if (v.opt.report && !write_report(&v, v.opt.report)) status_code = 1;
+    if (status_code == 0 && v.opt.report && !write_report(&v, v.opt.report)) status_code = 1;
     say("%lld frames, %lld steps, %.2f s simulated", (long long)v.frame, (long long)v.steps, v.sim_time);
 
 done:

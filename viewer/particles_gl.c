@@ -94,6 +94,11 @@ bool particles_build(view_particles *p, sm_world *world, bool interop, char *err
         for (int32_t k = 0; k < count; k++)
             for (int j = 0; j < 3; j++) cluster[4 * members[k] + j] = rgb[j];
     }
+    if (ok && p->interop) {
+        // OpenCL lets go of the old storage before it is reallocated
+        ok = sm_world_share_gl_buffer(world, SM_FIELD_POSITION, 0) == SM_OK && sm_world_share_gl_buffer(world, SM_FIELD_GOAL, 0) == SM_OK;
+        if (!ok) snprintf(error, error_size, "%s", sm_last_error());
+    }
     if (ok) {
         const size_t bytes = 4 * sizeof(float) * (size_t)n;
         upload(p->position, bytes, initial, GL_STREAM_DRAW);

@@ -51,11 +51,18 @@ int tools_pick_target(const view_tools *tools, view_ray ray, double radius)
 sm_result tools_grab(view_tools *tools, sm_world *world, int32_t particle, sm_vec3 target, double depth)
 {
     if (tools->spring_count == VIEW_MAX_SPRINGS) return SM_ERROR_INVALID_ARGUMENT;
-    double base[3];
-    sm_result result = sm_world_get_forces(world, particle, 1, base);
-    if (result != SM_OK) return result;
-    tools->springs[tools->spring_count] =
-        (view_spring){.particle = particle, .target = target, .locked = false, .base_force = {base[0], base[1], base[2]}};
+    // the particle's own force: from a spring already on it (its force now includes that pull)
+    sm_vec3 own = {0, 0, 0};
+    bool held = false;
+    for (int s = 0; s < tools->spring_count && !held; s++)
+        if (tools->springs[s].particle == particle) own = tools->springs[s].base_force, held = true;
+    if (!held) {
+        double base[3];
+        sm_result result = sm_world_get_forces(world, particle, 1, base);
+        if (result != SM_OK) return result;
+        own = (sm_vec3){base[0], base[1], base[2]};
+    }
+    tools->springs[tools->spring_count] = (view_spring){.particle = particle, .target = target, .locked = false, .base_force = own};
     tools->dragging = tools->spring_count++;
     tools->drag_depth = depth;
     return SM_OK;
@@ -113,11 +120,12 @@ void tools_forget(view_tools *tools)
     tools->spring_count = 0;
     tools->dragging = -1;
     tools->pusher_moved = false;
+    tools->pusher_idle = 0.0;
 }
 
 void tools_place_pusher(view_tools *tools, bool enabled, sm_vec3 center, double radius)
 {
-    if (!tools->pusher.enabled && enabled) tools->pusher_last = center; // appears at rest
+    if (!tools->pusher.enabled && enabled) tools->pusher_last = center, tools->pusher_idle = 0.0; // appears at rest
     tools->pusher.enabled = enabled;
     tools->pusher.center = center;
     tools->pusher.radius = radius;
@@ -151,9 +159,14 @@ sm_result tools_apply(view_tools *tools, sm_world *world, double dt)
     if (result != SM_OK) return result;
     sm_pusher pusher = tools->pusher;
     if (pusher.enabled) {
+        // a move's velocity is spread over the time since the sphere last moved (a frame may
+        // take several steps between moves of the cursor)
+        tools->pusher_idle += dt;
         const sm_vec3 c = pusher.center, last = tools->pusher_last;
-        pusher.velocity = tools->pusher_moved ? (sm_vec3){(c.x - last.x) / dt, (c.y - last.y) / dt, (c.z - last.z) / dt}
+        const double t = tools->pusher_idle;
+        pusher.velocity = tools->pusher_moved ? (sm_vec3){(c.x - last.x) / t, (c.y - last.y) / t, (c.z - last.z) / t}
                                               : (sm_vec3){0, 0, 0};
+        if (tools->pusher_moved) tools->pusher_idle = 0.0;
         tools->pusher_last = c;
         tools->pusher_moved = false;
     }

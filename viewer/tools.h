@@ -36,6 +36,7 @@ typedef struct view_tools {
     sm_pusher pusher;    ///< the push sphere given to the world
     bool pusher_moved;   ///< the sphere moved since the last step (its velocity is from that move)
     sm_vec3 pusher_last; ///< where it was at the last step
+    double pusher_idle;  ///< s stepped since it last moved
 } view_tools;
 
 /// No springs, no pusher, default strength and damping.

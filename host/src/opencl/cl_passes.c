@@ -204,11 +204,14 @@ static sm_result ground(sm_world *world)
     const float height = (float)g.height;
     const cl_float4 plane = {{height, (float)g.restitution, (float)g.friction, (float)(g.height - height)}};
     const cl_float4 sphere = {{(float)p.center.x, (float)p.center.y, (float)p.center.z, (float)p.radius}};
+    const cl_float4 sphere_lo = {{(float)(p.center.x - sphere.s[0]), (float)(p.center.y - sphere.s[1]),
+                                  (float)(p.center.z - sphere.s[2]), 0.0f}};
     const cl_float4 sphere_velocity = {{(float)p.velocity.x, (float)p.velocity.y, (float)p.velocity.z, 0.0f}};
     const size_t m = sizeof(cl_mem);
-    const size_t sizes[] = {sizeof n, sizeof flags, sizeof plane, sizeof sphere, sizeof sphere_velocity, m, m, m, m};
-    const void *values[] = {&n, &flags, &plane, &sphere, &sphere_velocity, &b->force, &b->position, &b->position_lo,
-                            &b->velocity};
+    const size_t sizes[] = {sizeof n, sizeof flags, sizeof plane, sizeof sphere, sizeof sphere_lo, sizeof sphere_velocity,
+                            m, m, m, m};
+    const void *values[] = {&n, &flags, &plane, &sphere, &sphere_lo, &sphere_velocity, &b->force, &b->position,
+                            &b->position_lo, &b->velocity};
     return launch(world, SM_PASS_GROUND, SM_CLK_GROUND, n, COUNT(values), sizes, values);
 }
 

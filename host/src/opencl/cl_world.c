@@ -600,6 +600,7 @@ sm_result sm_cl_copy_to_gl(sm_world *world)
     const size_t bytes = sizeof(cl_float4) * (size_t)world->particle_count;
     cl_mem shared[SM_CL_GL_FIELDS];
     cl_uint count = 0;
+    bool acquired = false;
     for (int f = 0; f < SM_CL_GL_FIELDS; f++) {
         if (!cl->gl_buffers[f]) continue;
         size_t size = 0;
@@ -613,13 +614,19 @@ sm_result sm_cl_copy_to_gl(sm_world *world)
     }
     if (count == 0 || bytes == 0) return SM_OK;
     SM_CL_TRY(clEnqueueAcquireGLObjects(cl->queue, count, shared, 0, NULL, NULL));
+    acquired = true;
     for (int f = 0; f < SM_CL_GL_FIELDS; f++)
         if (cl->gl_buffers[f])
             SM_CL_TRY(clEnqueueCopyBuffer(cl->queue, field_buffer(cl, fields[f]), cl->gl_buffers[f], 0, 0, bytes, 0, NULL, NULL));
-    SM_CL_TRY(clEnqueueReleaseGLObjects(cl->queue, count, shared, 0, NULL, NULL));
-    // without cl_khr_gl_event the release is synchronised with GL by finishing the queue
-    SM_CL_TRY(clFinish(cl->queue));
 cleanup:
+    // once acquired, the buffers go back to GL whatever happened
+    if (acquired) {
+        cl_int status = clEnqueueReleaseGLObjects(cl->queue, count, shared, 0, NULL, NULL);
+        if (status != CL_SUCCESS && result == SM_OK) result = sm_cl_fail("clEnqueueReleaseGLObjects", status, __FILE__, __LINE__);
+        // without cl_khr_gl_event the release is synchronised with GL by finishing the queue
+        status = clFinish(cl->queue);
+        if (status != CL_SUCCESS && result == SM_OK) result = sm_cl_fail("clFinish", status, __FILE__, __LINE__);
+    }
     return result;
 }
 
