@@ -157,7 +157,8 @@ static void self_collision_is_per_object(void)
 }
 
 /// Particle radii: half the lattice spacing times radius_scale, the scene's or the object's,
-/// or the radius given; objects that opt out, and worlds without collisions, have none.
+/// or the radius given; objects that opt out, and worlds without collisions, have none. Every
+/// object reports its lattice spacing, with or without a radius.
 static void radius_follows_the_lattice_spacing(void)
 {
     sm_world *world = world_from_json(
@@ -170,10 +171,12 @@ static void radius_follows_the_lattice_spacing(void)
         " {\"shape\": \"box\", \"position\": [15, 0, 0], \"collisions\": {\"enabled\": false}}]}");
     if (!world) return;
     const double expected[] = {0.6 * 0.25, 0.6 * 0.2, 0.2, 0.6 * 0.3, 0.07, 0.0};
+    const double spacing[] = {0.25, 0.2, 0.2, 0.3, 0.25, 1.0 / 3.0}; // the capsule and the last box: default spacings
     for (int32_t o = 0; o < 6; o++) {
         sm_object_info info;
         ENSURE_OK(sm_world_get_object(world, o, &info));
         ENSURE_SMALL(info.particle_radius - expected[o], 1e-12);
+        ENSURE_SMALL(info.spacing - spacing[o], 1e-12);
         ENSURE(info.collides == (o != 5));
         ENSURE(info.self_collides == (o == 4));
     }

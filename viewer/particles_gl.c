@@ -14,32 +14,12 @@ void particles_palette(int32_t k, float rgb[3])
     for (int c = 0; c < 3; c++) rgb[c] = (float)table[sector][c];
 }
 
-/// Display radius of an object's particles: its contact radius, else half the median distance
-/// from a sample of its particles to their nearest neighbours.
-static double display_radius(const sm_world *world, const sm_object_info *info, const double *rest)
+/// Display radius of an object's particles: its contact radius, else half its lattice spacing
+/// (a lone particle gets 5 cm).
+static double display_radius(const sm_object_info *info)
 {
     if (info->particle_radius > 0.0) return info->particle_radius;
-    const int32_t n = info->particle_count, samples = n < 64 ? n : 64;
-    if (n < 2) return 0.05;
-    double nearest[64];
-    for (int32_t s = 0; s < samples; s++) {
-        const int32_t i = (int32_t)((int64_t)s * n / samples);
-        double best = INFINITY;
-        for (int32_t j = 0; j < n; j++) {
-            if (j == i) continue;
-            double d2 = 0.0;
-            for (int c = 0; c < 3; c++) d2 += (rest[3 * i + c] - rest[3 * j + c]) * (rest[3 * i + c] - rest[3 * j + c]);
-            if (d2 > 0.0 && d2 < best) best = d2;
-        }
-        nearest[s] = isfinite(best) ? sqrt(best) : 0.1;
-    }
-    for (int32_t a = 1; a < samples; a++) // insertion sort for the median
-        for (int32_t b = a; b > 0 && nearest[b] < nearest[b - 1]; b--) {
-            double t = nearest[b];
-            nearest[b] = nearest[b - 1], nearest[b - 1] = t;
-        }
-    (void)world;
-    return 0.5 * nearest[samples / 2];
+    return info->spacing > 0.0 ? 0.5 * info->spacing : 0.05;
 }
 
 static void upload(GLuint buffer, size_t bytes, const void *data, GLenum usage)
@@ -63,18 +43,17 @@ bool particles_build(view_particles *p, sm_world *world, bool interop, char *err
     float *style = calloc((size_t)(n > 0 ? n : 1), 4 * sizeof *style);
     float *cluster = calloc((size_t)(n > 0 ? n : 1), 4 * sizeof *cluster);
     float *initial = calloc((size_t)(n > 0 ? n : 1), 4 * sizeof *initial);
-    double *rest = calloc((size_t)(n > 0 ? n : 1), 3 * sizeof *rest);
-    bool ok = p->radius && p->object && style && cluster && initial && rest;
+    bool ok = p->radius && p->object && style && cluster && initial;
     if (!ok) snprintf(error, error_size, "out of memory for %d particles", n);
     if (ok && n > 0) {
-        ok = sm_world_get_rest_positions(world, 0, n, rest) == SM_OK && sm_world_get_float4(world, SM_FIELD_POSITION, 0, n, initial) == SM_OK;
+        ok = sm_world_get_float4(world, SM_FIELD_POSITION, 0, n, initial) == SM_OK;
         if (!ok) snprintf(error, error_size, "%s", sm_last_error());
     }
     p->max_radius = 0.0;
     for (int32_t o = 0; ok && o < counts.objects; o++) {
         sm_object_info info;
         sm_world_get_object(world, o, &info);
-        const double r = display_radius(world, &info, rest + 3 * info.first_particle);
+        const double r = display_radius(&info);
         p->max_radius = fmax(p->max_radius, r);
         float rgb[3];
         particles_palette(o, rgb);
@@ -115,7 +94,7 @@ bool particles_build(view_particles *p, sm_world *world, bool interop, char *err
             if (!ok) snprintf(error, error_size, "sharing the particle buffers with OpenCL failed: %s", sm_last_error());
         }
     }
-    free(style), free(cluster), free(initial), free(rest);
+    free(style), free(cluster), free(initial);
     return ok;
 }
 

@@ -397,10 +397,11 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
 
     // contact: the radius given, else radius_scale x half the lattice spacing
     const sm_collisions *collisions = &world->def.collisions;
+    const double spacing = sm_shape_spacing(&def->shape, local, count);
     double radius = def->collisions.radius;
     if (!(radius > 0.0)) {
         const double scale = def->collisions.radius_scale > 0.0 ? def->collisions.radius_scale : collisions->radius_scale;
-        radius = 0.5 * scale * sm_shape_spacing(&def->shape, local, count);
+        radius = 0.5 * scale * spacing;
     }
     const bool collides = collisions->enabled && def->collisions.enabled && radius > 0.0;
     if (collisions->enabled && def->collisions.enabled && !collides)
@@ -434,6 +435,7 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
         .membership_count = memberships,
         .collides = collides,
         .self_collides = collides && def->collisions.self,
+        .spacing = spacing,
         .particle_radius = collides ? radius : 0.0,
     };
     name = NULL;
@@ -572,6 +574,7 @@ sm_result sm_world_get_object(const sm_world *world, int32_t object, sm_object_i
         .membership_count = o->membership_count,
         .collides = o->collides,
         .self_collides = o->self_collides,
+        .spacing = o->spacing,
         .particle_radius = o->particle_radius,
     };
     return SM_OK;
@@ -825,8 +828,5 @@ sm_result sm_world_share_gl_buffer(sm_world *world, sm_particle_field field, uin
 sm_result sm_world_copy_to_gl(sm_world *world)
 {
     sm_result result = check_sharing(world, "sm_world_copy_to_gl");
-    if (result != SM_OK) return result;
-    result = sm_world_update_map(world);
-    if (result == SM_OK) result = sm_grid_layout(world);
-    return result == SM_OK ? sm_cl_copy_to_gl(world) : result;
+    return result == SM_OK ? sm_cl_copy_to_gl(world) : result; // its upload, if any, lays out the map and grid
 }

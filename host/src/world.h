@@ -24,6 +24,7 @@ typedef struct sm_object {
     int32_t first_cluster, cluster_count;
     int32_t membership_count;
     bool collides, self_collides; ///< takes part in contact; also with itself
+    double spacing;               ///< m: the lattice spacing of its particles (sm_shape_spacing())
     double particle_radius;       ///< m, 0 when it does not collide
 } sm_object;
 

@@ -327,6 +327,10 @@ typedef struct sm_object_info {
     int32_t membership_count;
     bool collides;           ///< its particles take part in contact (the world's collisions are on and so are its own)
     bool self_collides;      ///< it also collides with itself
+    /// m: the lattice spacing of its particles (a box's smallest step along its axes, the
+    /// `spacing` of the other lattices, the median nearest-neighbour distance of points; 0 for
+    /// a single particle)
+    double spacing;
     double particle_radius;  ///< m: the radius of its particles in contact (0 when it does not collide)
 } sm_object_info;
 

@@ -282,6 +282,12 @@ static cl_mem field_buffer(const sm_cl_backend *cl, sm_cl_field field)
     return NULL;
 }
 
+/// The buffer of a public particle field (its float4 layout is the buffer's).
+static cl_mem particle_field_buffer(const sm_cl_backend *cl, sm_particle_field field)
+{
+    return field_buffer(cl, field == SM_FIELD_POSITION ? SM_CL_POSITION : field == SM_FIELD_VELOCITY ? SM_CL_VELOCITY : SM_CL_GOAL);
+}
+
 static sm_result write_particles(sm_world *world, sm_cl_field field, int32_t first, int32_t count)
 {
     if (count <= 0) return SM_OK;
@@ -547,8 +553,7 @@ sm_result sm_cl_read_float4(const sm_world *world, sm_particle_field field, int3
     const sm_cl_backend *cl = world->cl;
     *done = false;
     if (!cl || !cl->device_ahead || count <= 0) return SM_OK;
-    const sm_cl_field fields[] = {SM_CL_POSITION, SM_CL_VELOCITY, SM_CL_GOAL};
-    sm_result result = read_buffer(cl, field_buffer(cl, fields[field]), sizeof(cl_float4), first, count, out);
+    sm_result result = read_buffer(cl, particle_field_buffer(cl, field), sizeof(cl_float4), first, count, out);
     *done = result == SM_OK;
     return result;
 }
@@ -596,7 +601,6 @@ sm_result sm_cl_copy_to_gl(sm_world *world)
     sm_cl_backend *cl = world->cl;
     sm_result result = prepare(world);
     if (result != SM_OK) return result;
-    const sm_cl_field fields[] = {SM_CL_POSITION, SM_CL_VELOCITY, SM_CL_GOAL};
     const size_t bytes = sizeof(cl_float4) * (size_t)world->particle_count;
     cl_mem shared[SM_CL_GL_FIELDS];
     cl_uint count = 0;
@@ -617,7 +621,8 @@ sm_result sm_cl_copy_to_gl(sm_world *world)
     acquired = true;
     for (int f = 0; f < SM_CL_GL_FIELDS; f++)
         if (cl->gl_buffers[f])
-            SM_CL_TRY(clEnqueueCopyBuffer(cl->queue, field_buffer(cl, fields[f]), cl->gl_buffers[f], 0, 0, bytes, 0, NULL, NULL));
+            SM_CL_TRY(clEnqueueCopyBuffer(cl->queue, particle_field_buffer(cl, (sm_particle_field)f), cl->gl_buffers[f], 0, 0,
+                                          bytes, 0, NULL, NULL));
 cleanup:
     // once acquired, the buffers go back to GL whatever happened
     if (acquired) {
