@@ -1,18 +1,68 @@
-/* Pass 7, ground and pusher (README steps 9 and 9b): particles below y = height are put back on
- * the plane, their downward speed reflected with restitution and their tangential velocity
- * reduced by friction; then particles inside the pusher sphere are put on its surface and lose
- * the inward part of their velocity relative to it. */
+/* Pass 7, ground, colliders and pusher (README steps 9, 9a and 9b): particles below y = height
+ * are put back on the plane, their downward speed reflected with restitution and their
+ * tangential velocity reduced by friction; then particles inside a collider (a plane, box or
+ * sphere where the host says it is at the end of this step) are moved out the shortest way and
+ * their velocity relative to it is treated like the ground's; then particles inside the pusher
+ * sphere are put on its surface and lose the inward part of their velocity relative to it. */
 #include "sm_shared.h"
 
-/// Ground contact, then the pusher, of every free particle. ground = (height, restitution,
-/// friction, height's remainder), the height being a double-float pair like the positions;
-/// pusher = (centre, radius) and pusher_lo = (the centre's remainder, 0), a double-float pair
-/// like the positions; pusher_velocity = (velocity, 0); `flags` holds SM_K_GROUND and
-/// SM_K_PUSHER for the parts that are on.
+/// x += d for a double-float pair (x, x_lo) and a small float d: TwoSum keeps the rounding.
+inline void sm_add_pair(float4 *x, float4 *x_lo, float3 d)
+{
+    const float3 s = x->xyz + d;
+    const float3 b = s - x->xyz;
+    const float3 e = (x->xyz - (s - b)) + (d - b) + x_lo->xyz;
+    x->xyz = s + e;
+    x_lo->xyz = e - (x->xyz - s);
+}
+
+/// Whether d (from the collider's centre) is inside collider c; if so the shortest way out and
+/// the outward normal (as sm_collider_push_out of the reference).
+inline bool sm_push_out(__global const sm_k_collider *c, float3 d, float3 *push, float3 *normal)
+{
+    const float3 a0 = (float3)(c->axes[0][0], c->axes[0][1], c->axes[0][2]);
+    if (c->shape == SM_K_COLLIDER_PLANE) {
+        const float s = dot(d, a0);
+        if (!(s < 0.0f)) return false;
+        *normal = a0;
+        *push = -s * a0;
+        return true;
+    }
+    if (c->shape == SM_K_COLLIDER_SPHERE) {
+        const float distance = length(d);
+        if (!(distance < c->size[3])) return false;
+        *normal = distance > 0.0f ? d / distance : (float3)(0.0f, 1.0f, 0.0f);
+        *push = (c->size[3] - distance) * *normal;
+        return true;
+    }
+    const float3 a1 = (float3)(c->axes[1][0], c->axes[1][1], c->axes[1][2]);
+    const float3 a2 = (float3)(c->axes[2][0], c->axes[2][1], c->axes[2][2]);
+    const float along[3] = {dot(d, a0), dot(d, a1), dot(d, a2)};
+    int best = -1;
+    float best_depth = 0.0f;
+    for (int k = 0; k < 3; k++) {
+        const float depth = c->size[k] - fabs(along[k]);
+        if (!(depth > 0.0f)) return false;
+        if (best < 0 || depth < best_depth) best = k, best_depth = depth;
+    }
+    const float3 axis = best == 0 ? a0 : (best == 1 ? a1 : a2);
+    *normal = along[best] < 0.0f ? -axis : axis;
+    *push = best_depth * *normal;
+    return true;
+}
+
+/// Ground contact, the colliders, then the pusher, of every free particle. ground = (height,
+/// restitution, friction, height's remainder), the height being a double-float pair like the
+/// positions; pusher = (centre, radius) and pusher_lo = (the centre's remainder, 0), a
+/// double-float pair like the positions; pusher_velocity = (velocity, 0); `flags` holds
+/// SM_K_GROUND and SM_K_PUSHER for the parts that are on; collider_state[state_first + c] is
+/// where collider c is at the end of this step.
 __kernel void sm_ground(const int particle_count, const int flags, const float4 ground, const float4 pusher,
-                        const float4 pusher_lo, const float4 pusher_velocity, __global const float4 *force,
-                        __global float4 *position,
-                        __global float4 *position_lo, __global float4 *velocity)
+                        const float4 pusher_lo, const float4 pusher_velocity, const int collider_count,
+                        __global const sm_k_collider *colliders, const int state_first,
+                        __global const sm_k_collider_state *collider_state,
+                        __global const float4 *force, __global float4 *position, __global float4 *position_lo,
+                        __global float4 *velocity)
 {
     const int i = get_global_id(0);
     if (i >= particle_count || force[i].w == 0.0f) return; // padding, or fixed
@@ -26,6 +76,25 @@ __kernel void sm_ground(const int particle_count, const int flags, const float4 
         if (v.y < 0.0f) v.y = -ground.y * v.y;
         v.x *= 1.0f - ground.z;
         v.z *= 1.0f - ground.z;
+        moved = true;
+    }
+    for (int c = 0; c < collider_count; c++) {
+        __global const sm_k_collider_state *state = &collider_state[state_first + c];
+        const float3 center = (float3)(state->center[0], state->center[1], state->center[2]);
+        const float3 center_lo = (float3)(state->center_lo[0], state->center_lo[1], state->center_lo[2]);
+        const float3 d = (x.xyz - center) + (x_lo.xyz - center_lo);
+        float3 push, n;
+        if (!sm_push_out(&colliders[c], d, &push, &n)) continue;
+        sm_add_pair(&x, &x_lo, push);
+        const float3 solid = (float3)(state->velocity[0], state->velocity[1], state->velocity[2]);
+        float3 relative = v.xyz - solid;
+        float normal = dot(relative, n);
+        if (normal < 0.0f) {
+            relative -= ((1.0f + colliders[c].restitution) * normal) * n;
+            normal = -colliders[c].restitution * normal;
+        }
+        relative -= colliders[c].friction * (relative - normal * n);
+        v.xyz = solid + relative;
         moved = true;
     }
     if (flags & SM_K_PUSHER) {

@@ -53,6 +53,11 @@ typedef float sm_float;
 /* Work-items per block of the bucket scan: each scans SM_K_SCAN_BLOCK buckets in turn. */
 #define SM_K_SCAN_BLOCK 256
 
+/* Collider shapes, equal to the public sm_collider_shape values. */
+#define SM_K_COLLIDER_PLANE 0
+#define SM_K_COLLIDER_BOX 1
+#define SM_K_COLLIDER_SPHERE 2
+
 /* Below this det(A) the volume-preserved fit is replaced by R (algorithm.md step 3). */
 #define SM_K_DET_MIN 1e-6f
 /* A plastic update whose det(S_p) is at most this is skipped (it would flip the rest shape). */
@@ -101,5 +106,20 @@ typedef struct sm_k_cluster_rest {
 typedef struct sm_k_weights {
     sm_float w[9];
 } sm_k_weights;
+
+/// A collider's shape (96 bytes). axes: row k is the box's local axis k in world coordinates;
+/// a plane's normal is row 0. size: the box's half extents (x, y, z) and the sphere's radius (w).
+typedef struct sm_k_collider {
+    sm_int shape, unused[3];
+    sm_float axes[3][4];
+    sm_float size[4];
+    sm_float restitution, friction, unused2[2];
+} sm_k_collider;
+
+/// Where a collider is during one step (48 bytes): its centre as a double-float pair like the
+/// positions (center + center_lo) and its velocity; the host writes one per collider per step.
+typedef struct sm_k_collider_state {
+    sm_float center[4], center_lo[4], velocity[4];
+} sm_k_collider_state;
 
 #endif

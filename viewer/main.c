@@ -505,7 +505,8 @@ static void run_script(viewer *v)
 static bool step(viewer *v)
 {
     const double dt = v->info.dt;
-    if (tools_apply(&v->tools, v->world, dt) != SM_OK || sm_world_step(v->world, dt, v->info.substeps) != SM_OK) {
+    if (sm_scene_apply(v->scene, v->world) != SM_OK || tools_apply(&v->tools, v->world, dt) != SM_OK ||
+        sm_world_step(v->world, dt, v->info.substeps) != SM_OK) {
         say("error: %s", sm_last_error());
         return false;
     }

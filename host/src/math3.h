@@ -8,6 +8,8 @@
 
 #include <math.h>
 
+#define SM_PI 3.14159265358979323846
+
 static inline sm_vec3 v3(double x, double y, double z) { return (sm_vec3){x, y, z}; }
 static inline sm_vec3 v3_add(sm_vec3 a, sm_vec3 b) { return v3(a.x + b.x, a.y + b.y, a.z + b.z); }
 static inline sm_vec3 v3_sub(sm_vec3 a, sm_vec3 b) { return v3(a.x - b.x, a.y - b.y, a.z - b.z); }

@@ -19,17 +19,38 @@ typedef struct object_storage {
     int32_t *list_offsets, *list_indices;
 } object_storage;
 
+/// A spring of the scene: pulls one particle toward a point between two times.
+typedef struct scene_spring {
+    int32_t object, particle; ///< particle: index within the object
+    sm_vec3 target;           ///< m
+    double stiffness;         ///< N/m
+    double damping;           ///< N s/m
+    double start, stop;       ///< s: active for start <= t < stop
+} scene_spring;
+
+/// A collider of the scene and the keyframes it owns.
+typedef struct scene_collider {
+    sm_collider_def def;
+    double *times;
+    sm_vec3 *offsets;
+} scene_collider;
+
 struct sm_scene {
     sm_world_def world_def;
     sm_scene_info info;
     sm_object_def *objects;
     object_storage *storage;
+    scene_collider *colliders;
+    int32_t collider_count;
+    scene_spring *springs;
+    int32_t spring_count;
 };
 
 /// Where the parser is, for error messages: "<origin>: object 3: field "alpha": ...".
 typedef struct context {
     const char *origin;
-    int object; ///< -1 outside the objects array
+    int object;       ///< -1 outside the objects array (and the other arrays)
+    const char *what; ///< what `object` counts: "object" (NULL), "collider", "spring"
 } context;
 
 static sm_result field_error(const context *ctx, const char *field, const char *format, ...)
@@ -43,7 +64,8 @@ static sm_result field_error(const context *ctx, const char *field, const char *
     vsnprintf(detail, sizeof detail, format, args);
     va_end(args);
     if (ctx->object >= 0)
-        return sm_fail(SM_ERROR_SCENE, "%s: object %d: field \"%s\": %s", ctx->origin, ctx->object, field, detail);
+        return sm_fail(SM_ERROR_SCENE, "%s: %s %d: field \"%s\": %s", ctx->origin, ctx->what ? ctx->what : "object",
+                       ctx->object, field, detail);
     return sm_fail(SM_ERROR_SCENE, "%s: field \"%s\": %s", ctx->origin, field, detail);
 }
 
@@ -517,6 +539,132 @@ static sm_result parse_collisions(const context *ctx, const cJSON *item, sm_coll
     return SM_OK;
 }
 
+static sm_result parse_motion(const context *ctx, const cJSON *item, scene_collider *out)
+{
+    static const char *const known[] = {"type", "times", "offsets", "amplitude", "frequency", "phase", NULL};
+    if (!cJSON_IsObject(item))
+        return field_error(ctx, "motion", "must be {\"type\": \"linear\", \"times\": [...], \"offsets\": [...]} or "
+                                          "{\"type\": \"sinusoidal\", \"amplitude\": [x, y, z], \"frequency\": f}, got %s", GOT(item));
+    sm_result r = check_keys(ctx, item, "motion.", known);
+    if (r != SM_OK) return r;
+    sm_motion *m = &out->def.motion;
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(item, "type");
+    if (cJSON_IsString(type) && strcmp(type->valuestring, "static") == 0) m->type = SM_MOTION_STATIC;
+    else if (cJSON_IsString(type) && strcmp(type->valuestring, "linear") == 0) m->type = SM_MOTION_LINEAR;
+    else if (cJSON_IsString(type) && strcmp(type->valuestring, "sinusoidal") == 0) m->type = SM_MOTION_SINUSOIDAL;
+    else return field_error(ctx, "motion.type", "must be \"static\", \"linear\" or \"sinusoidal\", got %s", type ? GOT(type) : "nothing");
+    const char *linear_only[] = {"times", "offsets"}, *sinusoidal_only[] = {"amplitude", "frequency", "phase"};
+    for (int k = 0; k < 2; k++)
+        if (m->type != SM_MOTION_LINEAR && cJSON_GetObjectItemCaseSensitive(item, linear_only[k]))
+            return field_error(ctx, "motion", "\"%s\" applies to linear motion only", linear_only[k]);
+    for (int k = 0; k < 3; k++)
+        if (m->type != SM_MOTION_SINUSOIDAL && cJSON_GetObjectItemCaseSensitive(item, sinusoidal_only[k]))
+            return field_error(ctx, "motion", "\"%s\" applies to sinusoidal motion only", sinusoidal_only[k]);
+    const cJSON *e;
+    if (m->type == SM_MOTION_LINEAR) {
+        const cJSON *times = cJSON_GetObjectItemCaseSensitive(item, "times");
+        const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "offsets");
+        if (!cJSON_IsArray(times) || cJSON_GetArraySize(times) < 1)
+            return field_error(ctx, "motion.times", "must be a non-empty array of increasing times in s, got %s",
+                               times ? GOT(times) : "nothing");
+        const int n = cJSON_GetArraySize(times);
+        if (!cJSON_IsArray(offsets) || cJSON_GetArraySize(offsets) != n)
+            return field_error(ctx, "motion.offsets", "must be an array of %d [x, y, z] displacements (one per time), got %s", n,
+                               offsets ? GOT(offsets) : "nothing");
+        out->times = malloc(sizeof(double) * (size_t)n);
+        out->offsets = malloc(sizeof(sm_vec3) * (size_t)n);
+        if (!out->times || !out->offsets) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx->origin);
+        for (int k = 0; k < n; k++) {
+            char field[48];
+            snprintf(field, sizeof field, "motion.times[%d]", k);
+            if ((r = read_number(ctx, cJSON_GetArrayItem(times, k), field, &out->times[k])) != SM_OK) return r;
+            if (k > 0 && !(out->times[k] > out->times[k - 1]))
+                return field_error(ctx, field, "must be greater than the time before it (%g), got %g", out->times[k - 1], out->times[k]);
+            snprintf(field, sizeof field, "motion.offsets[%d]", k);
+            if ((r = read_vec3(ctx, cJSON_GetArrayItem(offsets, k), field, &out->offsets[k])) != SM_OK) return r;
+        }
+        m->times = out->times, m->offsets = out->offsets, m->keyframe_count = n;
+    } else if (m->type == SM_MOTION_SINUSOIDAL) {
+        if ((e = cJSON_GetObjectItemCaseSensitive(item, "amplitude")) && (r = read_vec3(ctx, e, "motion.amplitude", &m->amplitude)))
+            return r;
+        if ((e = cJSON_GetObjectItemCaseSensitive(item, "frequency")) &&
+            (r = read_range(ctx, e, "motion.frequency", 0.0, INFINITY, false, "Hz", &m->frequency)))
+            return r;
+        if ((e = cJSON_GetObjectItemCaseSensitive(item, "phase")) && (r = read_number(ctx, e, "motion.phase", &m->phase))) return r;
+    }
+    return SM_OK;
+}
+
+static sm_result parse_collider(const context *ctx, const cJSON *item, scene_collider *out)
+{
+    static const char *const known[] = {"name", "shape", "position", "normal", "rotation", "size", "radius",
+                                        "restitution", "friction", "motion", NULL};
+    if (!cJSON_IsObject(item)) return field_error(ctx, "colliders", "each collider must be a JSON object, got %s", GOT(item));
+    sm_result r = check_keys(ctx, item, "", known);
+    if (r != SM_OK) return r;
+    sm_collider_def *d = &out->def;
+    *d = sm_collider_def_default();
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
+    if (cJSON_IsString(shape) && strcmp(shape->valuestring, "plane") == 0) d->shape = SM_COLLIDER_PLANE;
+    else if (cJSON_IsString(shape) && strcmp(shape->valuestring, "box") == 0) d->shape = SM_COLLIDER_BOX;
+    else if (cJSON_IsString(shape) && strcmp(shape->valuestring, "sphere") == 0) d->shape = SM_COLLIDER_SPHERE;
+    else return field_error(ctx, "shape", "must be \"plane\", \"box\" or \"sphere\", got %s", shape ? GOT(shape) : "nothing");
+    static const struct { const char *field; sm_collider_shape shape; } specific[] = {
+        {"normal", SM_COLLIDER_PLANE}, {"rotation", SM_COLLIDER_BOX}, {"size", SM_COLLIDER_BOX}, {"radius", SM_COLLIDER_SPHERE}};
+    for (size_t k = 0; k < sizeof specific / sizeof specific[0]; k++)
+        if (d->shape != specific[k].shape && cJSON_GetObjectItemCaseSensitive(item, specific[k].field))
+            return field_error(ctx, specific[k].field, "does not apply to shape \"%s\"", shape->valuestring);
+    for (const cJSON *e = item->child; e; e = e->next) {
+        const char *f = e->string;
+        if (strcmp(f, "shape") == 0) continue;
+        if (strcmp(f, "name") == 0) {
+            if (!cJSON_IsString(e)) r = field_error(ctx, f, "must be a string, got %s", GOT(e));
+        } else if (strcmp(f, "position") == 0) r = read_vec3(ctx, e, f, &d->position);
+        else if (strcmp(f, "normal") == 0) {
+            if ((r = read_vec3(ctx, e, f, &d->normal)) == SM_OK && !(v3_length(d->normal) > 0.0))
+                r = field_error(ctx, f, "must not be zero");
+        } else if (strcmp(f, "rotation") == 0) r = read_vec3(ctx, e, f, &d->rotation);
+        else if (strcmp(f, "size") == 0) {
+            if ((r = read_vec3(ctx, e, f, &d->size)) == SM_OK && !(d->size.x > 0 && d->size.y > 0 && d->size.z > 0))
+                r = field_error(ctx, f, "must be three lengths > 0 m, got %s", GOT(e));
+        } else if (strcmp(f, "radius") == 0) r = read_range(ctx, e, f, 0.0, INFINITY, true, "m", &d->radius);
+        else if (strcmp(f, "restitution") == 0) r = read_range(ctx, e, f, 0.0, 1.0, false, "", &d->restitution);
+        else if (strcmp(f, "friction") == 0) r = read_range(ctx, e, f, 0.0, 1.0, false, "", &d->friction);
+        else if (strcmp(f, "motion") == 0) r = parse_motion(ctx, e, out);
+        if (r != SM_OK) return r;
+    }
+    return SM_OK;
+}
+
+static sm_result parse_spring(const context *ctx, const cJSON *item, const sm_scene *scene, scene_spring *out)
+{
+    static const char *const known[] = {"object", "particle", "target", "stiffness", "damping", "start", "stop", NULL};
+    if (!cJSON_IsObject(item)) return field_error(ctx, "springs", "each spring must be a JSON object, got %s", GOT(item));
+    sm_result r = check_keys(ctx, item, "", known);
+    if (r != SM_OK) return r;
+    *out = (scene_spring){.stiffness = 10.0, .damping = 0.0, .start = 0.0, .stop = INFINITY};
+    const cJSON *e;
+    static const char *const required[] = {"object", "particle", "target"};
+    for (int k = 0; k < 3; k++)
+        if (!cJSON_GetObjectItemCaseSensitive(item, required[k])) return field_error(ctx, required[k], "is required");
+    e = cJSON_GetObjectItemCaseSensitive(item, "object");
+    if ((r = read_int(ctx, e, "object", 0, scene->info.object_count - 1, &out->object)) != SM_OK) return r;
+    e = cJSON_GetObjectItemCaseSensitive(item, "particle");
+    if ((r = read_int(ctx, e, "particle", 0, INT32_MAX, &out->particle)) != SM_OK) return r;
+    if ((r = read_vec3(ctx, cJSON_GetObjectItemCaseSensitive(item, "target"), "target", &out->target)) != SM_OK) return r;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "stiffness")) &&
+        (r = read_range(ctx, e, "stiffness", 0.0, INFINITY, false, "N/m", &out->stiffness)))
+        return r;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "damping")) &&
+        (r = read_range(ctx, e, "damping", 0.0, INFINITY, false, "N s/m", &out->damping)))
+        return r;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "start")) && (r = read_range(ctx, e, "start", 0.0, INFINITY, false, "s", &out->start)))
+        return r;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "stop")) && (r = read_number(ctx, e, "stop", &out->stop))) return r;
+    if (!(out->stop > out->start)) return field_error(ctx, "stop", "must be after start (%g s), got %g", out->start, out->stop);
+    return SM_OK;
+}
+
 /// Line and column of `at` in `text`, for syntax errors.
 static void locate(const char *text, const char *at, int *line, int *column)
 {
@@ -531,7 +679,7 @@ sm_result sm_scene_load_string(const char *json, const char *origin, sm_scene **
 {
     if (!json || !out_scene) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_scene_load_string: json and out_scene must not be NULL");
     *out_scene = NULL;
-    context ctx = {origin ? origin : "scene", -1};
+    context ctx = {origin ? origin : "scene", -1, NULL};
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(json, &end, true);
     if (!root) {
@@ -551,7 +699,8 @@ sm_result sm_scene_load_string(const char *json, const char *origin, sm_scene **
     scene->world_def = sm_world_def_default();
     scene->info = (sm_scene_info){.dt = 1.0 / 60.0, .substeps = 1, .steps = 600, .object_count = 0};
 
-    static const char *const known[] = {"name", "description", "dt", "substeps", "steps", "gravity", "ground", "collisions", "objects", NULL};
+    static const char *const known[] = {"name", "description", "dt", "substeps", "steps", "gravity", "ground", "collisions",
+                                        "colliders", "springs", "objects", NULL};
     if (!cJSON_IsObject(root)) {
         r = sm_fail(SM_ERROR_SCENE, "%s: a scene must be a JSON object with an \"objects\" array", ctx.origin);
         goto done;
@@ -567,6 +716,10 @@ sm_result sm_scene_load_string(const char *json, const char *origin, sm_scene **
         else if (strcmp(f, "gravity") == 0) r = read_vec3(&ctx, e, f, &scene->world_def.gravity);
         else if (strcmp(f, "ground") == 0) r = parse_ground(&ctx, e, &scene->world_def.ground);
         else if (strcmp(f, "collisions") == 0) r = parse_collisions(&ctx, e, &scene->world_def.collisions);
+        else if (strcmp(f, "colliders") == 0 && !cJSON_IsArray(e))
+            r = field_error(&ctx, f, "must be an array of colliders, got %s", GOT(e));
+        else if (strcmp(f, "springs") == 0 && !cJSON_IsArray(e))
+            r = field_error(&ctx, f, "must be an array of springs, got %s", GOT(e));
         if (r != SM_OK) goto done;
     }
     const cJSON *objects = cJSON_GetObjectItemCaseSensitive(root, "objects");
@@ -587,9 +740,43 @@ sm_result sm_scene_load_string(const char *json, const char *origin, sm_scene **
     }
     int i = 0;
     for (const cJSON *e = objects->child; e; e = e->next, i++) {
-        context octx = {ctx.origin, i};
+        context octx = {ctx.origin, i, NULL};
         scene->info.object_count = i + 1; // so that a failure frees what this object allocated
         if ((r = parse_object(&octx, e, &scene->objects[i], &scene->storage[i])) != SM_OK) goto done;
+    }
+    const cJSON *colliders = cJSON_GetObjectItemCaseSensitive(root, "colliders");
+    if (colliders && cJSON_GetArraySize(colliders) > 0) {
+        const int count = cJSON_GetArraySize(colliders);
+        if (count > SM_MAX_COLLIDERS) {
+            r = field_error(&ctx, "colliders", "holds %d colliders; a world holds at most %d", count, SM_MAX_COLLIDERS);
+            goto done;
+        }
+        scene->colliders = calloc((size_t)count, sizeof *scene->colliders);
+        if (!scene->colliders) {
+            r = sm_fail(SM_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx.origin);
+            goto done;
+        }
+        i = 0;
+        for (const cJSON *e = colliders->child; e; e = e->next, i++) {
+            context cctx = {ctx.origin, i, "collider"};
+            scene->collider_count = i + 1;
+            if ((r = parse_collider(&cctx, e, &scene->colliders[i])) != SM_OK) goto done;
+        }
+    }
+    const cJSON *springs = cJSON_GetObjectItemCaseSensitive(root, "springs");
+    if (springs && cJSON_GetArraySize(springs) > 0) {
+        const int count = cJSON_GetArraySize(springs);
+        scene->springs = calloc((size_t)count, sizeof *scene->springs);
+        if (!scene->springs) {
+            r = sm_fail(SM_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx.origin);
+            goto done;
+        }
+        i = 0;
+        for (const cJSON *e = springs->child; e; e = e->next, i++) {
+            context sctx = {ctx.origin, i, "spring"};
+            if ((r = parse_spring(&sctx, e, scene, &scene->springs[i])) != SM_OK) goto done;
+            scene->spring_count = i + 1;
+        }
     }
 
 done:
@@ -634,6 +821,9 @@ void sm_scene_destroy(sm_scene *scene)
         }
     free(scene->storage);
     free(scene->objects);
+    for (int32_t i = 0; i < scene->collider_count; i++) free(scene->colliders[i].times), free(scene->colliders[i].offsets);
+    free(scene->colliders);
+    free(scene->springs);
     free(scene);
 }
 
@@ -664,6 +854,68 @@ sm_result sm_scene_create_world(const sm_scene *scene, const sm_world_def *def, 
             return sm_fail(r, "object %d: %s", i, message);
         }
     }
+    for (int32_t i = 0; i < scene->collider_count; i++) {
+        r = sm_world_add_collider(world, &scene->colliders[i].def, NULL);
+        if (r != SM_OK) {
+            char message[1024];
+            snprintf(message, sizeof message, "%s", sm_last_error());
+            sm_world_destroy(world);
+            return sm_fail(r, "collider %d: %s", i, message);
+        }
+    }
+    for (int32_t i = 0; i < scene->spring_count; i++) {
+        sm_object_info object;
+        if (sm_world_get_object(world, scene->springs[i].object, &object) != SM_OK ||
+            scene->springs[i].particle >= object.particle_count) {
+            sm_world_destroy(world);
+            return sm_fail(SM_ERROR_SCENE, "spring %d: field \"particle\": object %d has %d particles, got index %d", i,
+                           scene->springs[i].object, object.particle_count, scene->springs[i].particle);
+        }
+    }
     *out_world = world;
     return SM_OK;
+}
+
+sm_result sm_scene_apply(const sm_scene *scene, sm_world *world)
+{
+    if (!scene || !world) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_scene_apply: scene and world must not be NULL");
+    const double t = sm_world_get_time(world);
+    for (int32_t i = 0; i < scene->spring_count; i++) {
+        const scene_spring *spring = &scene->springs[i];
+        // the force on a particle with springs: its object's share plus every active spring on it
+        bool first = true;
+        for (int32_t j = 0; j < i; j++)
+            first = first && !(scene->springs[j].object == spring->object && scene->springs[j].particle == spring->particle);
+        if (!first) continue;
+        sm_object_info object;
+        sm_result r = sm_world_get_object(world, spring->object, &object);
+        if (r != SM_OK) return r;
+        const int32_t particle = object.first_particle + spring->particle;
+        if (spring->particle >= object.particle_count)
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_scene_apply: spring %d: object %d has no particle %d", i,
+                           spring->object, spring->particle);
+        double mass = 0.0, x[3], v[3];
+        if ((r = sm_world_get_masses(world, particle, 1, &mass)) != SM_OK) return r;
+        const sm_object_def *def = &scene->objects[spring->object];
+        sm_vec3 force = v3_scale(def->force, mass / object.mass);
+        bool read = false;
+        for (int32_t j = i; j < scene->spring_count; j++) {
+            const scene_spring *s = &scene->springs[j];
+            if (s->object != spring->object || s->particle != spring->particle || !(t >= s->start && t < s->stop)) continue;
+            if (!read && ((r = sm_world_get_positions(world, particle, 1, x)) != SM_OK ||
+                          (r = sm_world_get_velocities(world, particle, 1, v)) != SM_OK))
+                return r;
+            read = true;
+            force = v3_add(force, v3_sub(v3_scale(v3_sub(s->target, v3(x[0], x[1], x[2])), s->stiffness),
+                                         v3_scale(v3(v[0], v[1], v[2]), s->damping)));
+        }
+        if ((r = sm_world_set_force(world, particle, force)) != SM_OK) return r;
+    }
+    return SM_OK;
+}
+
+sm_result sm_scene_step(const sm_scene *scene, sm_world *world)
+{
+    sm_result r = sm_scene_apply(scene, world);
+    return r == SM_OK ? sm_world_step(world, scene->info.dt, scene->info.substeps) : r;
 }

@@ -1,5 +1,7 @@
-/* Procedural shapes sampled as a lattice of particles inside the shape, in the object's frame. */
+/* Procedural shapes sampled as a lattice of particles inside the shape, in the object's frame;
+ * meshes give their vertices or a lattice inside them (mesh.c). */
 #include "math3.h"
+#include "mesh.h"
 #include "world.h"
 
 #include <stdlib.h>
@@ -129,6 +131,18 @@ sm_result sm_shape_sample(const sm_shape *shape, double total_mass, sm_vec3 **ou
         count = shape->point_count;
         break;
     case SM_SHAPE_BOX: result = sample_box(shape, &points, &count); break;
+    case SM_SHAPE_MESH:
+        if (shape->mesh_particles == SM_MESH_PARTICLES_VERTICES) {
+            points = malloc(sizeof(sm_vec3) * (size_t)shape->mesh_vertex_count);
+            if (!points) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory copying %d mesh vertices", shape->mesh_vertex_count);
+            memcpy(points, shape->mesh_vertices, sizeof(sm_vec3) * (size_t)shape->mesh_vertex_count);
+            count = shape->mesh_vertex_count;
+        } else {
+            const sm_mesh mesh = {(sm_vec3 *)shape->mesh_vertices, shape->mesh_vertex_count, (int32_t *)shape->mesh_triangles,
+                                  shape->mesh_triangle_count};
+            result = sm_mesh_sample_lattice(&mesh, shape->spacing, 8 * SM_MAX_OBJECT_PARTICLES, &points, &count);
+        }
+        break;
     default: result = sample_lattice(shape, &points, &count); break;
     }
     if (result != SM_OK) return result;
@@ -198,6 +212,9 @@ double sm_shape_spacing(const sm_shape *shape, const sm_vec3 *points, int32_t co
 {
     switch (shape->type) {
     case SM_SHAPE_POINTS: return points_spacing(points, count);
+    case SM_SHAPE_MESH:
+        if (shape->mesh_particles == SM_MESH_PARTICLES_VERTICES) return points_spacing(points, count);
+        return count > 1 ? shape->spacing : 0.0;
     case SM_SHAPE_BOX: {
         const double size[3] = {shape->size.x, shape->size.y, shape->size.z};
         double spacing = INFINITY;

@@ -45,6 +45,7 @@ sm_object_def sm_object_def_default(void)
     def.plasticity = (sm_plasticity){.enabled = false, .yield = 0.1, .creep = 5.0, .max = 0.5};
     def.cap = (sm_cap){.enabled = false, .soft = 4.0, .hard = 6.0};
     def.collisions = (sm_object_collisions){.enabled = true, .self = false, .radius = 0.0, .radius_scale = 0.0};
+    def.surface.enabled = true;
     def.internal_value = SM_DEF_COOKIE;
     return def;
 }
@@ -67,6 +68,7 @@ const char *sm_shape_name(sm_shape_type type)
     case SM_SHAPE_SPHERE: return "sphere";
     case SM_SHAPE_CAPSULE: return "capsule";
     case SM_SHAPE_TORUS: return "torus";
+    case SM_SHAPE_MESH: return "mesh";
     }
     return "?";
 }
@@ -75,7 +77,7 @@ const char *sm_pass_name(sm_pass pass)
 {
     static const char *names[SM_PASS_COUNT] = {"cluster_moments", "rotation", "goal_transform",
                                                "blend_integrate", "collision_grid", "collide",
-                                               "ground", "plasticity"};
+                                               "ground", "plasticity", "skin"};
     return (pass >= 0 && pass < SM_PASS_COUNT) ? names[pass] : "?";
 }
 
@@ -142,6 +144,8 @@ void sm_world_destroy(sm_world *world)
     free(world->position), free(world->velocity), free(world->rest_position), free(world->goal), free(world->force);
     free(world->mass), free(world->fixed), free(world->particle_object), free(world->radius);
     sm_grid_free(&world->grid);
+    sm_colliders_free(world);
+    sm_surfaces_free(world);
     free(world->clusters);
     free(world->member_particle), free(world->member_cluster), free(world->member_rest), free(world->member_q);
     free(world->particle_member_offsets), free(world->particle_members);
@@ -201,8 +205,33 @@ static sm_result validate_object_def(const sm_object_def *d)
         if (s->type == SM_SHAPE_CAPSULE && (!(s->length >= 0.0) || !isfinite(s->length)))
             BAD("capsule length must be >= 0 m (got %g)", s->length);
         break;
+    case SM_SHAPE_MESH:
+        if (s->mesh_vertex_count < 1 || !s->mesh_vertices) BAD("a mesh shape needs at least one vertex");
+        if (s->mesh_triangle_count < 0 || (s->mesh_triangle_count > 0 && !s->mesh_triangles))
+            BAD("a mesh shape's triangles must be given with their count");
+        for (int32_t i = 0; i < s->mesh_vertex_count; i++)
+            if (!v3_is_finite(s->mesh_vertices[i])) BAD("mesh vertex %d is not finite", i);
+        for (int32_t i = 0; i < 3 * s->mesh_triangle_count; i++)
+            if (s->mesh_triangles[i] < 0 || s->mesh_triangles[i] >= s->mesh_vertex_count)
+                BAD("mesh triangle %d refers to vertex %d of %d", i / 3, s->mesh_triangles[i], s->mesh_vertex_count);
+        if (s->mesh_particles != SM_MESH_PARTICLES_VERTICES && s->mesh_particles != SM_MESH_PARTICLES_LATTICE)
+            BAD("mesh_particles %d is unknown", (int)s->mesh_particles);
+        if (s->mesh_particles == SM_MESH_PARTICLES_LATTICE && (!(s->spacing > 0.0) || !isfinite(s->spacing)))
+            BAD("spacing must be > 0 m (got %g)", s->spacing);
+        if (s->mesh_particles == SM_MESH_PARTICLES_LATTICE && s->mesh_triangle_count < 1)
+            BAD("a lattice inside a mesh needs its triangles");
+        break;
     default: BAD("shape type %d is unknown", (int)s->type);
     }
+    const sm_surface *f = &d->surface;
+    if (f->vertex_count < 0 || f->triangle_count < 0 || (f->vertex_count > 0 && !f->vertices) ||
+        (f->triangle_count > 0 && !f->triangles))
+        BAD("a surface's vertices and triangles must be given with their counts");
+    for (int32_t i = 0; i < f->vertex_count; i++)
+        if (!v3_is_finite(f->vertices[i])) BAD("surface vertex %d is not finite", i);
+    for (int32_t i = 0; i < 3 * f->triangle_count; i++)
+        if (f->triangles[i] < 0 || f->triangles[i] >= f->vertex_count)
+            BAD("surface triangle %d refers to vertex %d of %d", i / 3, f->triangles[i], f->vertex_count);
     if (!(d->collisions.radius >= 0.0) || !isfinite(d->collisions.radius))
         BAD("collision radius must be >= 0 m (got %g)", d->collisions.radius);
     if (!(d->collisions.radius_scale >= 0.0) || !isfinite(d->collisions.radius_scale))
@@ -482,6 +511,19 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
                        : "");
         world->cluster_count++;
     }
+    sm_vec3 *centers = realloc(world->skin_center, sizeof(sm_vec3) * (size_t)world->cluster_count);
+    if (!centers) {
+        result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory adding an object");
+        goto done;
+    }
+    world->skin_center = centers;
+    sm_surface surface = def->surface;
+    if (def->shape.type == SM_SHAPE_MESH && !surface.vertices && surface.enabled) {
+        surface.vertices = def->shape.mesh_vertices, surface.vertex_count = def->shape.mesh_vertex_count;
+        surface.triangles = def->shape.mesh_triangles, surface.triangle_count = def->shape.mesh_triangle_count;
+    }
+    result = sm_surface_add(world, object_index, &surface, rot, def->position);
+    if (result != SM_OK) goto done;
     world->map_dirty = true;
     world->grid_dirty = true;
     sm_cl_mark_host_changed(world);
@@ -531,13 +573,20 @@ sm_result sm_world_step(sm_world *world, double dt, int32_t substeps)
             case SM_PASS_BLEND_INTEGRATE: sm_cpu_blend_integrate(world, h); break;
             case SM_PASS_COLLISION_GRID: if (collide) sm_cpu_collision_grid(world); break;
             case SM_PASS_COLLIDE: if (collide) sm_cpu_collide(world, h); break;
-            case SM_PASS_GROUND: sm_cpu_ground(world); break;
+            case SM_PASS_GROUND: sm_cpu_ground(world, h); break;
             case SM_PASS_PLASTICITY: sm_cpu_plasticity(world, h); break;
+            case SM_PASS_SKIN: // once per call, below
             case SM_PASS_COUNT: break;
             }
             ms[p] += now_ms() - t0;
         }
+        world->time += h;
         world->profile.steps++;
+    }
+    if (world->surface_vertex_count > 0) {
+        const double t0 = now_ms();
+        sm_cpu_skin(world);
+        ms[SM_PASS_SKIN] += now_ms() - t0;
     }
     world->profile.step_ms += now_ms() - start;
     return SM_OK;
@@ -576,6 +625,9 @@ sm_result sm_world_get_object(const sm_world *world, int32_t object, sm_object_i
         .self_collides = o->self_collides,
         .spacing = o->spacing,
         .particle_radius = o->particle_radius,
+        .first_surface_vertex = o->first_surface_vertex,
+        .surface_vertex_count = o->surface_vertex_count,
+        .surface_triangle_count = o->surface_triangle_count,
     };
     return SM_OK;
 }
@@ -717,6 +769,11 @@ sm_result sm_world_copy_state(sm_world *target, const sm_world *source)
     memcpy(target->force, source->force, n * sizeof(sm_vec3));
     memcpy(target->member_q, source->member_q, k * sizeof(sm_vec3));
     memcpy(target->clusters, source->clusters, (size_t)source->cluster_count * sizeof(sm_cluster));
+    target->time = source->time;
+    if (target->surface_vertex_count == source->surface_vertex_count) {
+        memcpy(target->surface_position, source->surface_position, sizeof(sm_vec3) * (size_t)source->surface_vertex_count);
+        memcpy(target->surface_normal, source->surface_normal, sizeof(sm_vec3) * (size_t)source->surface_vertex_count);
+    }
     sm_cl_mark_host_changed(target);
     return SM_OK;
 }
@@ -728,6 +785,23 @@ sm_result sm_world_get_forces(const sm_world *world, int32_t first, int32_t coun
 
 sm_result sm_world_get_float4(const sm_world *world, sm_particle_field field, int32_t first, int32_t count, float *out)
 {
+    if (field == SM_FIELD_SURFACE_POSITION || field == SM_FIELD_SURFACE_NORMAL) {
+        if (!world || !out) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_get_float4: world and buffer must not be NULL");
+        if (first < 0 || count < 0 || (int64_t)first + count > world->surface_vertex_count)
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_get_float4: surface vertices [%d, %lld) are outside [0, %d)",
+                           first, (long long)first + count, world->surface_vertex_count);
+        bool done = false;
+        sm_result result = sm_cl_read_float4(world, field, first, count, out, &done);
+        if (result != SM_OK || done) return result;
+        const bool position = field == SM_FIELD_SURFACE_POSITION;
+        const sm_vec3 *source = position ? world->surface_position : world->surface_normal;
+        for (int32_t i = 0; i < count; i++) {
+            const sm_vec3 v = source[first + i];
+            out[4 * i] = (float)v.x, out[4 * i + 1] = (float)v.y, out[4 * i + 2] = (float)v.z;
+            out[4 * i + 3] = position ? 1.0f : 0.0f;
+        }
+        return SM_OK;
+    }
     sm_result result = check_range(world, first, count, out, "sm_world_get_float4");
     if (result != SM_OK) return result;
     if (field != SM_FIELD_POSITION && field != SM_FIELD_VELOCITY && field != SM_FIELD_GOAL)

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #define SM_DEF_COOKIE 0x5348414d /* "SHAM": marks defs made by their default constructor */
+#define SM_MAX_COLLIDERS 256      /* colliders per world: each particle tests every one */
 #define SM_MIN_STEP 1e-9          /* s: shorter steps make alpha / h overflow long before they are useful */
 
 /// Per-object parameters, as given in its def.
@@ -26,6 +27,8 @@ typedef struct sm_object {
     bool collides, self_collides; ///< takes part in contact; also with itself
     double spacing;               ///< m: the lattice spacing of its particles (sm_shape_spacing())
     double particle_radius;       ///< m, 0 when it does not collide
+    int32_t first_surface_vertex, surface_vertex_count;     ///< its skinned surface's vertices
+    int32_t first_surface_triangle, surface_triangle_count; ///< and triangles
 } sm_object;
 
 /// Per-cluster rest data (changes only with plasticity) and the state of the current step.
@@ -67,6 +70,15 @@ typedef struct sm_grid {
     double *weight;
 } sm_grid;
 
+/// A collider as the world keeps it: its def (the keyframes copied), its normal and axes.
+typedef struct sm_collider {
+    sm_collider_def def; ///< motion.times and motion.offsets point at the copies below
+    double *times;
+    sm_vec3 *offsets;
+    sm_vec3 normal;      ///< plane: the unit normal
+    sm_mat3 axes;        ///< box: rotation (columns: local axes); plane: column 1 is the normal
+} sm_collider;
+
 struct sm_world {
     sm_world_def def;
     const char *backend_name;
@@ -100,7 +112,23 @@ struct sm_world {
     bool grid_dirty;
     sm_grid grid;
 
+    // skinned surfaces (surfaces.c, the skin pass): every object's surface vertices in one array,
+    // each bound to clusters (CSR: vertex v's bindings are [surface_binding_offsets[v],
+    // surface_binding_offsets[v + 1])), with its rest offset from each cluster's rest centre;
+    // triangles as world vertex indices (and object-local ones for the API), and the triangles
+    // around each vertex (CSR) for the normals
+    int32_t surface_vertex_count, surface_triangle_count, surface_binding_count;
+    sm_vec3 *surface_rest, *surface_position, *surface_normal;
+    int32_t *surface_binding_offsets, *surface_binding_cluster;
+    sm_vec3 *surface_binding_rest;
+    int32_t *surface_triangles, *surface_triangles_local;
+    int32_t *surface_incident_offsets, *surface_incident;
+    sm_vec3 *skin_center; ///< per cluster, the skin pass's centre of mass of the current positions
+
     sm_pusher pusher; ///< the caller's push sphere (ground pass)
+    int32_t collider_count, collider_capacity;
+    sm_collider *colliders; ///< static and kinematic solids (ground pass, step 9a)
+    double time;            ///< s simulated so far
 
     sm_profile profile;
 
@@ -167,6 +195,23 @@ static inline bool sm_grid_in_cell(const sm_grid *grid, int32_t s, const int32_t
 /// objects or to one self-colliding object in which they are not rest neighbours.
 bool sm_grid_pair_collides(const sm_world *world, int32_t i, int32_t j);
 void sm_grid_free(sm_grid *grid);
+
+/* colliders.c */
+/// Where collider `c` is at time t: its centre and velocity.
+void sm_collider_state(const sm_collider *c, double t, sm_vec3 *center, sm_vec3 *velocity);
+/// Whether point d (relative to the collider's centre) is inside collider `c`; if so, *push
+/// receives the shortest displacement that puts it on the surface and *normal the outward unit
+/// normal there.
+bool sm_collider_push_out(const sm_collider *c, sm_vec3 d, sm_vec3 *push, sm_vec3 *normal);
+void sm_colliders_free(sm_world *world);
+
+/* surfaces.c */
+/// Binds the surface of object `object` (just added, with its clusters; `rot` and `position` place
+/// it like the particles) and appends it to the world's surfaces.
+sm_result sm_surface_add(sm_world *world, int32_t object, const sm_surface *surface, sm_mat3 rot, sm_vec3 position);
+/// The vertex normals of the surfaces from `position` into `normal` (vertices [first, first + count)).
+void sm_surface_normals(const sm_world *world, const sm_vec3 *position, sm_vec3 *normal, int32_t first, int32_t count);
+void sm_surfaces_free(sm_world *world);
 
 /* shapes.c */
 /// Samples a shape into points in the object's frame (malloc'd) and their masses (malloc'd).

@@ -418,7 +418,7 @@ static int command_run(int argc, char **argv)
     double last_progress = start;
     long long done_steps = 0;
     for (long long s = 1; s <= steps && !interrupted; s++) {
-        if (sm_world_step(world, info.dt, info.substeps) != SM_OK) {
+        if (sm_scene_step(scene, world) != SM_OK) {
             fprintf(stderr, "shapematch: step %lld: %s\n", s, sm_last_error());
             status = 1;
             break;
@@ -558,6 +558,8 @@ static int command_compare(int argc, char **argv)
     long long s = 1;
     for (; s <= steps && !interrupted; s++) {
         const bool sampled = s % o.every == 0 || s == steps;
+        // the scene's script (springs) for this step, on each world from its own state
+        if (sm_scene_apply(scene, reference) != SM_OK || sm_scene_apply(scene, trajectory) != SM_OK) break;
         // (b) restart the device from the reference's state, then both take the same step
         if (sampled && (sm_world_copy_state(single, reference) != SM_OK || sm_world_step(single, info.dt, info.substeps) != SM_OK))
             break;

@@ -169,7 +169,16 @@ typedef enum sm_shape_type {
     SM_SHAPE_SPHERE,  ///< lattice points within `radius`
     SM_SHAPE_CAPSULE, ///< lattice points within `radius` of a segment of `length` along x (a stick)
     SM_SHAPE_TORUS,   ///< lattice points within `minor_radius` of a circle of `major_radius` in the xz plane
+    SM_SHAPE_MESH,    ///< a triangle mesh: its vertices, or a lattice inside it (`mesh_particles`)
 } sm_shape_type;
+
+/// Where a mesh shape's particles come from.
+typedef enum sm_mesh_particles {
+    SM_MESH_PARTICLES_VERTICES, ///< one particle per mesh vertex
+    /// the points of a cubic lattice of `spacing` (centred on the object's origin) inside the
+    /// closed mesh, by its generalised winding number (above 0.5: inside)
+    SM_MESH_PARTICLES_LATTICE,
+} sm_mesh_particles;
 
 /// The particles of an object, in the object's own frame.
 typedef struct sm_shape {
@@ -184,7 +193,29 @@ typedef struct sm_shape {
     const sm_vec3 *points;  ///< points: positions in the object's frame, m (copied)
     const double *point_masses; ///< points: optional mass of each point, kg (copied); NULL: `mass` split equally
     int32_t point_count;    ///< points: number of points
+    const sm_vec3 *mesh_vertices;  ///< mesh: vertices in the object's frame, m (copied)
+    int32_t mesh_vertex_count;     ///< mesh: number of vertices
+    const int32_t *mesh_triangles; ///< mesh: 3 vertex indices per triangle (copied)
+    int32_t mesh_triangle_count;   ///< mesh: number of triangles
+    sm_mesh_particles mesh_particles; ///< mesh: default SM_MESH_PARTICLES_VERTICES
 } sm_shape;
+
+/// A triangle surface drawn over an object and moved by its clusters (README "Skinned
+/// surfaces"): each vertex is bound, at creation, to the clusters of the particle nearest to it
+/// at rest, with its offset from each cluster's rest centre; after every sm_world_step() it is
+/// placed at the mean over those clusters of T q~ + c, with T the cluster's goal transform of the
+/// last step, q~ the quadratic terms of its plastic rest offset S_p (v0 - x0_cm) and c the
+/// cluster's centre of mass after the step; vertex normals are the normalised sums of the
+/// incident triangles' area-weighted normals.
+typedef struct sm_surface {
+    /// Vertices in the object's frame (placed like its particles), m (copied); NULL: no surface,
+    /// except that a mesh shape then uses its own mesh (set `enabled` false to prevent it).
+    const sm_vec3 *vertices;
+    int32_t vertex_count;
+    const int32_t *triangles;  ///< 3 vertex indices per triangle, counter-clockwise from outside (copied)
+    int32_t triangle_count;
+    bool enabled;              ///< default true
+} sm_surface;
 
 /// How an object is divided into clusters (paper section 4.4).
 typedef struct sm_cluster_def {
@@ -248,6 +279,7 @@ typedef struct sm_object_def {
     int32_t fixed_count;       ///< number of fixed indices
     sm_vec3 force;             ///< constant external force on the object, N, spread over its particles by mass
     sm_object_collisions collisions; ///< contact settings, default: collides, no self-collision, radius from the spacing
+    sm_surface surface;        ///< skinned surface, default none (a mesh shape's own mesh)
     int32_t internal_value;    ///< set by sm_object_def_default(); do not touch
 } sm_object_def;
 
@@ -273,6 +305,7 @@ typedef enum sm_pass {
     SM_PASS_COLLIDE,         ///< contact between particles of different objects (when collisions are on)
     SM_PASS_GROUND,          ///< ground plane with restitution and friction
     SM_PASS_PLASTICITY,      ///< plastic state and rest shape update
+    SM_PASS_SKIN,            ///< skinned surfaces: vertices and normals, once per sm_world_step() (when there are surfaces)
     SM_PASS_COUNT
 } sm_pass;
 
@@ -332,6 +365,9 @@ typedef struct sm_object_info {
     /// a single particle)
     double spacing;
     double particle_radius;  ///< m: the radius of its particles in contact (0 when it does not collide)
+    int32_t first_surface_vertex; ///< its surface's vertices are [first_surface_vertex, + surface_vertex_count) of the world's
+    int32_t surface_vertex_count; ///< 0: no surface
+    int32_t surface_triangle_count;
 } sm_object_info;
 
 /// Describes object `object`.
@@ -431,15 +467,101 @@ typedef struct sm_pusher {
 /// Places (or, with enabled false, removes) the world's pusher for the following steps.
 SM_API sm_result sm_world_set_pusher(sm_world *world, const sm_pusher *pusher);
 
+/* ---- Colliders --------------------------------------------------------------------------- */
+
+/// The shape of a collider.
+typedef enum sm_collider_shape {
+    SM_COLLIDER_PLANE,  ///< the half-space behind a plane through `position` with normal `normal`
+    SM_COLLIDER_BOX,    ///< a box of edges `size` centred on `position`, turned by `rotation`
+    SM_COLLIDER_SPHERE, ///< a ball of `radius` centred on `position`
+} sm_collider_shape;
+
+/// How a collider moves: it is kinematic, following a script, and nothing pushes it back.
+typedef enum sm_motion_type {
+    SM_MOTION_STATIC,     ///< stays at `position`
+    /// Piecewise linear: at times[k] the collider is at position + offsets[k], in between it moves
+    /// at constant velocity, before the first and after the last keyframe it rests.
+    SM_MOTION_LINEAR,
+    /// position + amplitude sin(2 pi frequency t + phase)
+    SM_MOTION_SINUSOIDAL,
+} sm_motion_type;
+
+/// A collider's scripted motion over the world's time (sm_world_get_time()).
+typedef struct sm_motion {
+    sm_motion_type type;     ///< default SM_MOTION_STATIC
+    const double *times;     ///< linear: keyframe times, s, strictly increasing (copied)
+    const sm_vec3 *offsets;  ///< linear: displacement from `position` at each keyframe, m (copied)
+    int32_t keyframe_count;  ///< linear: number of keyframes, >= 1
+    sm_vec3 amplitude;       ///< sinusoidal: m
+    double frequency;        ///< sinusoidal: Hz, >= 0
+    double phase;            ///< sinusoidal: degrees
+} sm_motion;
+
+/// A static or kinematic solid that particles cannot enter (README step 9a). A particle found
+/// inside after the ground is moved out along the shortest way (the plane's normal, the line from
+/// the sphere's centre, the box's nearest face), the inward part of its velocity relative to the
+/// collider is reflected with `restitution`, and its tangential relative velocity is reduced by
+/// `friction`, as on the ground. Colliders act on particle centres, like the ground.
+typedef struct sm_collider_def {
+    sm_collider_shape shape; ///< default SM_COLLIDER_BOX
+    sm_vec3 position;        ///< m: the box's or sphere's centre, a point on the plane; default 0
+    sm_vec3 normal;          ///< plane: the side particles stay on (normalised), default (0, 1, 0)
+    sm_vec3 rotation;        ///< box: degrees about x, then y, then z (as objects), default 0
+    sm_vec3 size;            ///< box: edge lengths, m, default (1, 1, 1)
+    double radius;           ///< sphere: m, default 0.5
+    double restitution;      ///< in [0, 1], default 0.3
+    double friction;         ///< in [0, 1], default 0.2
+    sm_motion motion;        ///< default static
+    int32_t internal_value;  ///< set by sm_collider_def_default(); do not touch
+} sm_collider_def;
+
+/// A collider def with every field at its documented default.
+SM_API sm_collider_def sm_collider_def_default(void);
+
+/// Adds a collider, which acts from the next step on; *out_collider (may be NULL) receives its index.
+SM_API sm_result sm_world_add_collider(sm_world *world, const sm_collider_def *def, int32_t *out_collider);
+
+/// A collider where it is at the world's current time.
+typedef struct sm_collider_info {
+    sm_collider_shape shape;
+    sm_vec3 center;    ///< m: position plus the motion's displacement now
+    sm_vec3 velocity;  ///< m/s, now
+    sm_mat3 axes;      ///< box: its rotation (columns are its local axes); plane: column 1 is the normal
+    sm_vec3 size;      ///< box: edge lengths, m
+    double radius;     ///< sphere: m
+} sm_collider_info;
+
+/// The number of colliders in the world.
+SM_API int32_t sm_world_get_collider_count(const sm_world *world);
+
+/// Describes collider `collider` at the world's current time.
+SM_API sm_result sm_world_get_collider(const sm_world *world, int32_t collider, sm_collider_info *out);
+
+/// Seconds simulated since the world was created (the sum of the steps' lengths).
+SM_API double sm_world_get_time(const sm_world *world);
+
 /// Particle quantities that can be read as 4 floats per particle.
 typedef enum sm_particle_field {
     SM_FIELD_POSITION, ///< x, y, z (m) and w = the particle's mass (kg)
     SM_FIELD_VELOCITY, ///< x, y, z (m/s) and w = 0
     SM_FIELD_GOAL,     ///< the blended goal of the last step, x, y, z (m) and w = 0
+    /// Skinned surface vertices (indices over the world's surface vertices, not particles):
+    /// x, y, z (m) after the last sm_world_step() (before the first: at rest) and w = 1.
+    SM_FIELD_SURFACE_POSITION,
+    SM_FIELD_SURFACE_NORMAL,   ///< their unit normals, x, y, z and w = 0
 } sm_particle_field;
 
-/// Copies `field` of particles [first, first + count) as 4 floats each (16 bytes, the layout of
-/// the OpenCL buffers): on OpenCL one read of the device buffer straight into `out` (positions
+/// The triangles of object `object`'s surface: 3 indices each into its own vertices (add
+/// first_surface_vertex of sm_object_info for the world's); owned by the world, valid until the
+/// next sm_world_add_object(). No surface: *out_triangles NULL and *out_count 0.
+SM_API sm_result sm_world_get_surface_triangles(const sm_world *world, int32_t object, const int32_t **out_triangles,
+                                                int32_t *out_count);
+
+/// The world's number of surface vertices (all objects').
+SM_API int32_t sm_world_get_surface_vertex_count(const sm_world *world);
+
+/// Copies `field` of particles (surface vertices for the surface fields) [first, first + count)
+/// as 4 floats each (16 bytes, the layout of the OpenCL buffers): on OpenCL one read of the device buffer straight into `out` (positions
 /// lose their low halves, about 1e-7 relative), the fast path for drawing.
 SM_API sm_result sm_world_get_float4(const sm_world *world, sm_particle_field field, int32_t first, int32_t count,
                                      float *out);
@@ -450,7 +572,8 @@ SM_API sm_result sm_world_get_float4(const sm_world *world, sm_particle_field fi
 /// NULL) receives why, e.g. "the device has no cl_khr_gl_sharing".
 SM_API bool sm_world_gl_sharing(const sm_world *world, const char **reason);
 
-/// Makes GL buffer object `gl_buffer` (at least 16 bytes per particle) the target of
+/// Makes GL buffer object `gl_buffer` (at least 16 bytes per particle, or per surface vertex for
+/// the surface fields) the target of
 /// sm_world_copy_to_gl() for `field`; 0 stops copying that field. Share again after objects
 /// are added, with a buffer of the new size.
 SM_API sm_result sm_world_share_gl_buffer(sm_world *world, sm_particle_field field, uint32_t gl_buffer);
@@ -494,6 +617,45 @@ SM_API const sm_object_def *sm_scene_object_def(const sm_scene *scene, int32_t i
 
 /// Creates a world from `def` (NULL: sm_scene_world_def()) and adds every object of the scene.
 SM_API sm_result sm_scene_create_world(const sm_scene *scene, const sm_world_def *def, sm_world **out_world);
+
+/// Applies what the scene scripts for the world's current time (sm_world_get_time()): its
+/// springs set the external force of the particles they pull (each spring's stiffness times the
+/// distance to its target, minus its damping times the particle's velocity, added to the
+/// particle's share of its object's force; outside their time windows the share alone). Call
+/// it before each step of a world made from the scene (sm_scene_step() does both); on OpenCL it
+/// reads back the pulled particles, so it waits for the device when the scene has springs.
+SM_API sm_result sm_scene_apply(const sm_scene *scene, sm_world *world);
+
+/// sm_scene_apply(), then one step of the scene's dt in its substeps.
+SM_API sm_result sm_scene_step(const sm_scene *scene, sm_world *world);
+
+/* ---- Meshes ---------------------------------------------------------------------------- */
+
+/// A triangle mesh read from a file: positions welded into shared vertices, triangles as
+/// vertex index triples (counter-clockwise seen from outside, as the file has them).
+typedef struct sm_mesh {
+    sm_vec3 *vertices;      ///< in the file's units, every node transform applied
+    int32_t vertex_count;
+    int32_t *triangles;     ///< 3 vertex indices per triangle
+    int32_t triangle_count;
+} sm_mesh;
+
+/// Reads every mesh of a file through assimp (OBJ, PLY, STL, glTF, Collada and whatever else
+/// assimp reads), triangulated, with the node transforms applied and the vertices welded:
+/// vertices within 1e-6 of the bounding box's diagonal of each other (split by normals or
+/// texture seams in the file) become one. Errors name the file and what assimp said. Free the
+/// result with sm_mesh_free().
+SM_API sm_result sm_mesh_load_file(const char *path, sm_mesh *out_mesh);
+
+/// Frees the arrays of a mesh and zeroes it. NULL is allowed.
+SM_API void sm_mesh_free(sm_mesh *mesh);
+
+/// The number of edges not shared by exactly two triangles (0: the mesh is closed).
+SM_API int32_t sm_mesh_open_edges(const sm_mesh *mesh);
+
+/// The generalised winding number of point p (about 1 inside a closed, outward-oriented mesh, 0
+/// outside; Jacobson et al. 2013): the sum of the triangles' signed solid angles over 4 pi.
+SM_API double sm_mesh_winding_number(const sm_mesh *mesh, sm_vec3 p);
 
 /* ---- OpenCL devices -------------------------------------------------------------------- */
 

@@ -18,9 +18,13 @@ void sm_cpu_collision_grid(sm_world *world);
 /// 8b. Contact between particles: `iterations` sweeps of position corrections, the first with
 /// the velocity response.
 void sm_cpu_collide(sm_world *world, double h);
-/// 9. Per particle: the ground plane, then (9b) the pusher.
-void sm_cpu_ground(sm_world *world);
+/// 9. Per particle: the ground plane, (9a) the colliders where they are at the end of the step
+/// (world time + h), then (9b) the pusher.
+void sm_cpu_ground(sm_world *world, double h);
 /// 10. Per cluster: plastic state update and rest data refresh.
 void sm_cpu_plasticity(sm_world *world, double h);
+/// 11. Once per sm_world_step(), when there are surfaces: the clusters' centres of mass after the
+/// step, the surface vertices moved by their clusters, and the vertex normals.
+void sm_cpu_skin(sm_world *world);
 
 #endif

@@ -13,6 +13,11 @@ _Static_assert(sizeof(sm_k_mat3) == 48, "sm_k_mat3 must match the kernels' layou
 _Static_assert(sizeof(sm_k_mat39) == 108, "sm_k_mat39 must match the kernels' layout");
 _Static_assert(sizeof(sm_k_weights) == 36, "sm_k_weights must match the kernels' layout");
 _Static_assert(sizeof(sm_k_cluster_rest) == 80, "sm_k_cluster_rest must match the kernels' layout");
+_Static_assert(sizeof(sm_k_collider) == 96, "sm_k_collider must match the kernels' layout");
+_Static_assert(sizeof(sm_k_collider_state) == 48, "sm_k_collider_state must match the kernels' layout");
+_Static_assert(SM_K_COLLIDER_PLANE == SM_COLLIDER_PLANE && SM_K_COLLIDER_BOX == SM_COLLIDER_BOX &&
+                   SM_K_COLLIDER_SPHERE == SM_COLLIDER_SPHERE,
+               "kernel collider shapes must equal sm_collider_shape");
 _Static_assert(SM_K_MODE_RIGID == SM_MODE_RIGID && SM_K_MODE_LINEAR == SM_MODE_LINEAR &&
                    SM_K_MODE_QUADRATIC == SM_MODE_QUADRATIC,
                "kernel mode numbers must equal sm_mode");
@@ -33,6 +38,8 @@ typedef struct sm_cl_buffers {
     // (x, y, z, bucket) per particle, the bucket counts and beginnings, the scan's block sums,
     // the sorted particles with their (cell, object), the object of each bucket); the corrections of a sweep
     cl_mem contact, cell, bucket_count, bucket_start, block_sum, sorted, sorted_cell, bucket_object, contact_dx, contact_dv;
+    // the colliders' shapes, and their state in each step of one sm_cl_step() (step-major)
+    cl_mem colliders, collider_state;
 } sm_cl_buffers;
 
 /// The kernels, in pipeline order; a pass may take several.
@@ -80,6 +87,9 @@ struct sm_cl_backend {
     char gl_reason[256];
     cl_mem gl_buffers[SM_CL_GL_FIELDS];
     bool device_ahead;          ///< the device has stepped since the host arrays were filled
+    int32_t colliders_on_device;      ///< colliders the colliders buffer holds; -1: none made
+    int32_t collider_state_capacity;  ///< states the collider_state buffer holds
+    int32_t substep;                  ///< the step of the current sm_cl_step() being enqueued
 };
 
 /* cl_passes.c */

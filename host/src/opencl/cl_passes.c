@@ -193,7 +193,7 @@ static sm_result collide(sm_world *world, float h)
     return result;
 }
 
-/// 9. The ground plane, then the pusher, per particle.
+/// 9. The ground plane, the colliders (9a), then the pusher (9b), per particle.
 static sm_result ground(sm_world *world)
 {
     sm_cl_buffers *b = &world->cl->buffers;
@@ -207,11 +207,12 @@ static sm_result ground(sm_world *world)
     const cl_float4 sphere_lo = {{(float)(p.center.x - sphere.s[0]), (float)(p.center.y - sphere.s[1]),
                                   (float)(p.center.z - sphere.s[2]), 0.0f}};
     const cl_float4 sphere_velocity = {{(float)p.velocity.x, (float)p.velocity.y, (float)p.velocity.z, 0.0f}};
+    const cl_int colliders = world->collider_count, state_first = world->cl->substep * colliders;
     const size_t m = sizeof(cl_mem);
     const size_t sizes[] = {sizeof n, sizeof flags, sizeof plane, sizeof sphere, sizeof sphere_lo, sizeof sphere_velocity,
-                            m, m, m, m};
-    const void *values[] = {&n, &flags, &plane, &sphere, &sphere_lo, &sphere_velocity, &b->force, &b->position,
-                            &b->position_lo, &b->velocity};
+                            sizeof colliders, m, sizeof state_first, m, m, m, m, m};
+    const void *values[] = {&n, &flags, &plane, &sphere, &sphere_lo, &sphere_velocity, &colliders, &b->colliders,
+                            &state_first, &b->collider_state, &b->force, &b->position, &b->position_lo, &b->velocity};
     return launch(world, SM_PASS_GROUND, SM_CLK_GROUND, n, COUNT(values), sizes, values);
 }
 

@@ -12,6 +12,7 @@ sm_result sm_cl_create(sm_world *world, const char *device)
     sm_cl_backend *cl = calloc(1, sizeof *cl);
     if (!cl) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory creating the OpenCL backend");
     cl->objects_on_device = -1;
+    cl->colliders_on_device = -1;
     sm_result result = SM_OK;
     if (world->def.gl.context)
         result = sm_cl_device_acquire_gl(device, world, &cl->device, &cl->gl_sharing, cl->gl_reason, sizeof cl->gl_reason);
@@ -47,6 +48,8 @@ static void release_buffers(sm_cl_backend *cl)
         if (all[i]) clReleaseMemObject(all[i]);
     memset(&cl->buffers, 0, sizeof cl->buffers);
     cl->objects_on_device = -1;
+    cl->colliders_on_device = -1;
+    cl->collider_state_capacity = 0;
 }
 
 void sm_cl_destroy(sm_world *world)
@@ -644,19 +647,104 @@ static double now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
+/// Uploads the colliders' shapes when colliders were added since the last upload.
+static sm_result upload_colliders(sm_world *world)
+{
+    sm_cl_backend *cl = world->cl;
+    if (cl->colliders_on_device == world->collider_count) return SM_OK;
+    if (cl->buffers.colliders) clReleaseMemObject(cl->buffers.colliders);
+    cl->buffers.colliders = NULL;
+    sm_result result = make_buffer(cl, &cl->buffers.colliders, sizeof(sm_k_collider), world->collider_count);
+    if (result != SM_OK) return result;
+    sm_k_collider *k = staging(sizeof *k, world->collider_count);
+    if (!k) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory uploading the colliders");
+    for (int32_t c = 0; c < world->collider_count; c++) {
+        const sm_collider *collider = &world->colliders[c];
+        k[c].shape = collider->def.shape;
+        for (int r = 0; r < 3; r++)
+            for (int col = 0; col < 3; col++) // row r: local axis r, the axes matrix's column r
+                k[c].axes[r][col] = (float)collider->axes.m[col][r];
+        if (collider->def.shape == SM_COLLIDER_PLANE)
+            for (int col = 0; col < 3; col++) k[c].axes[0][col] = (float)v3_get(collider->normal, col);
+        k[c].size[0] = (float)(0.5 * collider->def.size.x);
+        k[c].size[1] = (float)(0.5 * collider->def.size.y);
+        k[c].size[2] = (float)(0.5 * collider->def.size.z);
+        k[c].size[3] = (float)collider->def.radius;
+        k[c].restitution = (float)collider->def.restitution;
+        k[c].friction = (float)collider->def.friction;
+    }
+    result = write_buffer(cl, cl->buffers.colliders, sizeof *k, 0, world->collider_count, k);
+    free(k);
+    if (result == SM_OK) cl->colliders_on_device = world->collider_count;
+    return result;
+}
+
+static void CL_CALLBACK free_staging(cl_event event, cl_int status, void *data)
+{
+    (void)event, (void)status;
+    free(data);
+}
+
+/// Writes where each collider is at the end of each of the next `substeps` steps of length h,
+/// without waiting: the staging memory is freed when the write completes.
+static sm_result write_collider_states(sm_world *world, double h, int32_t substeps)
+{
+    sm_cl_backend *cl = world->cl;
+    const int64_t count = (int64_t)substeps * world->collider_count;
+    if (count == 0) return SM_OK;
+    sm_result result = SM_OK;
+    if (count > cl->collider_state_capacity) {
+        if (cl->buffers.collider_state) clReleaseMemObject(cl->buffers.collider_state);
+        cl->buffers.collider_state = NULL;
+        cl->collider_state_capacity = 0;
+        result = make_buffer(cl, &cl->buffers.collider_state, sizeof(sm_k_collider_state), count);
+        if (result != SM_OK) return result;
+        cl->collider_state_capacity = (int32_t)count;
+    }
+    sm_k_collider_state *k = staging(sizeof *k, count);
+    if (!k) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory moving the colliders");
+    for (int32_t s = 0; s < substeps; s++) {
+        for (int32_t c = 0; c < world->collider_count; c++) {
+            sm_vec3 center, velocity;
+            sm_collider_state(&world->colliders[c], world->time + (s + 1) * h, &center, &velocity);
+            sm_k_collider_state *out = &k[(int64_t)s * world->collider_count + c];
+            const cl_float4 hi = f4(center, 0.0), lo = f4_lo(center), v = f4(velocity, 0.0);
+            memcpy(out->center, hi.s, sizeof out->center);
+            memcpy(out->center_lo, lo.s, sizeof out->center_lo);
+            memcpy(out->velocity, v.s, sizeof out->velocity);
+        }
+    }
+    cl_event written = NULL;
+    cl_int status = clEnqueueWriteBuffer(cl->queue, cl->buffers.collider_state, CL_FALSE, 0, (size_t)count * sizeof *k, k,
+                                         0, NULL, &written);
+    if (status != CL_SUCCESS) {
+        free(k);
+        return sm_cl_fail("clEnqueueWriteBuffer", status, __FILE__, __LINE__);
+    }
+    if (clSetEventCallback(written, CL_COMPLETE, free_staging, k) != CL_SUCCESS) {
+        clWaitForEvents(1, &written); // no callback: wait for the write instead
+        free(k);
+    }
+    clReleaseEvent(written);
+    return SM_OK;
+}
+
 /// Uploads everything if the host changed or objects were added since the last upload (both
-/// pulled the device's state to the host first, see sm_cl_mark_host_changed()).
+/// pulled the device's state to the host first, see sm_cl_mark_host_changed()), and the
+/// colliders if any were added.
 static sm_result prepare(sm_world *world)
 {
-    return buffers_current(world->cl, world) ? SM_OK : sm_cl_push(world);
+    sm_result result = buffers_current(world->cl, world) ? SM_OK : sm_cl_push(world);
+    return result == SM_OK ? upload_colliders(world) : result;
 }
 
 /// Whether pass `pass` has work in this world.
 static bool pass_needed(const sm_world *world, sm_pass pass)
 {
-    if (pass == SM_PASS_GROUND) return world->def.ground.enabled || world->pusher.enabled;
+    if (pass == SM_PASS_GROUND) return world->def.ground.enabled || world->pusher.enabled || world->collider_count > 0;
     if (pass == SM_PASS_COLLISION_GRID || pass == SM_PASS_COLLIDE) return world->grid.colliding > 0;
     if (pass == SM_PASS_PLASTICITY) return world->cl->any_plastic;
+    if (pass == SM_PASS_SKIN) return false; // once per sm_cl_step(), after its steps
     return true;
 }
 
@@ -682,11 +770,14 @@ sm_result sm_cl_step(sm_world *world, double h, int32_t substeps)
     sm_result result = prepare(world);
     if (result != SM_OK) return result;
     const double start = now_ms();
+    result = write_collider_states(world, h, substeps);
     for (int32_t s = 0; s < substeps && result == SM_OK; s++) {
+        cl->substep = s;
         for (int p = 0; p < SM_PASS_COUNT && result == SM_OK; p++) {
             if (!pass_needed(world, (sm_pass)p)) continue;
             result = sm_cl_enqueue_pass(world, (sm_pass)p, (float)h);
         }
+        world->time += h;
         world->profile.steps++;
         collect_events(world, result == SM_OK);
     }
@@ -734,7 +825,10 @@ cleanup:
 sm_result sm_cl_run_pass(sm_world *world, sm_pass pass, double h)
 {
     sm_cl_backend *cl = world->cl;
-    sm_result result = sm_cl_enqueue_pass(world, pass, (float)h);
+    cl->substep = 0;
+    sm_result result = upload_colliders(world);
+    if (result == SM_OK && pass == SM_PASS_GROUND) result = write_collider_states(world, h, 1);
+    if (result == SM_OK) result = sm_cl_enqueue_pass(world, pass, (float)h);
     if (result == SM_OK) SM_CL_TRY(clFinish(cl->queue));
     cl->device_ahead = true;
 cleanup:
