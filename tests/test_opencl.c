@@ -470,6 +470,141 @@ static void colliders_match_the_reference(void)
     }
 }
 
+/// A UV sphere of `rings` x `segments` quads as a surface (vertices and triangles malloc'd).
+static void uv_sphere(double radius, int rings, int segments, sm_vec3 **vertices, int32_t *nv, int32_t **triangles,
+                      int32_t *nt)
+{
+    *nv = 2 + (rings - 1) * segments;
+    *nt = 2 * segments * (rings - 1);
+    *vertices = malloc(sizeof(sm_vec3) * (size_t)*nv);
+    *triangles = malloc(sizeof(int32_t) * 3 * (size_t)*nt);
+    int32_t v = 0, t = 0;
+    (*vertices)[v++] = (sm_vec3){0, radius, 0};
+    for (int r = 1; r < rings; r++)
+        for (int s = 0; s < segments; s++) {
+            const double theta = 3.14159265358979 * r / rings, phi = 2 * 3.14159265358979 * s / segments;
+            (*vertices)[v++] = (sm_vec3){radius * sin(theta) * cos(phi), radius * cos(theta), radius * sin(theta) * sin(phi)};
+        }
+    (*vertices)[v++] = (sm_vec3){0, -radius, 0};
+#define RING(r, s) (1 + ((r) - 1) * segments + ((s) % segments))
+    for (int s = 0; s < segments; s++) {
+        int32_t *tri = &(*triangles)[3 * t++];
+        tri[0] = 0, tri[1] = RING(1, s + 1), tri[2] = RING(1, s);
+        tri = &(*triangles)[3 * t++];
+        tri[0] = *nv - 1, tri[1] = RING(rings - 1, s), tri[2] = RING(rings - 1, s + 1);
+    }
+    for (int r = 1; r < rings - 1; r++)
+        for (int s = 0; s < segments; s++) {
+            int32_t *tri = &(*triangles)[3 * t++];
+            tri[0] = RING(r, s), tri[1] = RING(r, s + 1), tri[2] = RING(r + 1, s);
+            tri = &(*triangles)[3 * t++];
+            tri[0] = RING(r + 1, s), tri[1] = RING(r, s + 1), tri[2] = RING(r + 1, s + 1);
+        }
+#undef RING
+}
+
+/// Skinned surfaces over a linear box of one cluster, a quadratic box of 2x2x2 overlapping
+/// clusters and a plastic box, thrown onto the ground: (a) on the CPU reference a vertex of the
+/// one-cluster box is exactly T q~ + c of its cluster, c the centre of mass after the step, and
+/// the normals are unit length pointing outward; (b) one device step from the reference's state
+/// places every vertex within 1e-5 of the scene's size of the reference's, with normals within 1e-4.
+static void skinned_surfaces_match_the_reference(void)
+{
+    sm_vec3 *vertices = NULL;
+    int32_t *triangles = NULL, nv = 0, nt = 0;
+    uv_sphere(0.55, 8, 16, &vertices, &nv, &triangles, &nt);
+    sm_world *worlds[2] = {NULL, NULL};
+    for (int w = 0; w < 2; w++) {
+        sm_world_def wd = sm_world_def_default();
+        wd.backend = w == 0 ? SM_BACKEND_CPU : SM_BACKEND_OPENCL;
+        wd.ground.enabled = true;
+        ENSURE_OK(sm_world_create(&wd, &worlds[w]));
+        if (!worlds[w]) return;
+        for (int o = 0; o < 3; o++) {
+            sm_object_def od = sm_object_def_default();
+            od.position = (sm_vec3){1.5 * o, 1.0 + 0.2 * o, 0.0};
+            od.rotation = (sm_vec3){20.0 * o, 10.0, 5.0};
+            od.linear_velocity = (sm_vec3){0.5, -3.0, 0.0};
+            od.angular_velocity = (sm_vec3){1.0, 2.0, 0.5};
+            od.mode = o == 1 ? SM_MODE_QUADRATIC : SM_MODE_LINEAR;
+            if (o >= 1) od.clusters.grid[0] = od.clusters.grid[1] = od.clusters.grid[2] = 2;
+            od.plasticity.enabled = o == 2;
+            od.plasticity.yield = 0.01;
+            od.surface = (sm_surface){vertices, nv, triangles, nt, true};
+            ENSURE_OK(sm_world_add_object(worlds[w], &od, NULL));
+        }
+    }
+    sm_world *reference = worlds[0], *device = worlds[1];
+    const int32_t sv = sm_world_get_surface_vertex_count(reference);
+    ENSURE(sv == 3 * nv);
+    float *a = malloc(sizeof(float) * 4 * (size_t)sv), *b = malloc(sizeof(float) * 4 * (size_t)sv);
+    float *na = malloc(sizeof(float) * 4 * (size_t)sv), *nb = malloc(sizeof(float) * 4 * (size_t)sv);
+    double worst = 0.0, worst_normal = 0.0, worst_exact = 0.0, worst_unit = 0.0;
+    int outward = 0;
+    for (int s = 0; s < 40; s++) {
+        ENSURE_OK(sm_world_copy_state(device, reference));
+        ENSURE_OK(sm_world_step(reference, 1.0 / 60.0, 2));
+        ENSURE_OK(sm_world_step(device, 1.0 / 60.0, 2));
+        ENSURE_OK(sm_world_get_float4(reference, SM_FIELD_SURFACE_POSITION, 0, sv, a));
+        ENSURE_OK(sm_world_get_float4(device, SM_FIELD_SURFACE_POSITION, 0, sv, b));
+        ENSURE_OK(sm_world_get_float4(reference, SM_FIELD_SURFACE_NORMAL, 0, sv, na));
+        ENSURE_OK(sm_world_get_float4(device, SM_FIELD_SURFACE_NORMAL, 0, sv, nb));
+        for (int32_t i = 0; i < 4 * sv; i++) {
+            worst = fmax(worst, fabs(a[i] - b[i]));
+            worst_normal = fmax(worst_normal, fabs(na[i] - nb[i]));
+        }
+        // (a) the one-cluster box: vertex = T q + c (linear mode: T's first three columns)
+        sm_cluster_info cluster;
+        ENSURE_OK(sm_world_get_cluster(reference, 0, &cluster));
+        const int32_t *members = NULL;
+        int32_t member_count = 0;
+        ENSURE_OK(sm_world_get_cluster_members(reference, 0, &members, &member_count));
+        double *x = get_positions(reference), *m = get_masses(reference), c[3] = {0, 0, 0}, mass = 0.0;
+        for (int32_t j = 0; j < member_count; j++) {
+            for (int k = 0; k < 3; k++) c[k] += m[members[j]] * x[3 * members[j] + k];
+            mass += m[members[j]];
+        }
+        for (int32_t v = 0; v < nv; v += 7) {
+            // the vertex's rest position: the object's rotation and position applied to the sphere's
+            const double *p = &vertices[v].x;
+            // R = Rz(5) Ry(10) Rx(0) for object 0, applied to the sphere vertex, plus the position (0, 1, 0)
+            const double cz = cos(5.0 * 3.14159265358979 / 180.0), sz = sin(5.0 * 3.14159265358979 / 180.0);
+            const double cy = cos(10.0 * 3.14159265358979 / 180.0), sy = sin(10.0 * 3.14159265358979 / 180.0);
+            const double ry[3] = {cy * p[0] + sy * p[2], p[1], -sy * p[0] + cy * p[2]};
+            const double v0[3] = {cz * ry[0] - sz * ry[1], sz * ry[0] + cz * ry[1] + 1.0, ry[2]};
+            double expected[3];
+            for (int r = 0; r < 3; r++) {
+                expected[r] = c[r] / mass;
+                for (int k = 0; k < 3; k++) expected[r] += cluster.transform[r][k] * (v0[k] - (&cluster.rest_center.x)[k]);
+            }
+            for (int r = 0; r < 3; r++) worst_exact = fmax(worst_exact, fabs(a[4 * v + r] - expected[r]));
+        }
+        for (int32_t v = 0; v < sv; v++) {
+            const double l = sqrt(na[4 * v] * na[4 * v] + na[4 * v + 1] * na[4 * v + 1] + na[4 * v + 2] * na[4 * v + 2]);
+            worst_unit = fmax(worst_unit, fabs(l - 1.0));
+        }
+        // outward: the normal points away from the object's centre of mass (object 0, the sphere is convex)
+        double centre[3] = {c[0] / mass, c[1] / mass, c[2] / mass};
+        for (int32_t v = 0; v < nv; v++) {
+            double d = 0.0;
+            for (int k = 0; k < 3; k++) d += na[4 * v + k] * (a[4 * v + k] - centre[k]);
+            outward += d > 0.0;
+        }
+        free(x), free(m);
+    }
+    printf("  surfaces: worst single step %.3g m (normals %.3g) from the reference; vertex against T q + c %.3g m;"
+           " |n| - 1 up to %.3g; %d of %d normals outward\n",
+           worst, worst_normal, worst_exact, worst_unit, outward, 40 * nv);
+    ENSURE_RANGE(worst, 0.0, 1e-5 * 4.0); // the scene is about 4 m across
+    ENSURE_RANGE(worst_normal, 0.0, 1e-4);
+    ENSURE_RANGE(worst_exact, 0.0, 1e-6); // float4 read of a double result
+    ENSURE_RANGE(worst_unit, 0.0, 1e-6);
+    ENSURE(outward == 40 * nv);
+    free(a), free(b), free(na), free(nb), free(vertices), free(triangles);
+    sm_world_destroy(reference);
+    sm_world_destroy(device);
+}
+
 /// Nothing is lost between host and device: edits after stepping reach the device, objects
 /// added after stepping keep the stepped state, and copying a state back and forth is exact.
 static void state_survives_every_way_in_and_out(void)
@@ -591,6 +726,7 @@ int main(int argc, char **argv)
         TEST(collisions_are_bit_identical_and_match_the_reference),
         TEST(pusher_and_parameter_changes_match_the_reference),
         TEST(colliders_match_the_reference),
+        TEST(skinned_surfaces_match_the_reference),
         TEST(state_survives_every_way_in_and_out),
     };
     return sm_test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);

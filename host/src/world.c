@@ -894,7 +894,7 @@ sm_result sm_world_share_gl_buffer(sm_world *world, sm_particle_field field, uin
 {
     sm_result result = check_sharing(world, "sm_world_share_gl_buffer");
     if (result != SM_OK) return result;
-    if (field != SM_FIELD_POSITION && field != SM_FIELD_VELOCITY && field != SM_FIELD_GOAL)
+    if (field < SM_FIELD_POSITION || field > SM_FIELD_SURFACE_NORMAL)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_share_gl_buffer: unknown field %d", (int)field);
     return sm_cl_share_gl_buffer(world, field, gl_buffer);
 }

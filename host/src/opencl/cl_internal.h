@@ -40,6 +40,10 @@ typedef struct sm_cl_buffers {
     cl_mem contact, cell, bucket_count, bucket_start, block_sum, sorted, sorted_cell, bucket_object, contact_dx, contact_dv;
     // the colliders' shapes, and their state in each step of one sm_cl_step() (step-major)
     cl_mem colliders, collider_state;
+    // skinned surfaces (world.h): the bindings (CSR by vertex), triangles and the triangles around
+    // each vertex (CSR), the clusters' centres after the step, and the vertices and normals
+    cl_mem surface_binding_offsets, surface_binding_cluster, surface_binding_rest, surface_triangles,
+        surface_incident_offsets, surface_incident, skin_center, skin_center_offset, surface_position, surface_normal;
 } sm_cl_buffers;
 
 /// The kernels, in pipeline order; a pass may take several.
@@ -58,11 +62,14 @@ typedef enum sm_cl_kernel {
     SM_CLK_APPLY_CONTACTS,
     SM_CLK_GROUND,
     SM_CLK_PLASTICITY,
+    SM_CLK_SKIN_CENTERS,
+    SM_CLK_SKIN_VERTICES,
+    SM_CLK_SKIN_NORMALS,
     SM_CLK_COUNT
 } sm_cl_kernel;
 
-/// Particle fields that can be copied into GL buffers (sm_particle_field).
-#define SM_CL_GL_FIELDS 3
+/// Fields that can be copied into GL buffers (sm_particle_field).
+#define SM_CL_GL_FIELDS 5
 
 /// Most commands one step enqueues (for profiling): the passes' kernels and buffer fills,
 /// with the largest number of collision sweeps.

@@ -7,7 +7,8 @@ static const char *kernel_names[SM_CLK_COUNT] = {
     "sm_cluster_moments", "sm_rotation",        "sm_goal_transform",  "sm_blend_integrate",
     "sm_grid_hash",       "sm_grid_scan_blocks", "sm_grid_scan_totals", "sm_grid_scan_apply",
     "sm_grid_scatter",    "sm_grid_sort_buckets", "sm_collide",        "sm_apply_contacts",
-    "sm_ground",          "sm_plasticity"};
+    "sm_ground",          "sm_plasticity",      "sm_skin_centers",    "sm_skin_vertices",
+    "sm_skin_normals"};
 
 sm_result sm_cl_create_kernels(sm_cl_backend *cl)
 {
@@ -228,6 +229,29 @@ static sm_result plasticity(sm_world *world, float h)
     return launch(world, SM_PASS_PLASTICITY, SM_CLK_PLASTICITY, n, COUNT(values), sizes, values);
 }
 
+/// 11. Skinned surfaces: the clusters' centres after the step, the vertices, their normals.
+static sm_result skin(sm_world *world)
+{
+    sm_cl_buffers *b = &world->cl->buffers;
+    const cl_int c = world->cluster_count, v = world->surface_vertex_count;
+    const size_t m = sizeof(cl_mem);
+    const size_t center_sizes[] = {sizeof c, m, m, m, m, m, m};
+    const void *center_values[] = {&c, &b->clusters, &b->member_particle, &b->position, &b->position_lo, &b->skin_center,
+                                   &b->skin_center_offset};
+    sm_result result = launch(world, SM_PASS_SKIN, SM_CLK_SKIN_CENTERS, c, COUNT(center_values), center_sizes, center_values);
+    if (result != SM_OK) return result;
+    const size_t vertex_sizes[] = {sizeof v, m, m, m, m, m, m, m, m, m, m, m};
+    const void *vertex_values[] = {&v, &b->surface_binding_offsets, &b->surface_binding_cluster, &b->surface_binding_rest,
+                                   &b->clusters, &b->objects, &b->cluster_rest, &b->plastic, &b->transform,
+                                   &b->skin_center, &b->skin_center_offset, &b->surface_position};
+    result = launch(world, SM_PASS_SKIN, SM_CLK_SKIN_VERTICES, v, COUNT(vertex_values), vertex_sizes, vertex_values);
+    if (result != SM_OK) return result;
+    const size_t normal_sizes[] = {sizeof v, m, m, m, m, m};
+    const void *normal_values[] = {&v, &b->surface_incident_offsets, &b->surface_incident, &b->surface_triangles,
+                                   &b->surface_position, &b->surface_normal};
+    return launch(world, SM_PASS_SKIN, SM_CLK_SKIN_NORMALS, v, COUNT(normal_values), normal_sizes, normal_values);
+}
+
 sm_result sm_cl_enqueue_pass(sm_world *world, sm_pass pass, float h)
 {
     switch (pass) {
@@ -239,6 +263,7 @@ sm_result sm_cl_enqueue_pass(sm_world *world, sm_pass pass, float h)
     case SM_PASS_COLLIDE: return collide(world, h);
     case SM_PASS_GROUND: return ground(world);
     case SM_PASS_PLASTICITY: return plasticity(world, h);
+    case SM_PASS_SKIN: return skin(world);
     default: return sm_fail(SM_ERROR_INVALID_ARGUMENT, "no pass %d", (int)pass);
     }
 }

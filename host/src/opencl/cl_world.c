@@ -145,6 +145,16 @@ static sm_result make_buffers(sm_world *world)
         {&b->bucket_object, sizeof(cl_int), table},
         {&b->contact_dx, sizeof(cl_float4), nc},
         {&b->contact_dv, sizeof(cl_float4), nc},
+        {&b->surface_binding_offsets, sizeof(cl_int), world->surface_vertex_count + 1},
+        {&b->surface_binding_cluster, sizeof(cl_int), world->surface_binding_count},
+        {&b->surface_binding_rest, sizeof(cl_float4), world->surface_binding_count},
+        {&b->surface_triangles, 3 * sizeof(cl_int), world->surface_triangle_count},
+        {&b->surface_incident_offsets, sizeof(cl_int), world->surface_vertex_count + 1},
+        {&b->surface_incident, sizeof(cl_int), 3 * (int64_t)world->surface_triangle_count},
+        {&b->skin_center, sizeof(cl_float4), world->surface_vertex_count > 0 ? c : 1},
+        {&b->skin_center_offset, sizeof(cl_float4), world->surface_vertex_count > 0 ? c : 1},
+        {&b->surface_position, sizeof(cl_float4), world->surface_vertex_count},
+        {&b->surface_normal, sizeof(cl_float4), world->surface_vertex_count},
     };
     for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
         sm_result result = make_buffer(cl, plan[i].buffer, plan[i].element, plan[i].count);
@@ -285,9 +295,11 @@ static cl_mem field_buffer(const sm_cl_backend *cl, sm_cl_field field)
     return NULL;
 }
 
-/// The buffer of a public particle field (its float4 layout is the buffer's).
+/// The buffer of a public particle or surface field (its float4 layout is the buffer's).
 static cl_mem particle_field_buffer(const sm_cl_backend *cl, sm_particle_field field)
 {
+    if (field == SM_FIELD_SURFACE_POSITION) return cl->buffers.surface_position;
+    if (field == SM_FIELD_SURFACE_NORMAL) return cl->buffers.surface_normal;
     return field_buffer(cl, field == SM_FIELD_POSITION ? SM_CL_POSITION : field == SM_FIELD_VELOCITY ? SM_CL_VELOCITY : SM_CL_GOAL);
 }
 
@@ -308,6 +320,34 @@ static sm_result write_particles(sm_world *world, sm_cl_field field, int32_t fir
 
 /// Allocates `count` elements of `size` bytes for staging, zeroed; one element when count is 0.
 static void *staging(size_t size, int64_t count) { return calloc((size_t)(count > 0 ? count : 1), size); }
+
+/// Uploads the skinned surfaces: bindings, triangles and the vertices and normals as they are.
+static sm_result push_surfaces(sm_world *world)
+{
+    sm_cl_backend *cl = world->cl;
+    sm_cl_buffers *b = &cl->buffers;
+    const int32_t v = world->surface_vertex_count, n_bind = world->surface_binding_count, t = world->surface_triangle_count;
+    const int32_t incident = world->surface_incident_offsets[v];
+    sm_result result = SM_OK;
+    cl_float4 *vec4 = staging(sizeof *vec4, v > n_bind ? v : n_bind);
+    if (!vec4) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory uploading the surfaces");
+#define PUT(buffer, element, count, data)                                                     \
+    if (result == SM_OK) result = write_buffer(cl, buffer, element, 0, count, data)
+    PUT(b->surface_binding_offsets, sizeof(cl_int), v + 1, world->surface_binding_offsets);
+    PUT(b->surface_binding_cluster, sizeof(cl_int), n_bind, world->surface_binding_cluster);
+    for (int32_t i = 0; i < n_bind; i++) vec4[i] = f4(world->surface_binding_rest[i], 0.0);
+    PUT(b->surface_binding_rest, sizeof *vec4, n_bind, vec4);
+    PUT(b->surface_triangles, 3 * sizeof(cl_int), t, world->surface_triangles);
+    PUT(b->surface_incident_offsets, sizeof(cl_int), v + 1, world->surface_incident_offsets);
+    PUT(b->surface_incident, sizeof(cl_int), incident, world->surface_incident);
+    for (int32_t i = 0; i < v; i++) vec4[i] = f4(world->surface_position[i], 1.0);
+    PUT(b->surface_position, sizeof *vec4, v, vec4);
+    for (int32_t i = 0; i < v; i++) vec4[i] = f4(world->surface_normal[i], 0.0);
+    PUT(b->surface_normal, sizeof *vec4, v, vec4);
+#undef PUT
+    free(vec4);
+    return result;
+}
 
 sm_result sm_cl_push(sm_world *world)
 {
@@ -420,6 +460,7 @@ sm_result sm_cl_push(sm_world *world)
         PUT(b->fit9, sizeof *mat39, c, mat39);
         PUT(b->member_w, sizeof *weights, k, weights);
     }
+    if (world->surface_vertex_count > 0 && result == SM_OK) result = push_surfaces(world);
 #undef PUT
     if (result == SM_OK) {
         cl->host_changed = false;
@@ -469,6 +510,16 @@ sm_result sm_cl_pull(sm_world *world)
         for (int r = 0; r < 3; r++)
             for (int s = 0; s < 9; s++) world->clusters[i].transform[r][s] = mat39[i].m[r][s];
     // (the device keeps the quadratic fit, not ~A_pq: the host's ~A_pq is recomputed by its next step)
+    const int32_t sv = world->surface_vertex_count;
+    if (sv > 0 && result == SM_OK) {
+        cl_float4 *surface = staging(sizeof *surface, sv);
+        if (!surface) result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory reading the surfaces back");
+        GET(b->surface_position, sizeof *surface, sv, surface);
+        for (int32_t i = 0; i < sv && result == SM_OK; i++) world->surface_position[i] = from_f4(surface[i]);
+        GET(b->surface_normal, sizeof *surface, sv, surface);
+        for (int32_t i = 0; i < sv && result == SM_OK; i++) world->surface_normal[i] = from_f4(surface[i]);
+        free(surface);
+    }
 #undef GET
     // the rest data follow from S_p: recompute them in double rather than read the float copies
     if (result == SM_OK && cl->any_plastic)
@@ -604,28 +655,31 @@ sm_result sm_cl_copy_to_gl(sm_world *world)
     sm_cl_backend *cl = world->cl;
     sm_result result = prepare(world);
     if (result != SM_OK) return result;
-    const size_t bytes = sizeof(cl_float4) * (size_t)world->particle_count;
+    size_t bytes[SM_CL_GL_FIELDS];
     cl_mem shared[SM_CL_GL_FIELDS];
     cl_uint count = 0;
     bool acquired = false;
     for (int f = 0; f < SM_CL_GL_FIELDS; f++) {
-        if (!cl->gl_buffers[f]) continue;
+        const bool surface = f == SM_FIELD_SURFACE_POSITION || f == SM_FIELD_SURFACE_NORMAL;
+        const int32_t items = surface ? world->surface_vertex_count : world->particle_count;
+        bytes[f] = sizeof(cl_float4) * (size_t)items;
+        if (!cl->gl_buffers[f] || bytes[f] == 0) continue;
         size_t size = 0;
         SM_CL_TRY(clGetMemObjectInfo(cl->gl_buffers[f], CL_MEM_SIZE, sizeof size, &size, NULL));
-        if (size < bytes)
+        if (size < bytes[f])
             return sm_fail(SM_ERROR_INVALID_ARGUMENT,
-                           "sm_world_copy_to_gl: GL buffer of field %d holds %zu bytes, the world's %d particles need %zu "
+                           "sm_world_copy_to_gl: GL buffer of field %d holds %zu bytes, the world's %d %s need %zu "
                            "(share a larger one after adding objects)",
-                           f, size, world->particle_count, bytes);
+                           f, size, items, surface ? "surface vertices" : "particles", bytes[f]);
         shared[count++] = cl->gl_buffers[f];
     }
-    if (count == 0 || bytes == 0) return SM_OK;
+    if (count == 0) return SM_OK;
     SM_CL_TRY(clEnqueueAcquireGLObjects(cl->queue, count, shared, 0, NULL, NULL));
     acquired = true;
     for (int f = 0; f < SM_CL_GL_FIELDS; f++)
-        if (cl->gl_buffers[f])
+        if (cl->gl_buffers[f] && bytes[f] > 0)
             SM_CL_TRY(clEnqueueCopyBuffer(cl->queue, particle_field_buffer(cl, (sm_particle_field)f), cl->gl_buffers[f], 0, 0,
-                                          bytes, 0, NULL, NULL));
+                                          bytes[f], 0, NULL, NULL));
 cleanup:
     // once acquired, the buffers go back to GL whatever happened
     if (acquired) {
@@ -781,6 +835,10 @@ sm_result sm_cl_step(sm_world *world, double h, int32_t substeps)
         world->profile.steps++;
         collect_events(world, result == SM_OK);
     }
+    if (result == SM_OK && world->surface_vertex_count > 0) {
+        result = sm_cl_enqueue_pass(world, SM_PASS_SKIN, (float)h);
+        collect_events(world, result == SM_OK);
+    }
     // start the work without waiting for it
     if (result == SM_OK) {
         cl_int status = clFlush(cl->queue);
@@ -809,6 +867,9 @@ sm_result sm_cl_poison_outputs(sm_world *world, sm_pass pass)
     case SM_PASS_GOAL_TRANSFORM: outputs[0] = b->linear_fit, outputs[1] = b->transform; break;
     case SM_PASS_BLEND_INTEGRATE: outputs[0] = b->goal; break;
     case SM_PASS_COLLISION_GRID: outputs[0] = b->cell, outputs[1] = b->bucket_start, outputs[2] = b->sorted; break;
+    case SM_PASS_SKIN: // (unbound vertices keep their position: it is not an output)
+        outputs[0] = b->skin_center, outputs[1] = b->skin_center_offset, outputs[2] = b->surface_normal;
+        break;
     default: break; // collide, ground and plasticity update their inputs in place
     }
     for (int i = 0; i < 4; i++) {
