@@ -95,6 +95,61 @@ error = np.abs(cpu - gpu).max()
 assert error < 1e-5, error
 PY
 
+# --mesh-out: the skinned surface of a mesh object (the duck of Debian's assimp-testmodels, 1.65 m
+# across as assimp reads it, halved here) as one binary PLY per frame, frame 0 the initial state
+expect 0 '--mesh-out DIR' -- "$tool" run --help
+expect 1 'the scene has no surfaces to write: .*linear_cube.json' -- "$tool" run "$scenes/linear_cube.json" --steps 1 --mesh-out m
+[ -e m ] && fail "a refused --mesh-out created its folder"
+expect 2 "option '--mesh-out' needs a value" -- "$tool" run "$scenes/linear_cube.json" --mesh-out
+cat > duck.json <<'JSON'
+{"dt": 0.016666666666666666, "ground": {"height": 0},
+ "objects": [{"name": "duck", "shape": "mesh", "mesh": "/usr/share/assimp/models/Collada/duck.dae", "scale": 0.5,
+              "particles": "lattice", "spacing": 0.08, "position": [0, 1, 0], "mode": "quadratic",
+              "clusters": {"grid": [2, 2, 2]}}]}
+JSON
+expect 1 'cannot create the folder /nonexistent/meshes' -- "$tool" run duck.json --steps 1 --mesh-out /nonexistent/meshes
+expect 1 'cannot write meshes into duck.json: not a folder' -- "$tool" run duck.json --steps 1 --mesh-out duck.json
+# a frame that cannot be written stops the run, naming the file
+rm -rf blocked && mkdir -p blocked/frame_000001.ply
+expect 1 'cannot write blocked/frame_000001.ply: Is a directory' -- "$tool" run duck.json --steps 20 --every 10 --mesh-out blocked
+rm -rf meshes cpu_meshes
+expect 0 '^steps=20 substeps=1 frames=3 .*particles=286 backend=opencl' -- "$tool" run duck.json --steps 20 --every 10 --mesh-out meshes
+expect 0 '^steps=20 substeps=1 frames=3 .*particles=286 backend=cpu$' -- \
+    "$tool" run duck.json --steps 20 --every 10 --mesh-out cpu_meshes --backend cpu
+for f in 0 1 2; do [ -f meshes/frame_00000$f.ply ] || fail "--mesh-out wrote no meshes/frame_00000$f.ply"; done
+[ -e meshes/frame_000003.ply ] && fail "--mesh-out wrote more than 3 frames"
+"$python" - <<'PY' || fail "PLY checks"
+import numpy as np
+
+def read_ply(path):
+    data = open(path, "rb").read()
+    end = data.index(b"end_header\n") + len(b"end_header\n")
+    header = [line for line in data[:end].decode("ascii").split("\n") if line and not line.startswith("comment")]
+    assert header[:2] == ["ply", "format binary_little_endian 1.0"], header
+    assert header[2].startswith("element vertex ") and header[9].startswith("element face "), header
+    assert header[3:9] == ["property float " + p for p in ("x", "y", "z", "nx", "ny", "nz")], header
+    assert header[10:] == ["property list uchar int vertex_indices", "end_header"], header
+    nv, nf = int(header[2].split()[2]), int(header[9].split()[2])
+    vertices = np.frombuffer(data, "<f4", 6 * nv, end).reshape(nv, 6)
+    faces = np.frombuffer(data, np.dtype([("n", "u1"), ("i", "<i4", 3)]), nf, end + 24 * nv)
+    assert len(data) == end + 24 * nv + 13 * nf, "trailing bytes"
+    return vertices, faces
+
+first, faces = read_ply("meshes/frame_000000.ply")
+assert first.shape == (2108, 6) and len(faces) == 4212, (first.shape, len(faces))
+for name in ("meshes/frame_000001.ply", "meshes/frame_000002.ply", "cpu_meshes/frame_000002.ply"):
+    v, f = read_ply(name)
+    assert v.shape == (2108, 6) and np.isfinite(v).all(), name
+    assert (f["n"] == 3).all() and f["i"].min() >= 0 and f["i"].max() < 2108, name
+    assert (f == faces).all(), "the triangles are the same every frame"
+    length = np.linalg.norm(v[:, 3:], axis=1)
+    assert (np.abs(length[length > 0] - 1) < 1e-3).all(), (name, length.min(), length.max())
+last, _ = read_ply("meshes/frame_000002.ply")
+assert last[:, 1].max() < first[:, 1].max() - 0.1, "the duck fell"
+assert np.abs(last[:, :3] - read_ply("cpu_meshes/frame_000002.ply")[0][:, :3]).max() < 1e-4, "OpenCL and CPU agree"
+assert np.abs(first[:, :3] - read_ply("cpu_meshes/frame_000000.ply")[0][:, :3]).max() < 1e-6
+PY
+
 # the main job's scene: 600 steps (10 s) on OpenCL settle its 384 objects into a pile with
 # every position finite (checked every 100 steps by the command, and in full at the end here)
 # and no two objects overlapping by 5% of a particle radius (the summary's max_depth_ratio)

@@ -3,6 +3,10 @@
 #include "support.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DUCK SM_ASSIMP_MODELS "/Collada/duck.dae"
 
 /// Two valid objects; cases replace "@" in the second one with their own fields.
 static const char *const base = "{\"objects\": [{\"shape\": \"box\"}, {\"shape\": \"box\", @}]}";
@@ -94,6 +98,32 @@ static const bad_case cases[] = {
     {"\"cap\": {\"soft\": 2}", NULL, {"object 1", "field \"cap.soft\"", ">= 3"}},
     {"\"cap\": {\"soft\": 5, \"hard\": 5}", NULL, {"object 1", "field \"cap.hard\"", "greater than cap.soft"}},
     {"\"cap\": 4", NULL, {"object 1", "field \"cap\""}},
+    // meshes
+    {"\"mesh\": \"" DUCK "\"", NULL, {"object 1", "field \"mesh\"", "does not apply to shape \"box\""}},
+    {"\"scale\": 2", NULL, {"object 1", "field \"scale\"", "does not apply to shape \"box\""}},
+    {"\"surface\": false", NULL, {"object 1", "field \"surface\"", "must be {\"mesh\": path"}},
+    {"\"surface\": {\"mesh\": 3}", NULL, {"object 1", "field \"surface.mesh\"", "is required"}},
+    {"\"surface\": {\"mesh\": \"/nonexistent.obj\"}", NULL, {"object 1", "field \"mesh\"", "/nonexistent.obj"}},
+    {NULL, "{\"objects\": [{\"shape\": \"box\"}, {\"shape\": \"mesh\"}]}", {"object 1", "field \"mesh\"", "is required"}},
+    {NULL, "{\"objects\": [{\"shape\": \"box\"}, {\"shape\": \"mesh\", \"mesh\": 3}]}", {"object 1", "field \"mesh\"", "path"}},
+    {NULL, "{\"objects\": [{\"shape\": \"box\"}, {\"shape\": \"mesh\", \"mesh\": \"/nonexistent/duck.obj\"}]}",
+     {"object 1", "field \"mesh\"", "/nonexistent/duck.obj"}},
+    {NULL, "{\"objects\": [{\"shape\": \"box\"}, {\"shape\": \"mesh\", \"mesh\": \"" DUCK "\", \"size\": [1, 1, 1]}]}",
+     {"object 1", "field \"size\"", "does not apply to shape \"mesh\""}},
+    {NULL, "{\"objects\": [{\"shape\": \"box\"}, {\"shape\": \"mesh\", \"mesh\": \"" DUCK "\", \"particles\": \"bogus\"}]}",
+     {"object 1", "field \"particles\"", "\"vertices\" or \"lattice\", got \"bogus\""}},
+    {NULL, "{\"objects\": [{\"shape\": \"box\"}, {\"shape\": \"mesh\", \"mesh\": \"" DUCK "\", \"scale\": 0}]}",
+     {"object 1", "field \"scale\"", "> 0"}},
+    {NULL, "{\"objects\": [{\"shape\": \"box\"}, {\"shape\": \"mesh\", \"mesh\": \"" DUCK "\", \"scale\": [1, -1, 1]}]}",
+     {"object 1", "field \"scale\"", "3 numbers > 0"}},
+    {NULL, "{\"objects\": [{\"shape\": \"box\"}, {\"shape\": \"mesh\", \"mesh\": \"" DUCK "\", \"scale\": 1.5e308, \"center\": false}]}",
+     {"object 1", "field \"scale\"", "non-finite"}},
+    {NULL, "{\"objects\": [{\"shape\": \"box\"}, {\"shape\": \"mesh\", \"mesh\": \"" DUCK "\", \"center\": \"yes\"}]}",
+     {"object 1", "field \"center\"", "true or false"}},
+    {NULL, "{\"objects\": [{\"shape\": \"box\"}, {\"shape\": \"mesh\", \"mesh\": \"" DUCK "\", \"spacing\": 0.1}]}",
+     {"object 1", "field \"spacing\"", "\"lattice\" only"}},
+    {NULL, "{\"objects\": [{\"shape\": \"box\"}, {\"shape\": \"mesh\", \"mesh\": \"" DUCK "\", \"fixed\": [2108]}]}",
+     {"object 1", "field \"fixed\"", "2108 is outside [0, 2108)"}},
 };
 
 static bool contains(const char *text, const char *part) { return part == NULL || strstr(text, part) != NULL; }
@@ -264,6 +294,200 @@ static void valid_scene_loads_its_values(void)
     sm_scene_destroy(scene);
 }
 
+/// Bounding box of n points (3 doubles each).
+static void bounds(const double *xyz, int32_t n, sm_vec3 *lo, sm_vec3 *hi)
+{
+    *lo = (sm_vec3){INFINITY, INFINITY, INFINITY};
+    *hi = (sm_vec3){-INFINITY, -INFINITY, -INFINITY};
+    for (int32_t i = 0; i < n; i++) {
+        *lo = (sm_vec3){fmin(lo->x, xyz[3 * i]), fmin(lo->y, xyz[3 * i + 1]), fmin(lo->z, xyz[3 * i + 2])};
+        *hi = (sm_vec3){fmax(hi->x, xyz[3 * i]), fmax(hi->y, xyz[3 * i + 1]), fmax(hi->z, xyz[3 * i + 2])};
+    }
+}
+
+/// Loads a one-object scene from JSON and builds its world on the CPU reference (NULL and a
+/// counted failure when either fails).
+static sm_world *mesh_world(const char *json, sm_scene **out_scene)
+{
+    sm_scene *scene = NULL;
+    sm_world *world = NULL;
+    ENSURE_OK(sm_scene_load_string(json, "mesh", &scene));
+    if (scene) ENSURE_OK(create_world(scene, SM_BACKEND_CPU, &world));
+    if (!world) {
+        sm_scene_destroy(scene);
+        scene = NULL;
+    }
+    *out_scene = scene;
+    return world;
+}
+
+/// The duck as its welded vertices, as a lattice inside it and without its surface.
+static void mesh_objects_load_the_duck(void)
+{
+    sm_scene *scene = NULL;
+    sm_world *world = mesh_world("{\"objects\": [{\"shape\": \"mesh\", \"mesh\": \"" DUCK "\"}]}", &scene);
+    if (!world) return;
+    sm_object_info oi;
+    ENSURE_OK(sm_world_get_object(world, 0, &oi));
+    ENSURE(oi.shape == SM_SHAPE_MESH && oi.particle_count == 2108);
+    ENSURE(oi.first_surface_vertex == 0 && oi.surface_vertex_count == 2108 && oi.surface_triangle_count == 4212);
+    ENSURE(sm_world_get_surface_vertex_count(world) == 2108);
+    const int32_t *triangles = NULL;
+    int32_t triangle_count = 0;
+    ENSURE_OK(sm_world_get_surface_triangles(world, 0, &triangles, &triangle_count));
+    ENSURE(triangles != NULL && triangle_count == 4212);
+    const sm_object_def *def = sm_scene_object_def(scene, 0);
+    ENSURE(def->shape.mesh_particles == SM_MESH_PARTICLES_VERTICES && def->surface.enabled);
+    ENSURE(def->shape.mesh_vertex_count == 2108 && def->shape.mesh_triangle_count == 4212);
+    sm_world_destroy(world);
+    sm_scene_destroy(scene);
+
+    // a lattice inside: every particle within the mesh's bounding box; the surface is the mesh
+    world = mesh_world("{\"objects\": [{\"shape\": \"mesh\", \"mesh\": \"" DUCK "\", \"particles\": \"lattice\","
+                       " \"spacing\": 0.1, \"position\": [0, 1, 0], \"clusters\": {\"grid\": [2, 2, 2]}}]}",
+                       &scene);
+    if (!world) return;
+    ENSURE_OK(sm_world_get_object(world, 0, &oi));
+    ENSURE(oi.particle_count > 100 && oi.particle_count < 2108 && oi.spacing == 0.1);
+    ENSURE(oi.surface_vertex_count == 2108 && oi.surface_triangle_count == 4212);
+    def = sm_scene_object_def(scene, 0);
+    ENSURE(def->shape.mesh_particles == SM_MESH_PARTICLES_LATTICE && def->shape.spacing == 0.1);
+    double *vertices = malloc(sizeof(double) * 3 * 2108);
+    for (int32_t i = 0; i < def->shape.mesh_vertex_count && i < 2108; i++) {
+        vertices[3 * i] = def->shape.mesh_vertices[i].x;
+        vertices[3 * i + 1] = def->shape.mesh_vertices[i].y + 1.0;
+        vertices[3 * i + 2] = def->shape.mesh_vertices[i].z;
+    }
+    sm_vec3 lo, hi;
+    bounds(vertices, 2108, &lo, &hi);
+    double *rest = get_rest_positions(world);
+    for (int32_t p = 0; p < oi.particle_count; p++) {
+        ENSURE(rest[3 * p] >= lo.x && rest[3 * p + 1] >= lo.y && rest[3 * p + 2] >= lo.z);
+        ENSURE(rest[3 * p] <= hi.x && rest[3 * p + 1] <= hi.y && rest[3 * p + 2] <= hi.z);
+    }
+    free(rest);
+    free(vertices);
+    sm_world_destroy(world);
+    sm_scene_destroy(scene);
+
+    // "surface": false: the particles alone
+    world = mesh_world("{\"objects\": [{\"shape\": \"mesh\", \"mesh\": \"" DUCK "\", \"surface\": false}]}", &scene);
+    if (!world) return;
+    ENSURE_OK(sm_world_get_object(world, 0, &oi));
+    ENSURE(oi.particle_count == 2108 && oi.surface_vertex_count == 0 && sm_world_get_surface_vertex_count(world) == 0);
+    sm_world_destroy(world);
+    sm_scene_destroy(scene);
+}
+
+/// "scale" multiplies the file's coordinates; "center" puts the bounding box's centre on
+/// "position" (false: the file's origin goes there).
+static void mesh_scale_and_center_act(void)
+{
+    sm_mesh mesh;
+    ENSURE_OK(sm_mesh_load_file(DUCK, &mesh));
+    if (mesh.vertex_count == 0) return;
+    double *file = malloc(sizeof(double) * 3 * (size_t)mesh.vertex_count);
+    for (int32_t i = 0; i < mesh.vertex_count; i++)
+        file[3 * i] = mesh.vertices[i].x, file[3 * i + 1] = mesh.vertices[i].y, file[3 * i + 2] = mesh.vertices[i].z;
+    sm_vec3 file_lo, file_hi;
+    bounds(file, mesh.vertex_count, &file_lo, &file_hi);
+    free(file);
+    const int32_t count = mesh.vertex_count;
+    sm_mesh_free(&mesh);
+
+    sm_scene *scene = NULL;
+    sm_world *world = mesh_world("{\"objects\": [{\"shape\": \"mesh\", \"mesh\": \"" DUCK "\", \"scale\": [2, 1, 0.5],"
+                                 " \"position\": [1, 2, 3]}]}", &scene);
+    if (!world) return;
+    ENSURE(sm_world_get_counts(world).particles == count);
+    double *rest = get_rest_positions(world);
+    sm_vec3 lo, hi;
+    bounds(rest, count, &lo, &hi);
+    ENSURE_SMALL(0.5 * (lo.x + hi.x) - 1.0, 1e-9);
+    ENSURE_SMALL(0.5 * (lo.y + hi.y) - 2.0, 1e-9);
+    ENSURE_SMALL(0.5 * (lo.z + hi.z) - 3.0, 1e-9);
+    ENSURE_SMALL((hi.x - lo.x) - 2.0 * (file_hi.x - file_lo.x), 1e-9);
+    ENSURE_SMALL((hi.y - lo.y) - 1.0 * (file_hi.y - file_lo.y), 1e-9);
+    ENSURE_SMALL((hi.z - lo.z) - 0.5 * (file_hi.z - file_lo.z), 1e-9);
+    free(rest);
+    sm_world_destroy(world);
+    sm_scene_destroy(scene);
+
+    world = mesh_world("{\"objects\": [{\"shape\": \"mesh\", \"mesh\": \"" DUCK "\", \"scale\": 3, \"center\": false,"
+                       " \"position\": [1, 2, 3]}]}", &scene);
+    if (!world) return;
+    rest = get_rest_positions(world);
+    bounds(rest, count, &lo, &hi);
+    ENSURE_SMALL(lo.x - (1.0 + 3.0 * file_lo.x), 1e-9);
+    ENSURE_SMALL(lo.y - (2.0 + 3.0 * file_lo.y), 1e-9);
+    ENSURE_SMALL(hi.z - (3.0 + 3.0 * file_hi.z), 1e-9);
+    ENSURE_SMALL((hi.x - lo.x) - 3.0 * (file_hi.x - file_lo.x), 1e-9);
+    free(rest);
+    sm_world_destroy(world);
+    sm_scene_destroy(scene);
+}
+
+/// Writes `text` to `path`; false when it cannot.
+static bool write_text(const char *path, const char *text)
+{
+    FILE *file = fopen(path, "w");
+    if (!file) return false;
+    bool ok = fputs(text, file) >= 0;
+    return fclose(file) == 0 && ok;
+}
+
+/// A relative "mesh" path is taken from the scene file's folder when the scene is a file (by an
+/// absolute or a relative path, from any working directory), and from the working directory
+/// for a scene given as a string.
+static void mesh_paths_are_relative_to_the_scene_file(void)
+{
+    static const char cube[] = "ply\nformat ascii 1.0\nelement vertex 8\nproperty float x\nproperty float y\n"
+                               "property float z\nelement face 12\nproperty list uchar int vertex_indices\nend_header\n"
+                               "-1 -1 -1\n1 -1 -1\n1 1 -1\n-1 1 -1\n-1 -1 1\n1 -1 1\n1 1 1\n-1 1 1\n"
+                               "3 0 2 1\n3 0 3 2\n3 4 5 6\n3 4 6 7\n3 0 1 5\n3 0 5 4\n"
+                               "3 2 3 7\n3 2 7 6\n3 1 2 6\n3 1 6 5\n3 0 4 7\n3 0 7 3\n";
+    static const char json[] = "{\"objects\": [{\"shape\": \"mesh\", \"mesh\": \"cube.ply\", \"scale\": 0.5}]}";
+    const char *folder = SM_TEST_TMP "/scene_mesh";
+    mkdir(folder, 0755);
+    ENSURE(write_text(SM_TEST_TMP "/scene_mesh/cube.ply", cube));
+    ENSURE(write_text(SM_TEST_TMP "/scene_mesh/scene.json", json));
+    char cwd[4096];
+    ENSURE(getcwd(cwd, sizeof cwd) != NULL);
+
+    const char *paths[] = {SM_TEST_TMP "/scene_mesh/scene.json", "scene_mesh/scene.json"};
+    const char *cwds[] = {"/", SM_TEST_TMP};
+    for (int k = 0; k < 2; k++) {
+        ENSURE(chdir(cwds[k]) == 0);
+        sm_scene *scene = NULL;
+        ENSURE_OK(sm_scene_load_file(paths[k], &scene));
+        const sm_object_def *def = scene ? sm_scene_object_def(scene, 0) : NULL;
+        ENSURE(def && def->shape.mesh_vertex_count == 8 && def->shape.mesh_triangle_count == 12);
+        ENSURE(def && def->shape.mesh_vertices[6].x == 0.5 && def->shape.mesh_vertices[0].y == -0.5);
+        sm_scene_destroy(scene);
+    }
+    // a string: from the working directory
+    ENSURE(chdir("/") == 0);
+    sm_scene *scene = NULL;
+    ENSURE(sm_scene_load_string(json, "string", &scene) == SM_ERROR_SCENE && scene == NULL);
+    ENSURE(contains(sm_last_error(), "string: object 0: field \"mesh\"") && contains(sm_last_error(), "cube.ply"));
+    ENSURE(chdir(folder) == 0);
+    ENSURE_OK(sm_scene_load_string(json, "string", &scene));
+    sm_scene_destroy(scene);
+    ENSURE(chdir(cwd) == 0);
+}
+
+/// A file assimp cannot read fails with assimp's reason, the object and the field.
+static void non_mesh_files_fail_with_assimps_reason(void)
+{
+    ENSURE(write_text(SM_TEST_TMP "/not_a_mesh.txt", "this is not a mesh\n"));
+    sm_scene *scene = NULL;
+    ENSURE(sm_scene_load_string("{\"objects\": [{\"shape\": \"mesh\", \"mesh\": \"" SM_TEST_TMP "/not_a_mesh.txt\"}]}",
+                                "test", &scene) == SM_ERROR_SCENE);
+    ENSURE(scene == NULL);
+    ENSURE(contains(sm_last_error(), "test: object 0: field \"mesh\"") && contains(sm_last_error(), "not_a_mesh.txt") &&
+           contains(sm_last_error(), "assimp"));
+}
+
 int main(int argc, char **argv)
 {
     static const sm_test_case tests[] = {
@@ -272,6 +496,10 @@ int main(int argc, char **argv)
         TEST(file_errors_name_the_file),
         TEST(truncated_and_mutated_scenes_fail_cleanly),
         TEST(valid_scene_loads_its_values),
+        TEST(mesh_objects_load_the_duck),
+        TEST(mesh_scale_and_center_act),
+        TEST(mesh_paths_are_relative_to_the_scene_file),
+        TEST(non_mesh_files_fail_with_assimps_reason),
     };
     return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
 }

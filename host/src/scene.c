@@ -17,6 +17,8 @@ typedef struct object_storage {
     double *masses;
     int32_t *fixed;
     int32_t *list_offsets, *list_indices;
+    sm_vec3 *mesh_vertices;  ///< a mesh shape's vertices, centred and scaled
+    int32_t *mesh_triangles;
 } object_storage;
 
 /// A spring of the scene: pulls one particle toward a point between two times.
@@ -51,6 +53,8 @@ typedef struct context {
     const char *origin;
     int object;       ///< -1 outside the objects array (and the other arrays)
     const char *what; ///< what `object` counts: "object" (NULL), "collider", "spring"
+    /// the scene file's folder ending in '/', in front of relative mesh paths; NULL or "": the current directory
+    const char *folder;
 } context;
 
 static sm_result field_error(const context *ctx, const char *field, const char *format, ...)
@@ -214,20 +218,23 @@ static sm_result read_indices(const context *ctx, const cJSON *item, const char 
 static const char *const object_fields[] = {
     "name", "shape", "size", "resolution", "radius", "length", "major_radius", "minor_radius", "spacing",
     "points", "masses", "position", "rotation", "velocity", "angular_velocity", "mass", "mode", "alpha",
-    "tau", "beta", "volume_preservation", "clusters", "plasticity", "cap", "damping", "fixed", "force", "collisions", NULL};
+    "tau", "beta", "volume_preservation", "clusters", "plasticity", "cap", "damping", "fixed", "force", "collisions",
+    "mesh", "scale", "center", "particles", "surface", NULL};
 
 /// The shape-specific fields each shape accepts.
 static bool field_applies(sm_shape_type type, const char *field)
 {
-    static const char *const by_shape[][5] = {
+    static const char *const by_shape[][7] = {
         [SM_SHAPE_POINTS] = {"points", "masses", NULL},
         [SM_SHAPE_BOX] = {"size", "resolution", NULL},
         [SM_SHAPE_SPHERE] = {"radius", "spacing", NULL},
         [SM_SHAPE_CAPSULE] = {"radius", "length", "spacing", NULL},
         [SM_SHAPE_TORUS] = {"major_radius", "minor_radius", "spacing", NULL},
+        [SM_SHAPE_MESH] = {"mesh", "scale", "center", "particles", "surface", "spacing", NULL},
     };
-    static const char *const shape_fields[] = {"size", "resolution", "radius", "length", "major_radius",
-                                               "minor_radius", "spacing", "points", "masses", NULL};
+    static const char *const shape_fields[] = {"size", "resolution", "radius", "length", "major_radius", "minor_radius",
+                                               "spacing", "points", "masses", "mesh", "scale", "center", "particles",
+                                               NULL};
     bool shape_specific = false;
     for (const char *const *f = shape_fields; *f; f++) shape_specific = shape_specific || strcmp(*f, field) == 0;
     if (!shape_specific) return true;
@@ -241,15 +248,17 @@ static sm_result parse_shape_name(const context *ctx, const cJSON *item, sm_shap
     static const struct { const char *name; sm_shape_type type; } names[] = {
         {"box", SM_SHAPE_BOX},         {"sphere", SM_SHAPE_SPHERE}, {"capsule", SM_SHAPE_CAPSULE},
         {"stick", SM_SHAPE_CAPSULE},   {"torus", SM_SHAPE_TORUS},   {"points", SM_SHAPE_POINTS},
+        {"mesh", SM_SHAPE_MESH},
     };
-    if (!item) return field_error(ctx, "shape", "is required: one of box, sphere, capsule, stick, torus, points");
+    if (!item) return field_error(ctx, "shape", "is required: one of box, sphere, capsule, stick, torus, points, mesh");
     if (cJSON_IsString(item))
         for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
             if (strcmp(item->valuestring, names[i].name) == 0) {
                 *out = names[i].type;
                 return SM_OK;
             }
-    return field_error(ctx, "shape", "must be one of \"box\", \"sphere\", \"capsule\", \"stick\", \"torus\", \"points\", got %s",
+    return field_error(ctx, "shape",
+                       "must be one of \"box\", \"sphere\", \"capsule\", \"stick\", \"torus\", \"points\", \"mesh\", got %s",
                        GOT(item));
 }
 
@@ -288,6 +297,94 @@ static sm_result parse_masses(const context *ctx, const cJSON *item, object_stor
     if (n != shape->point_count)
         return field_error(ctx, "masses", "has %d entries but \"points\" has %d", n, shape->point_count);
     shape->point_masses = store->masses;
+    return SM_OK;
+}
+
+/// A mesh's "scale": one number > 0 for every axis, or [x, y, z] each > 0.
+static sm_result read_scale(const context *ctx, const cJSON *item, sm_vec3 *out)
+{
+    if (cJSON_IsNumber(item)) {
+        double s = 0.0;
+        sm_result r = read_range(ctx, item, "scale", 0.0, INFINITY, true, "", &s);
+        if (r == SM_OK) *out = v3(s, s, s);
+        return r;
+    }
+    sm_result r = read_vec3(ctx, item, "scale", out);
+    if (r == SM_OK && !(out->x > 0 && out->y > 0 && out->z > 0))
+        return field_error(ctx, "scale", "must be a number > 0 or an array of 3 numbers > 0, got %s", GOT(item));
+    return r;
+}
+
+/// Loads a mesh shape's file (a relative path from ctx->folder), moves its bounding box's centre
+/// to the origin when `center`, multiplies the coordinates by `scale`, and points the shape at
+/// the result, which `store` owns.
+static sm_result load_mesh(const context *ctx, const cJSON *item, sm_vec3 scale, bool center, object_storage *store,
+                           sm_shape *shape)
+{
+    if (!item)
+        return field_error(ctx, "mesh", "is required for shape \"mesh\": the path of a mesh file (OBJ, PLY, glTF, ...)");
+    const char *name = item->valuestring;
+    const char *folder = name[0] != '/' && ctx->folder ? ctx->folder : "";
+    const size_t length = strlen(folder) + strlen(name) + 1;
+    char *path = malloc(length);
+    if (!path) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx->origin);
+    snprintf(path, length, "%s%s", folder, name);
+    sm_mesh mesh = {0};
+    sm_result r = sm_mesh_load_file(path, &mesh);
+    free(path);
+    if (r != SM_OK) return field_error(ctx, "mesh", "%s", sm_last_error());
+
+    store->mesh_vertices = malloc(sizeof(sm_vec3) * (size_t)mesh.vertex_count);
+    store->mesh_triangles = malloc(sizeof(int32_t) * 3 * (size_t)mesh.triangle_count);
+    if (!store->mesh_vertices || !store->mesh_triangles) {
+        sm_mesh_free(&mesh);
+        return sm_fail(SM_ERROR_OUT_OF_MEMORY, "%s: out of memory for %d mesh vertices", ctx->origin, mesh.vertex_count);
+    }
+    sm_vec3 lo = mesh.vertices[0], hi = mesh.vertices[0];
+    for (int32_t i = 1; i < mesh.vertex_count; i++) {
+        const sm_vec3 p = mesh.vertices[i];
+        lo = v3(fmin(lo.x, p.x), fmin(lo.y, p.y), fmin(lo.z, p.z));
+        hi = v3(fmax(hi.x, p.x), fmax(hi.y, p.y), fmax(hi.z, p.z));
+    }
+    const sm_vec3 middle = center ? v3_scale(v3_add(lo, hi), 0.5) : v3(0.0, 0.0, 0.0);
+    for (int32_t i = 0; i < mesh.vertex_count; i++) {
+        const sm_vec3 p = v3_sub(mesh.vertices[i], middle);
+        store->mesh_vertices[i] = v3(p.x * scale.x, p.y * scale.y, p.z * scale.z);
+        if (!v3_is_finite(store->mesh_vertices[i])) {
+            sm_mesh_free(&mesh);
+            return field_error(ctx, "scale", "makes mesh vertex %d non-finite", i);
+        }
+    }
+    memcpy(store->mesh_triangles, mesh.triangles, sizeof(int32_t) * 3 * (size_t)mesh.triangle_count);
+    shape->mesh_vertices = store->mesh_vertices;
+    shape->mesh_vertex_count = mesh.vertex_count;
+    shape->mesh_triangles = store->mesh_triangles;
+    shape->mesh_triangle_count = mesh.triangle_count;
+    sm_mesh_free(&mesh);
+    return SM_OK;
+}
+
+/// The "surface" of a shape other than a mesh: {"mesh": path, "scale": s, "center": b}, a mesh
+/// file drawn over the object as its skinned surface.
+static sm_result parse_surface(const context *ctx, const cJSON *item, object_storage *store, sm_surface *out)
+{
+    static const char *const known[] = {"mesh", "scale", "center", NULL};
+    if (!cJSON_IsObject(item))
+        return field_error(ctx, "surface", "must be {\"mesh\": path, \"scale\": s, \"center\": true}, got %s", GOT(item));
+    sm_result r = check_keys(ctx, item, "surface.", known);
+    if (r != SM_OK) return r;
+    const cJSON *mesh = cJSON_GetObjectItemCaseSensitive(item, "mesh");
+    if (!cJSON_IsString(mesh) || !*mesh->valuestring)
+        return field_error(ctx, "surface.mesh", "is required: the path of a mesh file, got %s", mesh ? GOT(mesh) : "nothing");
+    sm_vec3 scale = v3(1.0, 1.0, 1.0);
+    bool center = true;
+    const cJSON *e;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "scale")) && (r = read_scale(ctx, e, &scale)) != SM_OK) return r;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "center")) && (r = read_bool(ctx, e, "surface.center", &center)) != SM_OK)
+        return r;
+    sm_shape loaded = {0};
+    if ((r = load_mesh(ctx, mesh, scale, center, store, &loaded)) != SM_OK) return r;
+    *out = (sm_surface){loaded.mesh_vertices, loaded.mesh_vertex_count, loaded.mesh_triangles, loaded.mesh_triangle_count, true};
     return SM_OK;
 }
 
@@ -407,6 +504,8 @@ static sm_result parse_object(const context *ctx, const cJSON *item, sm_object_d
     if ((r = parse_shape_name(ctx, cJSON_GetObjectItemCaseSensitive(item, "shape"), &def->shape.type)) != SM_OK) return r;
     sm_shape *shape = &def->shape;
     bool has_alpha = false, has_tau = false, has_mass = false;
+    sm_vec3 mesh_scale = v3(1.0, 1.0, 1.0);
+    bool mesh_center = true;
 
     for (const cJSON *e = item->child; e; e = e->next) {
         const char *f = e->string;
@@ -431,6 +530,19 @@ static sm_result parse_object(const context *ctx, const cJSON *item, sm_object_d
         else if (strcmp(f, "spacing") == 0) r = read_range(ctx, e, f, 0.0, INFINITY, true, "m", &shape->spacing);
         else if (strcmp(f, "points") == 0) r = parse_points(ctx, e, store, shape);
         else if (strcmp(f, "masses") == 0) continue; // after the points, below
+        else if (strcmp(f, "mesh") == 0) { // loaded below, with its scale and centring
+            if (!cJSON_IsString(e) || !e->valuestring[0])
+                return field_error(ctx, f, "must be the path of a mesh file, got %s", GOT(e));
+        } else if (strcmp(f, "scale") == 0) r = read_scale(ctx, e, &mesh_scale);
+        else if (strcmp(f, "center") == 0) r = read_bool(ctx, e, f, &mesh_center);
+        else if (strcmp(f, "surface") == 0 && shape->type == SM_SHAPE_MESH) r = read_bool(ctx, e, f, &def->surface.enabled);
+        else if (strcmp(f, "surface") == 0) r = parse_surface(ctx, e, store, &def->surface);
+        else if (strcmp(f, "particles") == 0) {
+            const char *kind = cJSON_IsString(e) ? e->valuestring : "";
+            if (strcmp(kind, "vertices") == 0) shape->mesh_particles = SM_MESH_PARTICLES_VERTICES;
+            else if (strcmp(kind, "lattice") == 0) shape->mesh_particles = SM_MESH_PARTICLES_LATTICE;
+            else return field_error(ctx, f, "must be \"vertices\" or \"lattice\", got %s", GOT(e));
+        }
         else if (strcmp(f, "position") == 0) r = read_vec3(ctx, e, f, &def->position);
         else if (strcmp(f, "rotation") == 0) r = read_vec3(ctx, e, f, &def->rotation);
         else if (strcmp(f, "velocity") == 0) r = read_vec3(ctx, e, f, &def->linear_velocity);
@@ -465,6 +577,12 @@ static sm_result parse_object(const context *ctx, const cJSON *item, sm_object_d
     }
     const cJSON *masses = cJSON_GetObjectItemCaseSensitive(item, "masses");
     if (shape->type == SM_SHAPE_POINTS && !shape->points) return field_error(ctx, "points", "is required for shape \"points\"");
+    if (shape->type == SM_SHAPE_MESH) {
+        if (shape->mesh_particles != SM_MESH_PARTICLES_LATTICE && cJSON_GetObjectItemCaseSensitive(item, "spacing"))
+            return field_error(ctx, "spacing", "applies to a mesh with \"particles\": \"lattice\" only");
+        r = load_mesh(ctx, cJSON_GetObjectItemCaseSensitive(item, "mesh"), mesh_scale, mesh_center, store, shape);
+        if (r != SM_OK) return r;
+    }
     if (masses) {
         if (has_mass) return field_error(ctx, "masses", "cannot be combined with \"mass\" (the masses add up to it)");
         if ((r = parse_masses(ctx, masses, store, shape)) != SM_OK) return r;
@@ -675,11 +793,12 @@ static void locate(const char *text, const char *at, int *line, int *column)
     }
 }
 
-sm_result sm_scene_load_string(const char *json, const char *origin, sm_scene **out_scene)
+/// sm_scene_load_string() with relative mesh paths taken from `folder` (see context.folder).
+static sm_result load_scene(const char *json, const char *origin, const char *folder, sm_scene **out_scene)
 {
     if (!json || !out_scene) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_scene_load_string: json and out_scene must not be NULL");
     *out_scene = NULL;
-    context ctx = {origin ? origin : "scene", -1, NULL};
+    context ctx = {origin ? origin : "scene", -1, NULL, folder};
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(json, &end, true);
     if (!root) {
@@ -740,7 +859,7 @@ sm_result sm_scene_load_string(const char *json, const char *origin, sm_scene **
     }
     int i = 0;
     for (const cJSON *e = objects->child; e; e = e->next, i++) {
-        context octx = {ctx.origin, i, NULL};
+        context octx = {ctx.origin, i, NULL, ctx.folder};
         scene->info.object_count = i + 1; // so that a failure frees what this object allocated
         if ((r = parse_object(&octx, e, &scene->objects[i], &scene->storage[i])) != SM_OK) goto done;
     }
@@ -758,7 +877,7 @@ sm_result sm_scene_load_string(const char *json, const char *origin, sm_scene **
         }
         i = 0;
         for (const cJSON *e = colliders->child; e; e = e->next, i++) {
-            context cctx = {ctx.origin, i, "collider"};
+            context cctx = {ctx.origin, i, "collider", ctx.folder};
             scene->collider_count = i + 1;
             if ((r = parse_collider(&cctx, e, &scene->colliders[i])) != SM_OK) goto done;
         }
@@ -773,7 +892,7 @@ sm_result sm_scene_load_string(const char *json, const char *origin, sm_scene **
         }
         i = 0;
         for (const cJSON *e = springs->child; e; e = e->next, i++) {
-            context sctx = {ctx.origin, i, "spring"};
+            context sctx = {ctx.origin, i, "spring", ctx.folder};
             if ((r = parse_spring(&sctx, e, scene, &scene->springs[i])) != SM_OK) goto done;
             scene->spring_count = i + 1;
         }
@@ -787,6 +906,11 @@ done:
     }
     *out_scene = scene;
     return SM_OK;
+}
+
+sm_result sm_scene_load_string(const char *json, const char *origin, sm_scene **out_scene)
+{
+    return load_scene(json, origin, NULL, out_scene);
 }
 
 sm_result sm_scene_load_file(const char *path, sm_scene **out_scene)
@@ -806,7 +930,18 @@ sm_result sm_scene_load_file(const char *path, sm_scene **out_scene)
         free(text);
         return sm_fail(SM_ERROR_SCENE, "%s: not a text file (it holds a NUL byte)", path);
     }
-    sm_result r = sm_scene_load_string(text, path, out_scene);
+    // relative mesh paths are relative to the scene file's folder: its path up to the last '/'
+    const char *slash = strrchr(path, '/');
+    const size_t folder_length = slash ? (size_t)(slash - path) + 1 : 0;
+    char *folder = malloc(folder_length + 1);
+    if (!folder) {
+        free(text);
+        return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory reading %s", path);
+    }
+    memcpy(folder, path, folder_length);
+    folder[folder_length] = '\0';
+    sm_result r = load_scene(text, path, folder, out_scene);
+    free(folder);
     free(text);
     return r;
 }
@@ -818,6 +953,7 @@ void sm_scene_destroy(sm_scene *scene)
         for (int32_t i = 0; i < scene->info.object_count; i++) {
             object_storage *s = &scene->storage[i];
             free(s->name), free(s->points), free(s->masses), free(s->fixed), free(s->list_offsets), free(s->list_indices);
+            free(s->mesh_vertices), free(s->mesh_triangles);
         }
     free(scene->storage);
     free(scene->objects);

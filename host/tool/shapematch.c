@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,7 +23,7 @@ static const char *usage_main =
     "\n"
     "commands:\n"
     "  info SCENE      print the size of a scene: totals, then one line per object\n"
-    "  run SCENE       run a scene headless and optionally write its trajectory (.npy)\n"
+    "  run SCENE       run a scene headless and optionally write its trajectory (.npy) and surfaces (.ply)\n"
     "  compare SCENE   run a scene on the CPU reference and on OpenCL and print how far apart they are\n"
     "  devices         list the OpenCL devices\n"
     "\n"
@@ -54,11 +55,16 @@ static const char *usage_run =
     "  --out FILE.npy   write the trajectory as a NumPy array of shape (frames, particles, 3),\n"
     "                   float32 from OpenCL and float64 from the CPU: frame 0 is the initial\n"
     "                   state, then one frame every K steps; particles in scene order\n"
+    "  --mesh-out DIR   write the skinned surfaces of the scene's mesh objects, merged into one\n"
+    "                   binary little-endian PLY per frame (DIR/frame_000000.ply, ...: the same\n"
+    "                   frames as --out): float x, y, z, nx, ny, nz per vertex, objects in scene\n"
+    "                   order, and triangles as lists of 3 int indices; DIR is created if missing\n"
     "  --profile        print the mean time of each pass per solver step on standard error\n"
     "                   (on OpenCL, device times; each step then waits for the device)\n"
     "  --verbose        print every notice of the library (e.g. clusters with fewer modes)\n"
     "  --help           show this text\n"
     "\n"
+    "frames=N counts the frames written (of --out, else of --mesh-out).\n"
     "Progress is shown on a terminal. Ctrl-C stops the run and keeps the frames written so far.\n"
     "Positions are checked at every written frame, every 100 steps and at the end; a non-finite\n"
     "position stops the run with an error naming the step and the particle.\n";
@@ -291,7 +297,7 @@ static void print_profile(const sm_world *world)
 }
 
 typedef struct options {
-    const char *path, *out_path, *device;
+    const char *path, *out_path, *mesh_out, *device;
     long long steps, every;
     sm_backend backend;
     bool verbose, profile;
@@ -330,8 +336,8 @@ static int parse_options(const char *command, const char *usage, const char *all
         }
         if (a[0] == '-' && a[1] != '\0' && !allows(allowed, name)) return usage_error(command, "unknown option '%s'", a);
         bool takes_value = strcmp(name, "--steps") == 0 || strcmp(name, "--every") == 0 || strcmp(name, "--out") == 0 ||
-                           strcmp(name, "--backend") == 0 || strcmp(name, "--device") == 0 ||
-                           strcmp(name, "--collisions") == 0;
+                           strcmp(name, "--mesh-out") == 0 || strcmp(name, "--backend") == 0 ||
+                           strcmp(name, "--device") == 0 || strcmp(name, "--collisions") == 0;
         if (takes_value && !value) {
             if (i + 1 >= argc) return usage_error(command, "option '%s' needs a value", name);
             value = argv[++i];
@@ -349,6 +355,9 @@ static int parse_options(const char *command, const char *usage, const char *all
         } else if (strcmp(name, "--out") == 0) {
             if (!*value) return usage_error(command, "--out needs a file name");
             o->out_path = value;
+        } else if (strcmp(name, "--mesh-out") == 0) {
+            if (!*value) return usage_error(command, "--mesh-out needs a folder name");
+            o->mesh_out = value;
         } else if (strcmp(name, "--device") == 0) {
             if (!*value) return usage_error(command, "--device needs an index or part of a device name");
             o->device = value;
@@ -370,13 +379,138 @@ static int parse_options(const char *command, const char *usage, const char *all
     return -1;
 }
 
+/// The skinned surfaces of a world written as one binary little-endian PLY per frame (run --mesh-out).
+typedef struct ply_writer {
+    const char *folder;
+    int32_t vertex_count, triangle_count; ///< over all objects' surfaces, merged
+    float *position, *normal;             ///< 4 floats per vertex, as sm_world_get_float4() reads them
+    unsigned char *vertex_bytes;          ///< one frame's vertex element: 6 floats per vertex
+    unsigned char *face_bytes;            ///< the face element (the same every frame): 1 + 3 * 4 bytes per triangle
+    long long frames;                     ///< files written
+    char path[4096];                      ///< the file being written, for messages
+} ply_writer;
+
+static unsigned char *put_u32(unsigned char *at, uint32_t v)
+{
+    for (int b = 0; b < 4; b++) at[b] = (unsigned char)(v >> (8 * b));
+    return at + 4;
+}
+
+static unsigned char *put_float(unsigned char *at, float f)
+{
+    uint32_t v;
+    memcpy(&v, &f, sizeof v);
+    return put_u32(at, v);
+}
+
+static void ply_close(ply_writer *w)
+{
+    free(w->position), free(w->normal), free(w->vertex_bytes), free(w->face_bytes);
+    w->position = w->normal = NULL;
+    w->vertex_bytes = w->face_bytes = NULL;
+}
+
+/// Prepares writing `world`'s surfaces into `folder`, which it creates when missing; prints the
+/// error and returns false when the world has no surface or the folder cannot be made.
+static bool ply_open(ply_writer *w, const sm_world *world, const char *folder, const char *scene_path)
+{
+    *w = (ply_writer){.folder = folder, .vertex_count = sm_world_get_surface_vertex_count(world)};
+    if (w->vertex_count == 0) {
+        fprintf(stderr, "shapematch: the scene has no surfaces to write: no object of %s has a skinned surface (a \"mesh\" "
+                        "object has one unless its \"surface\" is false)\n", scene_path);
+        return false;
+    }
+    const sm_counts counts = sm_world_get_counts(world);
+    for (int32_t o = 0; o < counts.objects; o++) {
+        sm_object_info info;
+        if (sm_world_get_object(world, o, &info) == SM_OK) w->triangle_count += info.surface_triangle_count;
+    }
+    w->position = malloc(sizeof(float) * 4 * (size_t)w->vertex_count);
+    w->normal = malloc(sizeof(float) * 4 * (size_t)w->vertex_count);
+    w->vertex_bytes = malloc(sizeof(float) * 6 * (size_t)w->vertex_count);
+    w->face_bytes = malloc(13 * (size_t)w->triangle_count + 1);
+    if (!w->position || !w->normal || !w->vertex_bytes || !w->face_bytes) {
+        fprintf(stderr, "shapematch: out of memory for %d surface vertices\n", w->vertex_count);
+        ply_close(w);
+        return false;
+    }
+    unsigned char *at = w->face_bytes;
+    for (int32_t o = 0; o < counts.objects; o++) {
+        sm_object_info info;
+        const int32_t *triangles = NULL;
+        int32_t count = 0;
+        if (sm_world_get_object(world, o, &info) != SM_OK ||
+            sm_world_get_surface_triangles(world, o, &triangles, &count) != SM_OK) {
+            fprintf(stderr, "shapematch: %s\n", sm_last_error());
+            ply_close(w);
+            return false;
+        }
+        for (int32_t t = 0; t < count; t++) {
+            *at++ = 3;
+            for (int c = 0; c < 3; c++) at = put_u32(at, (uint32_t)(info.first_surface_vertex + triangles[3 * t + c]));
+        }
+    }
+    if (mkdir(folder, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "shapematch: cannot create the folder %s: %s\n", folder, strerror(errno));
+        ply_close(w);
+        return false;
+    }
+    struct stat status;
+    if (stat(folder, &status) != 0 || !S_ISDIR(status.st_mode)) {
+        fprintf(stderr, "shapematch: cannot write meshes into %s: not a folder\n", folder);
+        ply_close(w);
+        return false;
+    }
+    return true;
+}
+
+/// Writes the surfaces' current state as the next frame's file; prints the error (naming the
+/// file) and returns false on failure, removing the incomplete file.
+static bool ply_write_frame(ply_writer *w, const sm_world *world, long long step)
+{
+    snprintf(w->path, sizeof w->path, "%s/frame_%06lld.ply", w->folder, w->frames);
+    if (sm_world_get_float4(world, SM_FIELD_SURFACE_POSITION, 0, w->vertex_count, w->position) != SM_OK ||
+        sm_world_get_float4(world, SM_FIELD_SURFACE_NORMAL, 0, w->vertex_count, w->normal) != SM_OK) {
+        fprintf(stderr, "shapematch: step %lld: %s\n", step, sm_last_error());
+        return false;
+    }
+    unsigned char *at = w->vertex_bytes;
+    for (int32_t i = 0; i < w->vertex_count; i++) {
+        for (int a = 0; a < 3; a++) at = put_float(at, w->position[4 * i + a]);
+        for (int a = 0; a < 3; a++) at = put_float(at, w->normal[4 * i + a]);
+    }
+    FILE *file = fopen(w->path, "wb");
+    if (!file) {
+        fprintf(stderr, "shapematch: cannot write %s: %s\n", w->path, strerror(errno));
+        return false;
+    }
+    bool ok = fprintf(file,
+                      "ply\nformat binary_little_endian 1.0\ncomment shapematch step %lld time %.9g s\n"
+                      "element vertex %d\nproperty float x\nproperty float y\nproperty float z\n"
+                      "property float nx\nproperty float ny\nproperty float nz\n"
+                      "element face %d\nproperty list uchar int vertex_indices\nend_header\n",
+                      step, sm_world_get_time(world), w->vertex_count, w->triangle_count) > 0;
+    ok = ok && fwrite(w->vertex_bytes, sizeof(float) * 6, (size_t)w->vertex_count, file) == (size_t)w->vertex_count;
+    ok = ok && fwrite(w->face_bytes, 13, (size_t)w->triangle_count, file) == (size_t)w->triangle_count;
+    int error = ok ? 0 : errno;
+    if (fclose(file) != 0 && ok) ok = false, error = errno;
+    if (!ok) {
+        fprintf(stderr, "shapematch: cannot write %s: %s\n", w->path, error ? strerror(error) : "write failed");
+        remove(w->path);
+        return false;
+    }
+    w->frames++;
+    return true;
+}
+
 static int command_run(int argc, char **argv)
 {
     options o = {.steps = -1, .every = 1, .backend = SM_BACKEND_DEFAULT, .collisions = -1};
-    int parsed = parse_options("run", usage_run, "--steps --every --out --backend --device --collisions --profile --verbose",
-                               argc, argv, &o);
+    int parsed = parse_options("run", usage_run,
+                               "--steps --every --out --mesh-out --backend --device --collisions --profile --verbose", argc,
+                               argv, &o);
     if (parsed >= 0) return parsed;
-    const char *path = o.path, *out_path = o.out_path;
+    const char *path = o.path, *out_path = o.out_path, *mesh_out = o.mesh_out;
     long long steps = o.steps, every = o.every;
 
     signal(SIGINT, on_interrupt);
@@ -400,6 +534,11 @@ static int command_run(int argc, char **argv)
 
     int status = 0;
     npy_writer npy = {0};
+    ply_writer ply = {0};
+    if (mesh_out && !ply_open(&ply, world, mesh_out, path)) {
+        status = 1;
+        goto done;
+    }
     if (out_path && npy_open(&npy, out_path, n, on_device) != 0) {
         fprintf(stderr, "shapematch: cannot write %s: %s\n", out_path, strerror(errno));
         status = 1;
@@ -408,6 +547,10 @@ static int command_run(int argc, char **argv)
     sm_world_get_positions(world, 0, n, xyz);
     if (out_path && npy_write_frame(&npy, xyz) != 0) {
         fprintf(stderr, "shapematch: cannot write %s: %s\n", out_path, strerror(errno));
+        status = 1;
+        goto done;
+    }
+    if (mesh_out && !ply_write_frame(&ply, world, 0)) {
         status = 1;
         goto done;
     }
@@ -425,7 +568,7 @@ static int command_run(int argc, char **argv)
         }
         done_steps = s;
         // reading positions makes the host wait for the device: only for frames and checks
-        const bool frame = out_path && s % every == 0;
+        const bool frame = (out_path || mesh_out) && s % every == 0;
         if (!frame && s % 100 != 0 && s != steps) continue;
         if (sm_world_get_positions(world, 0, n, xyz) != SM_OK) {
             fprintf(stderr, "shapematch: step %lld: %s\n", s, sm_last_error());
@@ -439,8 +582,12 @@ static int command_run(int argc, char **argv)
             status = 1;
             break;
         }
-        if (frame && npy_write_frame(&npy, xyz) != 0) {
+        if (frame && out_path && npy_write_frame(&npy, xyz) != 0) {
             fprintf(stderr, "shapematch: cannot write %s: %s\n", out_path, strerror(errno));
+            status = 1;
+            break;
+        }
+        if (frame && mesh_out && !ply_write_frame(&ply, world, s)) {
             status = 1;
             break;
         }
@@ -456,7 +603,7 @@ static int command_run(int argc, char **argv)
     if (progress) fprintf(stderr, "\r%*s\r", 60, "");
     if (interrupted) {
         fprintf(stderr, "shapematch: interrupted after %lld of %lld steps%s\n", done_steps, steps,
-                out_path ? "; the frames so far are kept" : "");
+                out_path || mesh_out ? "; the frames so far are kept" : "");
         status = EXIT_INTERRUPTED;
     }
     report_hidden_notices(&log);
@@ -469,7 +616,7 @@ static int command_run(int argc, char **argv)
             contact.pairs = -1;
         }
     printf("steps=%lld substeps=%d frames=%lld wall_s=%.3f steps_per_s=%.1f particles=%d backend=%s", done_steps,
-           info.substeps, (long long)(out_path ? npy.frames : 0), wall, wall > 0 ? (double)done_steps / wall : 0.0, n,
+           info.substeps, (long long)(out_path ? npy.frames : ply.frames), wall, wall > 0 ? (double)done_steps / wall : 0.0, n,
            sm_world_backend_name(world));
     if (on_device) printf(" device=\"%s\"", sm_world_device_name(world));
     if (contact.pairs >= 0)
@@ -482,6 +629,7 @@ done:
         fprintf(stderr, "shapematch: cannot finish %s: %s\n", out_path, strerror(errno));
         if (status == 0) status = 1;
     }
+    ply_close(&ply);
     free(xyz);
     sm_world_destroy(world);
     sm_scene_destroy(scene);

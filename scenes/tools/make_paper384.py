@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Generates scenes/paper384.json: the massive scene of the shape matching paper's Fig. 9,
-with exactly 384 objects, 2448 clusters and 55200 particles.
+"""Generates the paper's piles of objects: scenes/paper384.json and scenes/paper/fig9_massive.json
+(the massive scene of Fig. 9: exactly 384 objects, 2448 clusters and 55200 particles; fig9_massive
+also draws its spheres with a skinned mesh surface) and scenes/paper/fig1_teaser.json (the teaser,
+Fig. 1: exactly 145 objects, 1728 clusters and 24618 particles).
 
 How it works:
   1. A catalogue of object types (procedural shapes with a cluster grid each).
@@ -18,7 +20,7 @@ How it works:
 The output is the same on every run for the same catalogue, seed and library.
 
 Uses only the Python standard library. Run from anywhere:
-  python3 scenes/tools/make_paper384.py [--shapematch build/shapematch] [--out scenes/paper384.json]
+  python3 scenes/tools/make_paper384.py [--figure paper384|fig9|fig1] [--shapematch build/shapematch] [--out FILE]
 """
 import argparse
 import json
@@ -40,7 +42,8 @@ MIN_COUNT = 16  # every type appears at least this often
 MAX_COUNT = 48  # and at most this often (1/8 of the objects)
 SEED = 384
 
-GRID_X, GRID_Z, LAYERS = 12, 8, 4  # 384 cells, one object each
+GRID_X, GRID_Z, LAYERS = 12, 8, 4  # 384 cells, one object each (at least one per object)
+SKINS = False  # spheres get a skinned mesh surface
 CELL = 2.0  # m; wider than the largest object (bounding radius <= 0.87 m), also the layers' spacing
 QUADRATIC_SHARE = 0.8  # the rest are linear
 
@@ -59,6 +62,33 @@ CATALOGUE = [
     ("torus_small", {"shape": "torus", "major_radius": 0.4, "minor_radius": 0.15, "spacing": 0.1}, {"grid": [1, 1, 1]}),
     ("torus_large", {"shape": "torus", "major_radius": 0.6, "minor_radius": 0.2, "spacing": 0.125}, {"grid": [3, 1, 3]}),
 ]
+
+
+# Fig. 1 has about twice the clusters per particle of Fig. 9: the same shapes, finer cluster grids
+CATALOGUE_TEASER = [
+    ("box_small", {"shape": "box", "size": [0.5, 0.5, 0.5], "resolution": [4, 4, 4]}, {"grid": [2, 1, 1]}),
+    ("box_medium", {"shape": "box", "size": [0.8, 0.8, 0.8], "resolution": [5, 5, 5]}, {"grid": [2, 2, 2]}),
+    ("box_large", {"shape": "box", "size": [1.0, 1.0, 1.0], "resolution": [6, 6, 6]}, {"grid": [2, 2, 2]}),
+    ("plank", {"shape": "box", "size": [1.2, 0.3, 0.3], "resolution": [9, 3, 3]}, {"grid": [6, 1, 1]}),
+    ("slab", {"shape": "box", "size": [1.0, 0.3, 1.0], "resolution": [7, 3, 7]}, {"grid": [3, 1, 3]}),
+    ("sphere_large", {"shape": "sphere", "radius": 0.5, "spacing": 0.125}, {"grid": [3, 3, 3], "overlap": 0.5}),
+    ("capsule_long", {"shape": "capsule", "radius": 0.15, "length": 1.2, "spacing": 0.1}, {"grid": [8, 1, 1]}),
+    ("torus_large", {"shape": "torus", "major_radius": 0.6, "minor_radius": 0.2, "spacing": 0.125}, {"grid": [4, 1, 4]}),
+]
+
+# The sphere mesh of Debian's assimp-testmodels (radius 0.01 m as assimp loads it, centred), drawn
+# as the skinned surface of the spheres of fig9_massive.
+SPHERE_MESH = "/usr/share/assimp/models/Collada/sphere.dae"
+SPHERE_MESH_RADIUS = 0.01
+
+FIGURES = {
+    "paper384": {"objects": 384, "clusters": 2448, "particles": 55200, "catalogue": CATALOGUE, "min": 16, "max": 48,
+                 "grid": (12, 8, 4), "seed": 384, "name": "paper384", "out": "scenes/paper384.json", "skins": False},
+    "fig9": {"objects": 384, "clusters": 2448, "particles": 55200, "catalogue": CATALOGUE, "min": 16, "max": 48,
+             "grid": (12, 8, 4), "seed": 384, "name": "fig9_massive", "out": "scenes/paper/fig9_massive.json", "skins": True},
+    "fig1": {"objects": 145, "clusters": 1728, "particles": 24618, "catalogue": CATALOGUE_TEASER, "min": 1, "max": 48,
+             "grid": (8, 6, 4), "seed": 145, "name": "fig1_teaser", "out": "scenes/paper/fig1_teaser.json", "skins": False},
+}
 
 
 def bounding_radius(shape):
@@ -212,18 +242,23 @@ def build_objects(counts, sizes, rng):
         # (without it a few dozen objects with volume preservation and beta > 0.5 do)
         obj["cap"] = {"soft": 4, "hard": 6}
         obj["damping"] = 0.75
+        if SKINS and shape["shape"] == "sphere":
+            obj["surface"] = {"mesh": SPHERE_MESH, "scale": r(shape["radius"] / SPHERE_MESH_RADIUS, 4)}
         objects.append(obj)
     return objects
 
 
-def write_scene(path, objects):
+def write_scene(path, objects, figure):
+    what = {"paper384": "The massive scene of Mueller et al. 2005, Fig. 9",
+            "fig9_massive": "The massive scene of Mueller et al. 2005, Fig. 9, its spheres drawn with a skinned mesh surface",
+            "fig1_teaser": "The teaser of Mueller et al. 2005, Fig. 1"}[figure]
     head = {
-        "name": "paper384",
-        "description": ("The massive scene of Mueller et al. 2005, Fig. 9: %d objects, %d clusters and %d particles, "
-                        "mostly quadratic shape matching with a soft deformation cap, dropped in four layers onto the ground and onto each other "
+        "name": figure,
+        "description": ("%s: %d objects, %d clusters and %d particles, "
+                        "mostly quadratic shape matching with a soft deformation cap, dropped in %s layers onto the ground and onto each other "
                         "with contact between objects on, so that they settle into a pile. "
                         "Generated by scenes/tools/make_paper384.py; do not edit by hand.")
-        % (TARGET_OBJECTS, TARGET_CLUSTERS, TARGET_PARTICLES),
+        % (what, TARGET_OBJECTS, TARGET_CLUSTERS, TARGET_PARTICLES, {3: "three", 4: "four", 5: "five"}.get(LAYERS, LAYERS)),
         "dt": 1.0 / 60.0,
         # contact needs substeps: a heavy pile pushes more through a contact in one solver step
         # than two sweeps remove at 60 Hz (see the README's contact section)
@@ -247,26 +282,35 @@ def write_scene(path, objects):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--figure", choices=sorted(FIGURES), default="paper384", help="which scene (default paper384)")
     parser.add_argument("--shapematch", default=os.path.join(ROOT, "build", "shapematch"),
                         help="the built shapematch command (default: build/shapematch in the repository)")
-    parser.add_argument("--out", default=os.path.join(ROOT, "scenes", "paper384.json"),
-                        help="scene file to write (default: scenes/paper384.json in the repository)")
-    parser.add_argument("--seed", type=int, default=SEED, help="random seed (default %d)" % SEED)
+    parser.add_argument("--out", help="scene file to write (default: the figure's file in scenes/)")
+    parser.add_argument("--seed", type=int, help="random seed (default: the figure's)")
     args = parser.parse_args()
+    global CATALOGUE, TARGET_OBJECTS, TARGET_CLUSTERS, TARGET_PARTICLES, MIN_COUNT, MAX_COUNT, GRID_X, GRID_Z, LAYERS, SKINS
+    figure = FIGURES[args.figure]
+    CATALOGUE = figure["catalogue"]
+    TARGET_OBJECTS, TARGET_CLUSTERS, TARGET_PARTICLES = figure["objects"], figure["clusters"], figure["particles"]
+    MIN_COUNT, MAX_COUNT = figure["min"], figure["max"]
+    GRID_X, GRID_Z, LAYERS = figure["grid"]
+    SKINS = figure["skins"]
+    out = args.out or os.path.join(ROOT, figure["out"])
+    seed = args.seed if args.seed is not None else figure["seed"]
     if not os.access(args.shapematch, os.X_OK):
         sys.exit("make_paper384: %s is not an executable; build the project or pass --shapematch PATH" % args.shapematch)
 
     sizes = measure(args.shapematch)
-    rng = random.Random(args.seed)
+    rng = random.Random(seed)
     counts = solve_counts(sizes, rng)
     objects = build_objects(counts, sizes, rng)
-    write_scene(args.out, objects)
+    write_scene(out, objects, figure["name"])
 
     print("%-14s %5s %9s %8s" % ("type", "count", "particles", "clusters"))
     for (name, _, _), (p, c), n in zip(CATALOGUE, sizes, counts):
         print("%-14s %5d %9d %8d" % (name, n, p, c))
     print("wrote %s: objects=%d clusters=%d particles=%d" % (
-        args.out, sum(counts), sum(n * c for n, (_, c) in zip(counts, sizes)),
+        out, sum(counts), sum(n * c for n, (_, c) in zip(counts, sizes)),
         sum(n * p for n, (p, _) in zip(counts, sizes))))
 
 
