@@ -1,14 +1,15 @@
 /* shapematch-view: a window on a running scene. The simulation advances in fixed steps of the
  * scene's dt, decoupled from the frame rate (an accumulator, at most --max-steps steps per
- * frame: a slow frame drops time instead of spiralling); the particles are drawn from the
- * simulation's buffers (CL-GL interop, or a copy through a mapped buffer); the mouse picks,
- * drags, locks and pushes (tools.h); --frames, --screenshot, --record and --script run it
- * without a person. */
+ * frame: a slow frame drops time instead of spiralling); the particles and skinned surfaces are
+ * drawn from the simulation's buffers (CL-GL interop, or a copy through a mapped buffer), the
+ * colliders where they are at each frame; the mouse picks, drags, locks and pushes (tools.h);
+ * --frames, --screenshot, --record and --script run it without a person. */
 #include "camera.h"
 #include "native.h"
 #include "particles_gl.h"
 #include "render.h"
 #include "script.h"
+#include "surfaces_gl.h"
 #include "tools.h"
 
 #define GLFW_INCLUDE_NONE
@@ -26,7 +27,8 @@
 static const char *usage =
     "usage: shapematch-view SCENE [options]\n"
     "\n"
-    "Runs SCENE (a JSON scene file) in a window. Press H in the window for the key bindings.\n"
+    "Runs SCENE (a JSON scene file) in a window. Press H in the window for the key bindings;\n"
+    "objects with a skinned surface show it instead of their particles (M: surfaces, particles, both).\n"
     "\n"
     "options:\n"
     "  --frames N            simulate and draw N frames, one time step each, then exit\n"
@@ -61,10 +63,14 @@ static const char *help_text =
     "  Q A    alpha +/- 0.05 of the object under the cursor\n"
     "  W S    beta +/- 0.05 of the object under the cursor\n"
     "  K      colour by object / cluster / strain\n"
+    "  M      draw surfaces / particles / both (objects with a skinned surface)\n"
     "  SPACE  pause            N  single step (paused)          R  reset the scene\n"
     "  F      frame the scene  H  this help                     ESC  quit";
 
 typedef enum interop_mode { INTEROP_AUTO, INTEROP_ON, INTEROP_OFF } interop_mode;
+
+/// What is drawn of the objects that have a skinned surface (the others always show their particles).
+typedef enum draw_mode { DRAW_SURFACES, DRAW_PARTICLES, DRAW_BOTH, DRAW_MODE_COUNT } draw_mode;
 
 typedef struct options {
     const char *scene, *screenshot, *record, *script, *report, *device;
@@ -89,6 +95,8 @@ typedef struct viewer {
     sm_world_def def;
     sm_world *world;
     view_particles particles;
+    view_surfaces surfaces;
+    draw_mode draw_mode;
     view_renderer renderer;
     view_camera camera;
     view_tools tools;
@@ -194,6 +202,16 @@ static bool read_positions(viewer *v)
     return v->host_xyzw && sm_world_get_float4(v->world, SM_FIELD_POSITION, 0, n, v->host_xyzw) == SM_OK;
 }
 
+/// (Re)builds the particle and surface buffers for the world as it is now.
+static bool build_buffers(viewer *v, char *error, size_t error_size)
+{
+    if (!particles_build(&v->particles, v->world, v->interop, error, error_size) ||
+        !surfaces_build(&v->surfaces, v->world, v->interop, error, error_size))
+        return false;
+    if (v->surfaces.note[0]) say("surfaces: not shared with OpenCL (%s): copied through the host", v->surfaces.note);
+    return true;
+}
+
 /// Creates the world from the scene and the particle buffers; false with a message on failure.
 static bool open_world(viewer *v, char *error, size_t error_size)
 {
@@ -213,7 +231,7 @@ static bool open_world(viewer *v, char *error, size_t error_size)
         snprintf(v->interop_text, sizeof v->interop_text, "fallback: host copy into a mapped GL buffer (--interop off)");
     else
         snprintf(v->interop_text, sizeof v->interop_text, "fallback: host copy into a mapped GL buffer (%s)", reason);
-    if (!particles_build(&v->particles, v->world, v->interop, error, error_size)) return false;
+    if (!build_buffers(v, error, error_size)) return false;
     free(v->start_stats);
     v->start_objects = 0;
     v->start_stats = object_stats(v->world, &v->start_objects);
@@ -236,10 +254,29 @@ static void bounds(viewer *v, sm_vec3 *lo, sm_vec3 *hi)
     }
 }
 
+/// Grows [lo, hi] over the world's boxes and spheres where they are now (planes are endless), so
+/// that the camera starts outside a plate that presses the objects.
+static void add_colliders(const viewer *v, sm_vec3 *lo, sm_vec3 *hi)
+{
+    for (int32_t i = 0; i < sm_world_get_collider_count(v->world); i++) {
+        sm_collider_info c;
+        if (sm_world_get_collider(v->world, i, &c) != SM_OK || c.shape == SM_COLLIDER_PLANE) continue;
+        double half[3] = {c.radius, c.radius, c.radius};
+        if (c.shape == SM_COLLIDER_BOX)
+            for (int row = 0; row < 3; row++) // the box's extent along each world axis
+                half[row] = 0.5 * (fabs(c.axes.m[row][0]) * c.size.x + fabs(c.axes.m[row][1]) * c.size.y +
+                                   fabs(c.axes.m[row][2]) * c.size.z);
+        lo->x = fmin(lo->x, c.center.x - half[0]), hi->x = fmax(hi->x, c.center.x + half[0]);
+        lo->y = fmin(lo->y, c.center.y - half[1]), hi->y = fmax(hi->y, c.center.y + half[1]);
+        lo->z = fmin(lo->z, c.center.z - half[2]), hi->z = fmax(hi->z, c.center.z + half[2]);
+    }
+}
+
 static void frame_scene(viewer *v)
 {
     sm_vec3 lo, hi;
     bounds(v, &lo, &hi);
+    add_colliders(v, &lo, &hi);
     v->camera = camera_frame(lo, hi, v->renderer.width, v->renderer.height);
 }
 
@@ -387,7 +424,7 @@ static void drop_object(viewer *v)
         return;
     }
     v->spawned++;
-    if (!particles_build(&v->particles, v->world, v->interop, error, sizeof error)) {
+    if (!build_buffers(v, error, sizeof error)) {
         status(v, "error: %s", error);
         v->quit = v->failed = true;
         return;
@@ -421,7 +458,11 @@ static void handle_key(viewer *v, const char *key)
     else if (strcmp(key, "F") == 0) frame_scene(v);
     else if (strcmp(key, "K") == 0) v->colour = (view_colour)((v->colour + 1) % VIEW_COLOUR_COUNT);
     else if (strcmp(key, "O") == 0) drop_object(v);
-    else if (strcmp(key, "C") == 0) {
+    else if (strcmp(key, "M") == 0) {
+        static const char *modes[DRAW_MODE_COUNT] = {"surfaces", "particles", "surfaces and particles"};
+        v->draw_mode = (draw_mode)((v->draw_mode + 1) % DRAW_MODE_COUNT);
+        status(v, "drawing %s%s", modes[v->draw_mode], v->surfaces.triangle_count > 0 ? "" : " (no object has a surface)");
+    } else if (strcmp(key, "C") == 0) {
         tools_clear(&v->tools, v->world);
         status(v, "springs removed");
     } else if (strcmp(key, "P") == 0) {
@@ -561,23 +602,34 @@ static void draw_overlay(viewer *v)
 {
     const sm_counts counts = sm_world_get_counts(v->world);
     static const char *colours[] = {"object", "cluster", "strain"};
-    static const char *short_names[SM_PASS_COUNT] = {"moments", "rotation", "goal", "blend", "grid", "collide", "ground", "plastic"};
+    static const char *draws[DRAW_MODE_COUNT] = {"surfaces", "particles", "both"};
+    static const char *short_names[SM_PASS_COUNT] = {"moments", "rotation", "goal", "blend", "grid",
+                                                     "collide", "ground", "plastic", "skin"};
     char text[2048];
     int n = snprintf(text, sizeof text,
                      "%.1f fps   sim %.2f ms per step (%d substeps)   t = %.2f s%s\n"
                      "passes ms/step:",
                      v->fps, v->step_ms, v->info.substeps, v->sim_time, v->paused ? "   PAUSED" : "");
     for (int i = 0; i < SM_PASS_COUNT && n < (int)sizeof text; i++)
-        if (v->pass_ms[i] > 0.0) n += snprintf(text + n, sizeof text - (size_t)n, " %s %.2f", short_names[i], v->pass_ms[i]);
+        if (v->pass_ms[i] > 0.0) {
+            const char *name = short_names[i] ? short_names[i] : sm_pass_name((sm_pass)i);
+            n += snprintf(text + n, sizeof text - (size_t)n, " %s %.2f", name, v->pass_ms[i]);
+        }
     const char *device = sm_world_device_name(v->world);
     if (n < (int)sizeof text)
         n += snprintf(text + n, sizeof text - (size_t)n,
-                      "\nobjects %d   particles %d   clusters %d\n%s%s%s\ninterop: %s\n%s mode   colour: %s   springs %d   [H] help",
-                      counts.objects, counts.particles, counts.clusters, sm_world_backend_name(v->world), *device ? ": " : "",
-                      device, v->interop_text, v->tools.push_mode ? "push" : "pick", colours[v->colour], v->tools.spring_count);
+                      "\nobjects %d   particles %d   clusters %d   surface vertices %d   triangles %d   colliders %d\n"
+                      "%s%s%s\ninterop: %s\n%s mode   colour: %s   draw: %s   springs %d   [H] help",
+                      counts.objects, counts.particles, counts.clusters, v->surfaces.vertex_count,
+                      v->surfaces.triangle_count, sm_world_get_collider_count(v->world), sm_world_backend_name(v->world),
+                      *device ? ": " : "", device, v->interop_text, v->tools.push_mode ? "push" : "pick",
+                      colours[v->colour], draws[v->draw_mode], v->tools.spring_count);
     if (v->status[0] && n < (int)sizeof text) snprintf(text + n, sizeof text - (size_t)n, "\n%s", v->status);
     render_text(&v->renderer, text, 12.0f, 12.0f, 2.0f);
-    if (v->help) render_text(&v->renderer, help_text, 12.0f, (float)v->renderer.height - 300.0f, 2.0f);
+    if (v->help) {
+        const float y = (float)v->renderer.height - render_text_height(help_text, 2.0f) - 12.0f; // on the bottom edge
+        render_text(&v->renderer, help_text, 12.0f, y > 12.0f ? y : 12.0f, 2.0f);
+    }
 }
 
 /// The springs (a line and a red ball each) and the push sphere.
@@ -607,17 +659,46 @@ static void draw_tools(viewer *v)
     render_spheres(&v->renderer, centres, styles, spheres);
 }
 
+/// Every collider where it is now.
+static bool draw_colliders(viewer *v)
+{
+    const int32_t count = sm_world_get_collider_count(v->world);
+    if (count == 0) return true;
+    sm_collider_info *colliders = malloc(sizeof *colliders * (size_t)count);
+    bool ok = colliders != NULL;
+    for (int32_t i = 0; ok && i < count; i++) ok = sm_world_get_collider(v->world, i, &colliders[i]) == SM_OK;
+    if (ok) render_colliders(&v->renderer, colliders, count, v->camera.target, 20.0 * fmax(v->extent, 1.0));
+    else say("error: %s", colliders ? sm_last_error() : "out of memory for the colliders");
+    free(colliders);
+    return ok;
+}
+
 static bool draw(viewer *v)
 {
     char error[512];
+    // shared: one sm_world_copy_to_gl() here brings the surfaces' buffers up to date too
     if (!particles_update(&v->particles, v->world, v->colour == VIEW_COLOUR_STRAIN, error, sizeof error)) {
         say("error: %s", error);
         return false;
     }
-    const double ground_height = v->def.ground.height;
+    const bool surfaces = v->draw_mode != DRAW_PARTICLES && v->surfaces.triangle_count > 0;
+    if (surfaces && !surfaces_update(&v->surfaces, v->world, error, sizeof error)) {
+        say("error: %s", error);
+        return false;
+    }
+    const double ground_height = v->def.ground.height, strain_scale = 0.5 * v->particles.max_radius;
     render_begin(&v->renderer, &v->camera, v->def.ground.enabled, ground_height, v->extent);
-    render_particles(&v->renderer, &v->particles, v->colour, 0.5 * v->particles.max_radius);
+    if (surfaces && v->draw_mode == DRAW_SURFACES) {
+        // only the particles of the objects without a surface
+        for (int32_t k = 0; k < v->surfaces.bare_run_count; k++)
+            render_particles(&v->renderer, &v->particles, v->colour, strain_scale, v->surfaces.bare_runs[2 * k],
+                             v->surfaces.bare_runs[2 * k + 1]);
+    } else {
+        render_particles(&v->renderer, &v->particles, v->colour, strain_scale, 0, v->particles.count);
+    }
+    if (surfaces) render_surfaces(&v->renderer, &v->surfaces);
     draw_tools(v);
+    if (!draw_colliders(v)) return false;
     draw_overlay(v);
     return true;
 }
@@ -852,7 +933,7 @@ int main(int argc, char **argv)
     bounds(&v, &v.lo, &v.hi);
     v.extent = sqrt((v.hi.x - v.lo.x) * (v.hi.x - v.lo.x) + (v.hi.y - v.lo.y) * (v.hi.y - v.lo.y) +
                     (v.hi.z - v.lo.z) * (v.hi.z - v.lo.z));
-    v.camera = camera_frame(v.lo, v.hi, v.renderer.width, v.renderer.height);
+    frame_scene(&v);
 
     glfwSetWindowUserPointer(v.window, &v);
     glfwSetCursorPosCallback(v.window, on_cursor);
@@ -904,6 +985,7 @@ done:
     sm_world_destroy(v.world);
     if (v.window) {
         particles_free(&v.particles);
+        surfaces_free(&v.surfaces);
         render_free(&v.renderer);
         glfwDestroyWindow(v.window);
     }

@@ -98,9 +98,8 @@ bool particles_build(view_particles *p, sm_world *world, bool interop, char *err
     return ok;
 }
 
-/// Reads `field` of every particle straight into the mapped GL buffer.
-static bool copy_through_host(GLuint buffer, sm_world *world, sm_particle_field field, int32_t n, char *error,
-                              size_t error_size)
+bool particles_copy_through_host(GLuint buffer, sm_world *world, sm_particle_field field, int32_t n, char *error,
+                                 size_t error_size)
 {
     const GLsizeiptr bytes = (GLsizeiptr)(4 * sizeof(float) * (size_t)n);
     glBindBuffer(GL_ARRAY_BUFFER, buffer);
@@ -127,8 +126,8 @@ bool particles_update(view_particles *p, sm_world *world, bool goals, char *erro
         }
         return true;
     }
-    return copy_through_host(p->position, world, SM_FIELD_POSITION, p->count, error, error_size) &&
-           (!goals || copy_through_host(p->goal, world, SM_FIELD_GOAL, p->count, error, error_size));
+    return particles_copy_through_host(p->position, world, SM_FIELD_POSITION, p->count, error, error_size) &&
+           (!goals || particles_copy_through_host(p->goal, world, SM_FIELD_GOAL, p->count, error, error_size));
 }
 
 void particles_free(view_particles *p)

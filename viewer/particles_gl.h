@@ -28,6 +28,11 @@ bool particles_update(view_particles *p, sm_world *world, bool goals, char *erro
 
 void particles_free(view_particles *p);
 
+/// Reads `field` of items [0, n) (particles, or surface vertices for the surface fields) straight
+/// into GL buffer `buffer`, mapped: the fallback path, one copy through host memory.
+bool particles_copy_through_host(GLuint buffer, sm_world *world, sm_particle_field field, int32_t n, char *error,
+                                 size_t error_size);
+
 /// Hue-spread colour number k (golden-ratio hues), as rgb in [0, 1].
 void particles_palette(int32_t k, float rgb[3]);
 

@@ -93,6 +93,40 @@ static const char *ground_fragment =
     "    o_colour = vec4(vec3(0.36, 0.37, 0.39) + 0.06 * checker, 1.0);\n"
     "}\n";
 
+static const char *lit_vertex =
+    "#version 330 core\n"
+    "layout(location = 0) in vec4 a_position;\n"
+    "layout(location = 1) in vec4 a_normal;\n"
+    "layout(location = 2) in vec4 a_colour;\n"
+    "uniform mat4 u_view, u_projection, u_model;\n"
+    "uniform mat3 u_normal_matrix;  // the model's rotation\n"
+    "uniform vec4 u_colour;\n"
+    "uniform int u_vertex_colour;   // 1: a_colour, 0: u_colour\n"
+    "out vec3 v_normal;             // in view space\n"
+    "out vec4 v_colour;\n"
+    "void main() {\n"
+    "    v_normal = mat3(u_view) * (u_normal_matrix * a_normal.xyz);\n"
+    "    v_colour = u_vertex_colour == 1 ? a_colour : u_colour;\n"
+    "    gl_Position = u_projection * u_view * u_model * vec4(a_position.xyz, 1.0);\n"
+    "}\n";
+
+// Lambert and ambient under the spheres' light; a back face is lit from its own side, darker
+static const char *lit_fragment =
+    "#version 330 core\n"
+    "in vec3 v_normal;\n"
+    "in vec4 v_colour;\n"
+    "out vec4 o_colour;\n"
+    "void main() {\n"
+    "    vec3 n = dot(v_normal, v_normal) > 0.0 ? normalize(v_normal) : vec3(0.0, 0.0, 1.0);\n"
+    "    float side = 1.0;\n"
+    "    if (!gl_FrontFacing) {\n"
+    "        n = -n;\n"
+    "        side = 0.6;\n"
+    "    }\n"
+    "    float diffuse = max(dot(n, normalize(vec3(0.4, 0.7, 0.6))), 0.0);\n"
+    "    o_colour = vec4(v_colour.rgb * side * (0.28 + 0.72 * diffuse), v_colour.a);\n"
+    "}\n";
+
 static const char *text_vertex =
     "#version 330 core\n"
     "layout(location = 0) in vec2 a_position; // pixels from the top left\n"
@@ -150,13 +184,111 @@ static GLuint program(const char *vertex, const char *fragment, const char *name
 
 /* ---- Set-up ------------------------------------------------------------------------------- */
 
-/// Binds float4 attribute `location` of the bound VAO to `buffer`, one value per instance.
-static void instance_attribute(GLuint location, GLuint buffer)
+/// Binds float4 attribute `location` of the bound VAO to `buffer` from item `first` on, one value per instance.
+static void instance_attribute_from(GLuint location, GLuint buffer, int32_t first)
+{
+    glBindBuffer(GL_ARRAY_BUFFER, buffer);
+    glEnableVertexAttribArray(location);
+    const size_t offset = 4 * sizeof(float) * (size_t)first;
+    glVertexAttribPointer(location, 4, GL_FLOAT, GL_FALSE, 4 * sizeof(float), (const void *)offset);
+    glVertexAttribDivisor(location, 1);
+}
+
+static void instance_attribute(GLuint location, GLuint buffer) { instance_attribute_from(location, buffer, 0); }
+
+/// Binds float4 attribute `location` of the bound VAO to `buffer`, one value per vertex.
+static void vertex_attribute(GLuint location, GLuint buffer)
 {
     glBindBuffer(GL_ARRAY_BUFFER, buffer);
     glEnableVertexAttribArray(location);
     glVertexAttribPointer(location, 4, GL_FLOAT, GL_FALSE, 4 * sizeof(float), NULL);
-    glVertexAttribDivisor(location, 1);
+}
+
+/// Uploads a mesh of `vertex_count` (position, normal) pairs and `index_count` indices.
+static view_mesh make_mesh(const float *vertices, int vertex_count, const GLuint *indices, int index_count)
+{
+    view_mesh m = {.index_count = index_count};
+    glGenVertexArrays(1, &m.vao);
+    GLuint buffers[2];
+    glGenBuffers(2, buffers);
+    m.vertices = buffers[0], m.indices = buffers[1];
+    glBindVertexArray(m.vao);
+    glBindBuffer(GL_ARRAY_BUFFER, m.vertices);
+    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(6 * sizeof(float) * (size_t)vertex_count), vertices, GL_STATIC_DRAW);
+    glEnableVertexAttribArray(0);
+    glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 6 * sizeof(float), NULL);
+    glEnableVertexAttribArray(1);
+    glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, 6 * sizeof(float), (void *)(3 * sizeof(float)));
+    glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, m.indices);
+    glBufferData(GL_ELEMENT_ARRAY_BUFFER, (GLsizeiptr)(sizeof(GLuint) * (size_t)index_count), indices, GL_STATIC_DRAW);
+    glBindVertexArray(0);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    return m;
+}
+
+static void free_mesh(view_mesh *m)
+{
+    GLuint buffers[2] = {m->vertices, m->indices};
+    glDeleteBuffers(2, buffers);
+    glDeleteVertexArrays(1, &m->vao);
+}
+
+/// The cube [-0.5, 0.5]^3: 4 vertices per face with the face's normal, counter-clockwise from outside.
+static view_mesh make_box(void)
+{
+    float vertices[24 * 6];
+    GLuint indices[36];
+    for (int face = 0; face < 6; face++) {
+        const int axis = face / 2;
+        const float sign = face % 2 ? -1.0f : 1.0f;
+        float n[3] = {0, 0, 0}, u[3] = {0, 0, 0}, v[3] = {0, 0, 0};
+        n[axis] = sign, u[(axis + 1) % 3] = 1.0f, v[(axis + 2) % 3] = 1.0f;
+        // (-u, -v), (u, -v), (u, v), (-u, v) runs counter-clockwise about u x v = +axis
+        const float corners[4][2] = {{-0.5f, -0.5f}, {0.5f, -0.5f}, {0.5f, 0.5f}, {-0.5f, 0.5f}};
+        for (int k = 0; k < 4; k++) {
+            float *out = vertices + 6 * (4 * face + k);
+            for (int c = 0; c < 3; c++) {
+                out[c] = 0.5f * n[c] + corners[k][0] * u[c] + corners[k][1] * v[c];
+                out[3 + c] = n[c];
+            }
+        }
+        const GLuint base = (GLuint)(4 * face);
+        const GLuint forward[6] = {0, 1, 2, 0, 2, 3}, backward[6] = {0, 2, 1, 0, 3, 2};
+        for (int k = 0; k < 6; k++) indices[6 * face + k] = base + (sign > 0 ? forward[k] : backward[k]);
+    }
+    return make_mesh(vertices, 24, indices, 36);
+}
+
+/// The unit sphere: STACKS x SLICES quads of latitude and longitude, counter-clockwise from outside.
+static view_mesh make_ball(void)
+{
+    enum { STACKS = 16, SLICES = 32 };
+    static float vertices[(STACKS + 1) * (SLICES + 1) * 6];
+    static GLuint indices[STACKS * SLICES * 6];
+    const double pi = 3.14159265358979323846;
+    for (int i = 0; i <= STACKS; i++)
+        for (int j = 0; j <= SLICES; j++) {
+            const double theta = pi * i / STACKS, phi = 2.0 * pi * j / SLICES;
+            const float p[3] = {(float)(sin(theta) * cos(phi)), (float)cos(theta), (float)(sin(theta) * sin(phi))};
+            float *out = vertices + 6 * (i * (SLICES + 1) + j);
+            for (int c = 0; c < 3; c++) out[c] = out[3 + c] = p[c];
+        }
+    int n = 0;
+    for (int i = 0; i < STACKS; i++)
+        for (int j = 0; j < SLICES; j++) {
+            const GLuint a = (GLuint)(i * (SLICES + 1) + j), b = a + SLICES + 1, c = b + 1, d = a + 1;
+            const GLuint quad[6] = {a, c, b, a, d, c};
+            for (int k = 0; k < 6; k++) indices[n++] = quad[k];
+        }
+    return make_mesh(vertices, (STACKS + 1) * (SLICES + 1), indices, n);
+}
+
+/// The square [-1, 1]^2 in the xz plane, normal +y.
+static view_mesh make_quad(void)
+{
+    const float vertices[4 * 6] = {-1, 0, -1, 0, 1, 0, -1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, -1, 0, 1, 0};
+    const GLuint indices[6] = {0, 1, 2, 0, 2, 3};
+    return make_mesh(vertices, 4, indices, 6);
 }
 
 bool render_init(view_renderer *r, int width, int height, char *error, size_t error_size)
@@ -166,11 +298,14 @@ bool render_init(view_renderer *r, int width, int height, char *error, size_t er
     r->flat_program = r->sphere_program ? program(flat_vertex, flat_fragment, "line", error, error_size) : 0;
     r->ground_program = r->flat_program ? program(ground_vertex, ground_fragment, "ground", error, error_size) : 0;
     r->text_program = r->ground_program ? program(text_vertex, text_fragment, "text", error, error_size) : 0;
-    if (!r->text_program) return false;
-    GLuint vaos[5], buffers[4];
-    glGenVertexArrays(5, vaos);
+    r->lit_program = r->text_program ? program(lit_vertex, lit_fragment, "lit", error, error_size) : 0;
+    if (!r->lit_program) return false;
+    GLuint vaos[6], buffers[4];
+    glGenVertexArrays(6, vaos);
     glGenBuffers(4, buffers);
     r->particle_vao = vaos[0], r->extra_vao = vaos[1], r->line_vao = vaos[2], r->ground_vao = vaos[3], r->text_vao = vaos[4];
+    r->surface_vao = vaos[5];
+    r->box = make_box(), r->ball = make_ball(), r->quad = make_quad();
     r->extra_position = buffers[0], r->extra_style = buffers[1], r->line_buffer = buffers[2], r->text_buffer = buffers[3];
 
     // extra spheres: their centre is also their goal, and their colour also their cluster colour
@@ -224,11 +359,14 @@ void render_resize(view_renderer *r, int width, int height)
 void render_free(view_renderer *r)
 {
     if (!r->sphere_program) return;
-    GLuint programs[4] = {r->sphere_program, r->flat_program, r->ground_program, r->text_program};
-    for (int i = 0; i < 4; i++)
+    GLuint programs[5] = {r->sphere_program, r->flat_program, r->ground_program, r->text_program, r->lit_program};
+    for (int i = 0; i < 5; i++)
         if (programs[i]) glDeleteProgram(programs[i]);
-    GLuint vaos[5] = {r->particle_vao, r->extra_vao, r->line_vao, r->ground_vao, r->text_vao};
-    glDeleteVertexArrays(5, vaos);
+    if (r->surface_vao) {
+        GLuint vaos[6] = {r->particle_vao, r->extra_vao, r->line_vao, r->ground_vao, r->text_vao, r->surface_vao};
+        glDeleteVertexArrays(6, vaos);
+        free_mesh(&r->box), free_mesh(&r->ball), free_mesh(&r->quad);
+    }
     GLuint buffers[4] = {r->extra_position, r->extra_style, r->line_buffer, r->text_buffer};
     glDeleteBuffers(4, buffers);
     glDeleteFramebuffers(1, &r->framebuffer);
@@ -266,19 +404,119 @@ void render_begin(view_renderer *r, const view_camera *camera, bool ground, doub
     glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
 }
 
-void render_particles(view_renderer *r, const view_particles *p, view_colour colour, double strain_scale)
+void render_particles(view_renderer *r, const view_particles *p, view_colour colour, double strain_scale, int32_t first,
+                      int32_t count)
 {
-    if (p->count == 0) return;
+    if (first < 0 || count <= 0 || first + count > p->count) return;
     set_camera(r, r->sphere_program);
     glUniform1i(glGetUniformLocation(r->sphere_program, "u_colour"), (int)colour);
     glUniform1f(glGetUniformLocation(r->sphere_program, "u_strain_scale"), (float)fmax(strain_scale, 1e-9));
     glBindVertexArray(r->particle_vao);
-    instance_attribute(0, p->position);
-    instance_attribute(1, p->goal);
-    instance_attribute(2, p->style);
-    instance_attribute(3, p->cluster);
-    glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, p->count);
+    // GL 3.3 has no base instance: the attributes start at `first` instead
+    instance_attribute_from(0, p->position, first);
+    instance_attribute_from(1, p->goal, first);
+    instance_attribute_from(2, p->style, first);
+    instance_attribute_from(3, p->cluster, first);
+    glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, count);
     glBindVertexArray(0);
+}
+
+/// Selects the lit program with model matrix `model` (column-major 4x4), rotation `normal_matrix`
+/// (column-major 3x3) and colour `rgba` (NULL: each vertex's own).
+static void set_lit(const view_renderer *r, const float model[16], const float normal_matrix[9], const float *rgba)
+{
+    const GLuint p = r->lit_program;
+    set_camera(r, p);
+    glUniformMatrix4fv(glGetUniformLocation(p, "u_model"), 1, GL_FALSE, model);
+    glUniformMatrix3fv(glGetUniformLocation(p, "u_normal_matrix"), 1, GL_FALSE, normal_matrix);
+    glUniform1i(glGetUniformLocation(p, "u_vertex_colour"), rgba ? 0 : 1);
+    if (rgba) glUniform4f(glGetUniformLocation(p, "u_colour"), rgba[0], rgba[1], rgba[2], rgba[3]);
+}
+
+void render_surfaces(view_renderer *r, const view_surfaces *s)
+{
+    if (s->triangle_count == 0) return;
+    static const float identity4[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+    static const float identity3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    set_lit(r, identity4, identity3, NULL);
+    glBindVertexArray(r->surface_vao);
+    vertex_attribute(0, s->position);
+    vertex_attribute(1, s->normal);
+    vertex_attribute(2, s->colour);
+    glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, s->triangles);
+    glDrawElements(GL_TRIANGLES, 3 * s->triangle_count, GL_UNSIGNED_INT, NULL);
+    glBindVertexArray(0);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+}
+
+static void draw_mesh(const view_mesh *m)
+{
+    glBindVertexArray(m->vao);
+    glDrawElements(GL_TRIANGLES, m->index_count, GL_UNSIGNED_INT, NULL);
+    glBindVertexArray(0);
+}
+
+/// Model matrix with columns a, b, c (scaled by sa, sb, sc) and translation t; normal matrix with columns a, b, c.
+static void frame_matrices(sm_vec3 a, sm_vec3 b, sm_vec3 c, sm_vec3 scale, sm_vec3 t, float model[16], float normal[9])
+{
+    const sm_vec3 columns[3] = {a, b, c};
+    const double scales[3] = {scale.x, scale.y, scale.z};
+    for (int k = 0; k < 3; k++) {
+        const double v[3] = {columns[k].x, columns[k].y, columns[k].z};
+        for (int row = 0; row < 3; row++) {
+            model[4 * k + row] = (float)(scales[k] * v[row]);
+            normal[3 * k + row] = (float)v[row];
+        }
+        model[4 * k + 3] = 0.0f;
+    }
+    model[12] = (float)t.x, model[13] = (float)t.y, model[14] = (float)t.z, model[15] = 1.0f;
+}
+
+static sm_vec3 column(const sm_mat3 *m, int k) { return (sm_vec3){m->m[0][k], m->m[1][k], m->m[2][k]}; }
+
+void render_colliders(view_renderer *r, const sm_collider_info *colliders, int count, sm_vec3 focus, double plane_half)
+{
+    static const float steel[4] = {0.48f, 0.58f, 0.74f, 1.0f}, glass[4] = {0.48f, 0.58f, 0.74f, 0.35f};
+    float model[16], normal[9];
+    for (int i = 0; i < count; i++) {
+        const sm_collider_info *c = &colliders[i];
+        if (c->shape == SM_COLLIDER_BOX) {
+            frame_matrices(column(&c->axes, 0), column(&c->axes, 1), column(&c->axes, 2), c->size, c->center, model,
+                           normal);
+            set_lit(r, model, normal, steel);
+            draw_mesh(&r->box);
+        } else if (c->shape == SM_COLLIDER_SPHERE) {
+            const sm_vec3 radius = {c->radius, c->radius, c->radius};
+            frame_matrices((sm_vec3){1, 0, 0}, (sm_vec3){0, 1, 0}, (sm_vec3){0, 0, 1}, radius, c->center, model, normal);
+            set_lit(r, model, normal, steel);
+            draw_mesh(&r->ball);
+        }
+    }
+    // the planes last, translucent, over what they cover (and over a ground at their height)
+    glEnable(GL_BLEND);
+    glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
+    glDepthMask(GL_FALSE);
+    glEnable(GL_POLYGON_OFFSET_FILL);
+    glPolygonOffset(-1.0f, -1.0f);
+    for (int i = 0; i < count; i++) {
+        const sm_collider_info *c = &colliders[i];
+        if (c->shape != SM_COLLIDER_PLANE) continue;
+        // a right-handed frame (t, n, b) around the normal n, centred where the plane is nearest the focus
+        const sm_vec3 n = column(&c->axes, 1);
+        const sm_vec3 helper = fabs(n.x) < 0.9 ? (sm_vec3){1, 0, 0} : (sm_vec3){0, 1, 0};
+        sm_vec3 t = {helper.y * n.z - helper.z * n.y, helper.z * n.x - helper.x * n.z, helper.x * n.y - helper.y * n.x};
+        const double length = sqrt(t.x * t.x + t.y * t.y + t.z * t.z);
+        t = (sm_vec3){t.x / length, t.y / length, t.z / length};
+        const sm_vec3 b = {t.y * n.z - t.z * n.y, t.z * n.x - t.x * n.z, t.x * n.y - t.y * n.x};
+        const double d = (focus.x - c->center.x) * n.x + (focus.y - c->center.y) * n.y + (focus.z - c->center.z) * n.z;
+        const sm_vec3 centre = {focus.x - d * n.x, focus.y - d * n.y, focus.z - d * n.z};
+        frame_matrices(t, n, b, (sm_vec3){plane_half, 1.0, plane_half}, centre, model, normal);
+        set_lit(r, model, normal, glass);
+        draw_mesh(&r->quad);
+    }
+    glDisable(GL_POLYGON_OFFSET_FILL);
+    glDepthMask(GL_TRUE);
+    glDisable(GL_BLEND);
 }
 
 void render_spheres(view_renderer *r, const float *centres, const float *styles, int count)
@@ -341,6 +579,8 @@ void render_text(view_renderer *r, const char *text, float x, float y, float sca
     glDisable(GL_BLEND);
     glEnable(GL_DEPTH_TEST);
 }
+
+float render_text_height(const char *text, float scale) { return scale * (float)stb_easy_font_height((char *)text); }
 
 void render_end(view_renderer *r, int window_width, int window_height)
 {

@@ -7,6 +7,8 @@
 #               them lets it spring back
 #      keys:    every key and the push tool, scripted, on the CPU reference: the viewer keeps running
 #      interop: --interop on fails with a clear message where the device lacks cl_khr_gl_sharing
+#      surface: a duck mesh with its skinned surface over a box and a sphere collider: the surface
+#               (not its particles) and the colliders are drawn; M (particles) changes the picture
 set -euo pipefail
 view=$1 check_image=$2 scenes=$3 data=$4 out=$5 case=$6
 py=/usr/bin/python3
@@ -69,7 +71,8 @@ lock)
 keys)
     run "$data/stick.json" --backend cpu --frames 200 --script "$data/keys.script" --report "$out/keys.json" --record "$out/frames" > "$out/keys.log"
     cat "$out/keys.log"
-    for expected in "push mode" "pick mode" "object 0: rigid" "object 0: quadratic, alpha 0.35" "beta 0.65" "dropped object 1" "scene reset" "paused" "running"; do
+    for expected in "push mode" "pick mode" "object 0: rigid" "object 0: quadratic, alpha 0.35" "beta 0.65" "drawing particles" \
+        "dropped object 1" "scene reset" "paused" "running"; do
         grep -q "$expected" "$out/keys.log" || { echo "FAILED: the log lacks '$expected'" >&2; exit 1; }
     done
     echo "ok: every key acted"
@@ -88,6 +91,20 @@ interop)
     [ "$code" -ne 0 ] || { echo "FAILED: --interop on succeeded without cl_khr_gl_sharing" >&2; exit 1; }
     grep -q -- "--interop on: CL-GL sharing is not available here: the device does not list cl_khr_gl_sharing" "$out/interop.log"
     echo "ok: --interop on fails and says why"
+    ;;
+surface)
+    run "$data/surface.json" --frames 40 --screenshot "$out/surface.png" > "$out/surface.log"
+    run "$data/surface.json" --frames 40 --script "$data/particles.script" --screenshot "$out/surface_particles.png" \
+        > "$out/surface_particles.log"
+    grep -q "drawing particles" "$out/surface_particles.log"
+    echo "ok: M switches to the particles"
+    # the duck in object 0's colour (palette 0), lit, and the colliders in steel blue, each over a
+    # few percent of the picture (about 12% and 14% here)
+    "$check_image" --colour "$out/surface.png" 0.95 0.740 0.333 0.04 0.40
+    "$check_image" --colour "$out/surface.png" 0.48 0.58 0.74 0.03 0.40
+    "$check_image" --colour "$out/surface_particles.png" 0.48 0.58 0.74 0.03 0.40
+    # the particles instead of the surface: spheres with gaps and highlights (about 13% differ)
+    "$check_image" --differ "$out/surface.png" "$out/surface_particles.png" 0.03
     ;;
 *)
     echo "unknown case $case" >&2
