@@ -12,22 +12,8 @@ inline float3 sm_cluster_goal_offset(int k, float3 x_hi, float3 x_lo, __global c
                                      __global const sm_k_mat39 *transform)
 {
     const int c = member_cluster[k];
-    const float4 q = member_q[k];
-    __global const sm_k_mat39 *t = &transform[c];
-    float3 g = center_offset[c].xyz;
-    g.x += t->m[0][0] * q.x + t->m[0][1] * q.y + t->m[0][2] * q.z;
-    g.y += t->m[1][0] * q.x + t->m[1][1] * q.y + t->m[1][2] * q.z;
-    g.z += t->m[2][0] * q.x + t->m[2][1] * q.y + t->m[2][2] * q.z;
-    if (objects[clusters[c].object].mode == SM_K_MODE_QUADRATIC) {
-        __global const sm_float *mean = rest[c].quad_mean;
-        const float qt[6] = {q.x * q.x - mean[0], q.y * q.y - mean[1], q.z * q.z - mean[2],
-                             q.x * q.y - mean[3], q.y * q.z - mean[4], q.z * q.x - mean[5]};
-        for (int j = 0; j < 6; j++) {
-            g.x += t->m[0][3 + j] * qt[j];
-            g.y += t->m[1][3 + j] * qt[j];
-            g.z += t->m[2][3 + j] * qt[j];
-        }
-    }
+    const float3 g = sm_add_transformed(center_offset[c].xyz, &transform[c], member_q[k].xyz,
+                                        objects[clusters[c].object].mode == SM_K_MODE_QUADRATIC, rest[c].quad_mean);
     return (center[c].xyz - x_hi) + g - x_lo;
 }
 

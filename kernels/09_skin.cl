@@ -49,21 +49,8 @@ __kernel void sm_skin_vertices(const int vertex_count, __global const int *bindi
         const float3 r = binding_rest[b].xyz;
         const float3 q = (float3)(s[0] * r.x + s[1] * r.y + s[2] * r.z, s[3] * r.x + s[4] * r.y + s[5] * r.z,
                                   s[6] * r.x + s[7] * r.y + s[8] * r.z);
-        __global const sm_k_mat39 *t = &transform[c];
-        float3 g = skin_center_offset[c].xyz;
-        g.x += t->m[0][0] * q.x + t->m[0][1] * q.y + t->m[0][2] * q.z;
-        g.y += t->m[1][0] * q.x + t->m[1][1] * q.y + t->m[1][2] * q.z;
-        g.z += t->m[2][0] * q.x + t->m[2][1] * q.y + t->m[2][2] * q.z;
-        if (objects[clusters[c].object].mode == SM_K_MODE_QUADRATIC) {
-            __global const sm_float *mean = rest[c].quad_mean;
-            const float qt[6] = {q.x * q.x - mean[0], q.y * q.y - mean[1], q.z * q.z - mean[2],
-                                 q.x * q.y - mean[3], q.y * q.z - mean[4], q.z * q.x - mean[5]};
-            for (int j = 0; j < 6; j++) {
-                g.x += t->m[0][3 + j] * qt[j];
-                g.y += t->m[1][3 + j] * qt[j];
-                g.z += t->m[2][3 + j] * qt[j];
-            }
-        }
+        const float3 g = sm_add_transformed(skin_center_offset[c].xyz, &transform[c], q,
+                                            objects[clusters[c].object].mode == SM_K_MODE_QUADRATIC, rest[c].quad_mean);
         sum += (skin_center[c].xyz - base) + g;
     }
     surface_position[v] = (float4)(base + sum * (1.0f / (float)(end - begin)), 1.0f);

@@ -138,6 +138,27 @@ inline int sm_sym_pinv_r(int n, sm_real *a, sm_real *out)
     return rank;
 }
 
+/// g + T q~ for a rest offset q: T's first three columns on q, and in quadratic mode its other six
+/// on the centred quadratic terms of q (mean: the cluster's a1..a6). The goals (pass 4) and the
+/// skinned surfaces (pass 9) both place points by it.
+inline float3 sm_add_transformed(float3 g, __global const sm_k_mat39 *t, float3 q, bool quadratic,
+                                 __global const sm_float *mean)
+{
+    g.x += t->m[0][0] * q.x + t->m[0][1] * q.y + t->m[0][2] * q.z;
+    g.y += t->m[1][0] * q.x + t->m[1][1] * q.y + t->m[1][2] * q.z;
+    g.z += t->m[2][0] * q.x + t->m[2][1] * q.y + t->m[2][2] * q.z;
+    if (quadratic) {
+        const float qt[6] = {q.x * q.x - mean[0], q.y * q.y - mean[1], q.z * q.z - mean[2],
+                             q.x * q.y - mean[3], q.y * q.z - mean[4], q.z * q.x - mean[5]};
+        for (int j = 0; j < 6; j++) {
+            g.x += t->m[0][3 + j] * qt[j];
+            g.y += t->m[1][3 + j] * qt[j];
+            g.z += t->m[2][3 + j] * qt[j];
+        }
+    }
+    return g;
+}
+
 /// The rotation matrix of the unit quaternion q = (x, y, z, w), w the scalar part.
 inline void sm_quat_to_mat3(float4 q, float *r)
 {
