@@ -55,12 +55,9 @@ __kernel void sm_blend_integrate(const int particle_count, const float h, const 
     v += (gravity.xyz + f.xyz * f.w) * h;
     v *= damping;
     velocity[i] = (float4)(v, 0.0f);
-    // x += h v in double-float: TwoSum keeps the rounding error of the float sum
-    const float3 step = h * v;
-    const float3 s = x.xyz + step;
-    const float3 b = s - x.xyz;
-    const float3 e = (x.xyz - (s - b)) + (step - b) + x_lo;
-    const float3 hi = s + e;
-    position[i] = (float4)(hi, x.w);
-    position_lo[i] = (float4)(e - (hi - s), 0.0f);
+    // x += h v in double-float
+    float4 hi = x, lo = (float4)(x_lo, 0.0f);
+    sm_add_pair(&hi, &lo, h * v);
+    position[i] = hi;
+    position_lo[i] = lo;
 }

@@ -4,17 +4,7 @@
  * sphere where the host says it is at the end of this step) are moved out the shortest way and
  * their velocity relative to it is treated like the ground's; then particles inside the pusher
  * sphere are put on its surface and lose the inward part of their velocity relative to it. */
-#include "sm_shared.h"
-
-/// x += d for a double-float pair (x, x_lo) and a small float d: TwoSum keeps the rounding.
-inline void sm_add_pair(float4 *x, float4 *x_lo, float3 d)
-{
-    const float3 s = x->xyz + d;
-    const float3 b = s - x->xyz;
-    const float3 e = (x->xyz - (s - b)) + (d - b) + x_lo->xyz;
-    x->xyz = s + e;
-    x_lo->xyz = e - (x->xyz - s);
-}
+#include "sm_math.h"
 
 /// Whether d (from the collider's centre) is inside collider c; if so the shortest way out and
 /// the outward normal (as sm_collider_push_out of the reference).
@@ -102,13 +92,10 @@ __kernel void sm_ground(const int particle_count, const int flags, const float4 
         const float distance = length(d);
         if (distance < pusher.w) {
             const float3 n = distance > 0.0f ? d / distance : (float3)(0.0f, 1.0f, 0.0f);
-            // x = c + r n in double-float: TwoSum keeps the rounding of the float sum
-            const float3 step = pusher.w * n;
-            const float3 s = pusher.xyz + step;
-            const float3 b = s - pusher.xyz;
-            const float3 e = (pusher.xyz - (s - b)) + (step - b) + pusher_lo.xyz;
-            x.xyz = s + e;
-            x_lo.xyz = e - (x.xyz - s);
+            // x = c + r n in double-float
+            x.xyz = pusher.xyz;
+            x_lo.xyz = pusher_lo.xyz;
+            sm_add_pair(&x, &x_lo, pusher.w * n);
             const float approach = dot(v.xyz - pusher_velocity.xyz, n);
             if (approach < 0.0f) v.xyz -= approach * n;
             moved = true;

@@ -138,6 +138,18 @@ inline int sm_sym_pinv_r(int n, sm_real *a, sm_real *out)
     return rank;
 }
 
+/// x += d for a double-float pair (x, x_lo) and a small float d: TwoSum keeps the rounding of the
+/// float sum in x_lo (w of both untouched). Integration, contact with solids and the pusher move
+/// positions by it.
+inline void sm_add_pair(float4 *x, float4 *x_lo, float3 d)
+{
+    const float3 s = x->xyz + d;
+    const float3 b = s - x->xyz;
+    const float3 e = (x->xyz - (s - b)) + (d - b) + x_lo->xyz;
+    x->xyz = s + e;
+    x_lo->xyz = e - (x->xyz - s);
+}
+
 /// g + T q~ for a rest offset q: T's first three columns on q, and in quadratic mode its other six
 /// on the centred quadratic terms of q (mean: the cluster's a1..a6). The goals (pass 4) and the
 /// skinned surfaces (pass 9) both place points by it.

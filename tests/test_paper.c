@@ -21,14 +21,15 @@ static sm_world *paper_world(const char *name, sm_scene **out_scene)
     return world;
 }
 
-/// Height of object `object`: the spread of its particles' y.
-static double object_height(const sm_world *world, int32_t object)
+
+/// Extent of object `object` along axis `axis` (0: x, 1: y, 2: z).
+static double object_extent(const sm_world *world, int32_t object, int axis)
 {
     sm_object_info info;
     sm_world_get_object(world, object, &info);
     double *x = get_positions(world), lo = INFINITY, hi = -INFINITY;
     for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++)
-        lo = fmin(lo, x[3 * i + 1]), hi = fmax(hi, x[3 * i + 1]);
+        lo = fmin(lo, x[3 * i + axis]), hi = fmax(hi, x[3 * i + axis]);
     free(x);
     return hi - lo;
 }
@@ -97,17 +98,6 @@ static void stick_tip_follows_further_with_more_clusters(void)
     sm_scene_destroy(scene);
 }
 
-/// Extent of object `object` along axis `axis` (0: x, 1: y, 2: z).
-static double object_extent(const sm_world *world, int32_t object, int axis)
-{
-    sm_object_info info;
-    sm_world_get_object(world, object, &info);
-    double *x = get_positions(world), lo = INFINITY, hi = -INFINITY;
-    for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++)
-        lo = fmin(lo, x[3 * i + axis]), hi = fmax(hi, x[3 * i + axis]);
-    free(x);
-    return hi - lo;
-}
 
 /// Fig. 6: after the plate and the walls have moved away, each plastic cube keeps its own
 /// permanent deformation: the flattened one stays low and wide, the squeezed one narrow and tall
@@ -138,7 +128,7 @@ static void squeezed_duck_recovers(void)
     sm_scene *scene = NULL;
     sm_world *world = paper_world("fig11_duck.json", &scene);
     if (!world) return;
-    const double height0 = object_height(world, 0), size = object_size(world, 0);
+    const double height0 = object_extent(world, 0, 1), size = object_size(world, 0);
     sm_object_info info;
     ENSURE_OK(sm_world_get_object(world, 0, &info));
     ENSURE(info.surface_vertex_count == 2108 && info.surface_triangle_count == 4212);
@@ -147,7 +137,7 @@ static void squeezed_duck_recovers(void)
     int32_t step = 0;
     for (; sm_world_get_time(world) < 2.0 - 1e-9; step++) {
         ENSURE_OK(sm_scene_step(scene, world));
-        squeezed = fmin(squeezed, object_height(world, 0));
+        squeezed = fmin(squeezed, object_extent(world, 0, 1));
         if (world_has_nan(world)) break;
     }
     ENSURE(!world_has_nan(world));

@@ -501,13 +501,9 @@ void render_colliders(view_renderer *r, const sm_collider_info *colliders, int c
     for (int i = 0; i < count; i++) {
         const sm_collider_info *c = &colliders[i];
         if (c->shape != SM_COLLIDER_PLANE) continue;
-        // a right-handed frame (t, n, b) around the normal n, centred where the plane is nearest the focus
-        const sm_vec3 n = column(&c->axes, 1);
-        const sm_vec3 helper = fabs(n.x) < 0.9 ? (sm_vec3){1, 0, 0} : (sm_vec3){0, 1, 0};
-        sm_vec3 t = {helper.y * n.z - helper.z * n.y, helper.z * n.x - helper.x * n.z, helper.x * n.y - helper.y * n.x};
-        const double length = sqrt(t.x * t.x + t.y * t.y + t.z * t.z);
-        t = (sm_vec3){t.x / length, t.y / length, t.z / length};
-        const sm_vec3 b = {t.y * n.z - t.z * n.y, t.z * n.x - t.x * n.z, t.x * n.y - t.y * n.x};
+        // the plane's right-handed frame (its axes: column 1 the normal n), centred where the plane
+        // is nearest the focus
+        const sm_vec3 t = column(&c->axes, 0), n = column(&c->axes, 1), b = column(&c->axes, 2);
         const double d = (focus.x - c->center.x) * n.x + (focus.y - c->center.y) * n.y + (focus.z - c->center.z) * n.z;
         const sm_vec3 centre = {focus.x - d * n.x, focus.y - d * n.y, focus.z - d * n.z};
         frame_matrices(t, n, b, (sm_vec3){plane_half, 1.0, plane_half}, centre, model, normal);

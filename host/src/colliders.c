@@ -68,9 +68,8 @@ sm_result sm_world_add_collider(sm_world *world, const sm_collider_def *def, int
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_add_collider: a world holds at most %d colliders", SM_MAX_COLLIDERS);
     if (world->collider_count == world->collider_capacity) {
         const int32_t capacity = world->collider_capacity ? 2 * world->collider_capacity : 4;
-        sm_collider *grown = realloc(world->colliders, (size_t)capacity * sizeof *grown);
-        if (!grown) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory adding a collider");
-        world->colliders = grown;
+        if (!sm_grow((void **)&world->colliders, sizeof *world->colliders, (size_t)capacity))
+            return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory adding a collider");
         world->collider_capacity = capacity;
     }
     sm_collider c = {.def = *def};

@@ -8,13 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/// Grows *array to hold `count` elements of `size` bytes.
+/// sm_grow() to `count` elements (at least one, so that an empty array is still allocated).
 static bool resize(void **array, size_t size, int64_t count)
 {
-    void *grown = realloc(*array, size * (size_t)(count > 0 ? count : 1));
-    if (!grown) return false;
-    *array = grown;
-    return true;
+    return sm_grow(array, size, (size_t)(count > 0 ? count : 1));
 }
 
 void sm_surface_normals(const sm_world *world, const sm_vec3 *position, sm_vec3 *normal, int32_t first, int32_t count)

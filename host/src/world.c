@@ -288,7 +288,7 @@ sm_result sm_object_check_indices(const sm_object_def *d, int32_t count, char *f
 }
 
 /// Grows an array to `capacity` elements; the pointer is only replaced on success.
-static bool grow(void **array, size_t element, size_t capacity)
+bool sm_grow(void **array, size_t element, size_t capacity)
 {
     void *grown = realloc(*array, element * capacity);
     if (!grown) return false;
@@ -310,32 +310,32 @@ static sm_result reserve(sm_world *w, int64_t particles, int64_t clusters, int64
     bool ok = true;
     if (particles > w->particle_capacity) {
         int32_t cap = next_capacity(w->particle_capacity, particles);
-        ok = ok && grow((void **)&w->position, sizeof(sm_vec3), (size_t)cap) &&
-             grow((void **)&w->velocity, sizeof(sm_vec3), (size_t)cap) &&
-             grow((void **)&w->rest_position, sizeof(sm_vec3), (size_t)cap) &&
-             grow((void **)&w->goal, sizeof(sm_vec3), (size_t)cap) &&
-             grow((void **)&w->force, sizeof(sm_vec3), (size_t)cap) &&
-             grow((void **)&w->mass, sizeof(double), (size_t)cap) && grow((void **)&w->fixed, 1, (size_t)cap) &&
-             grow((void **)&w->particle_object, sizeof(int32_t), (size_t)cap) &&
-             grow((void **)&w->radius, sizeof(double), (size_t)cap);
+        ok = ok && sm_grow((void **)&w->position, sizeof(sm_vec3), (size_t)cap) &&
+             sm_grow((void **)&w->velocity, sizeof(sm_vec3), (size_t)cap) &&
+             sm_grow((void **)&w->rest_position, sizeof(sm_vec3), (size_t)cap) &&
+             sm_grow((void **)&w->goal, sizeof(sm_vec3), (size_t)cap) &&
+             sm_grow((void **)&w->force, sizeof(sm_vec3), (size_t)cap) &&
+             sm_grow((void **)&w->mass, sizeof(double), (size_t)cap) && sm_grow((void **)&w->fixed, 1, (size_t)cap) &&
+             sm_grow((void **)&w->particle_object, sizeof(int32_t), (size_t)cap) &&
+             sm_grow((void **)&w->radius, sizeof(double), (size_t)cap);
         if (ok) w->particle_capacity = cap;
     }
     if (ok && clusters > w->cluster_capacity) {
         int32_t cap = next_capacity(w->cluster_capacity, clusters);
-        ok = grow((void **)&w->clusters, sizeof(sm_cluster), (size_t)cap);
+        ok = sm_grow((void **)&w->clusters, sizeof(sm_cluster), (size_t)cap);
         if (ok) w->cluster_capacity = cap;
     }
     if (ok && memberships > w->membership_capacity) {
         int32_t cap = next_capacity(w->membership_capacity, memberships);
-        ok = grow((void **)&w->member_particle, sizeof(int32_t), (size_t)cap) &&
-             grow((void **)&w->member_cluster, sizeof(int32_t), (size_t)cap) &&
-             grow((void **)&w->member_rest, sizeof(sm_vec3), (size_t)cap) &&
-             grow((void **)&w->member_q, sizeof(sm_vec3), (size_t)cap);
+        ok = sm_grow((void **)&w->member_particle, sizeof(int32_t), (size_t)cap) &&
+             sm_grow((void **)&w->member_cluster, sizeof(int32_t), (size_t)cap) &&
+             sm_grow((void **)&w->member_rest, sizeof(sm_vec3), (size_t)cap) &&
+             sm_grow((void **)&w->member_q, sizeof(sm_vec3), (size_t)cap);
         if (ok) w->membership_capacity = cap;
     }
     if (ok && w->object_count + 1 > w->object_capacity) {
         int32_t cap = next_capacity(w->object_capacity, w->object_count + 1);
-        ok = grow((void **)&w->objects, sizeof(sm_object), (size_t)cap);
+        ok = sm_grow((void **)&w->objects, sizeof(sm_object), (size_t)cap);
         if (ok) w->object_capacity = cap;
     }
     return ok ? SM_OK : sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory growing the world to %lld particles",
@@ -511,12 +511,10 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
                        : "");
         world->cluster_count++;
     }
-    sm_vec3 *centers = realloc(world->skin_center, sizeof(sm_vec3) * (size_t)world->cluster_count);
-    if (!centers) {
+    if (!sm_grow((void **)&world->skin_center, sizeof(sm_vec3), (size_t)world->cluster_count)) {
         result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory adding an object");
         goto done;
     }
-    world->skin_center = centers;
     sm_surface surface = def->surface;
     if (def->shape.type == SM_SHAPE_MESH && !surface.vertices && surface.enabled) {
         surface.vertices = def->shape.mesh_vertices, surface.vertex_count = def->shape.mesh_vertex_count;
@@ -785,35 +783,23 @@ sm_result sm_world_get_forces(const sm_world *world, int32_t first, int32_t coun
 
 sm_result sm_world_get_float4(const sm_world *world, sm_particle_field field, int32_t first, int32_t count, float *out)
 {
-    if (field == SM_FIELD_SURFACE_POSITION || field == SM_FIELD_SURFACE_NORMAL) {
-        if (!world || !out) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_get_float4: world and buffer must not be NULL");
-        if (first < 0 || count < 0 || (int64_t)first + count > world->surface_vertex_count)
-            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_get_float4: surface vertices [%d, %lld) are outside [0, %d)",
-                           first, (long long)first + count, world->surface_vertex_count);
-        bool done = false;
-        sm_result result = sm_cl_read_float4(world, field, first, count, out, &done);
-        if (result != SM_OK || done) return result;
-        const bool position = field == SM_FIELD_SURFACE_POSITION;
-        const sm_vec3 *source = position ? world->surface_position : world->surface_normal;
-        for (int32_t i = 0; i < count; i++) {
-            const sm_vec3 v = source[first + i];
-            out[4 * i] = (float)v.x, out[4 * i + 1] = (float)v.y, out[4 * i + 2] = (float)v.z;
-            out[4 * i + 3] = position ? 1.0f : 0.0f;
-        }
-        return SM_OK;
-    }
-    sm_result result = check_range(world, first, count, out, "sm_world_get_float4");
-    if (result != SM_OK) return result;
-    if (field != SM_FIELD_POSITION && field != SM_FIELD_VELOCITY && field != SM_FIELD_GOAL)
+    if (!world || !out) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_get_float4: world and buffer must not be NULL");
+    if (field < SM_FIELD_POSITION || field > SM_FIELD_SURFACE_NORMAL)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_get_float4: unknown field %d", (int)field);
+    // the surface fields count surface vertices, the others particles
+    const bool surface = field == SM_FIELD_SURFACE_POSITION || field == SM_FIELD_SURFACE_NORMAL;
+    const int32_t limit = surface ? world->surface_vertex_count : world->particle_count;
+    if (first < 0 || count < 0 || (int64_t)first + count > limit)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_get_float4: %s [%d, %lld) are outside [0, %d)",
+                       surface ? "surface vertices" : "particles", first, (long long)first + count, limit);
     bool done = false;
-    result = sm_cl_read_float4(world, field, first, count, out, &done);
+    sm_result result = sm_cl_read_float4(world, field, first, count, out, &done);
     if (result != SM_OK || done) return result;
-    const sm_vec3 *source = field == SM_FIELD_POSITION ? world->position : field == SM_FIELD_VELOCITY ? world->velocity : world->goal;
+    const sm_vec3 *source[] = {world->position, world->velocity, world->goal, world->surface_position, world->surface_normal};
     for (int32_t i = 0; i < count; i++) {
-        const sm_vec3 v = source[first + i];
+        const sm_vec3 v = source[field][first + i];
         out[4 * i] = (float)v.x, out[4 * i + 1] = (float)v.y, out[4 * i + 2] = (float)v.z;
-        out[4 * i + 3] = field == SM_FIELD_POSITION ? (float)world->mass[first + i] : 0.0f;
+        out[4 * i + 3] = field == SM_FIELD_POSITION ? (float)world->mass[first + i] : field == SM_FIELD_SURFACE_POSITION ? 1.0f : 0.0f;
     }
     return SM_OK;
 }

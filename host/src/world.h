@@ -170,6 +170,9 @@ void sm_cluster_quadratic_weights(const sm_world *world, const sm_cluster *clust
 sm_result sm_world_update_map(sm_world *world);
 
 /* world.c */
+/// Reallocates *array to `capacity` elements of `element` bytes; false (and *array untouched)
+/// when out of memory.
+bool sm_grow(void **array, size_t element, size_t capacity);
 /// Checks an object def's explicit cluster lists and fixed indices against its particle count.
 /// On failure sm_last_error() holds the problem and `field` the field at fault, as named in
 /// scene files ("clusters.lists[2]", "fixed").
