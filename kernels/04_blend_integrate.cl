@@ -19,7 +19,9 @@ inline float3 sm_cluster_goal_offset(int k, float3 x_hi, float3 x_lo, __global c
 
 /// Blended goal (w: 0), then v += alpha (g - x) / h + h (gravity + f / m), damping, x += h v
 /// with the rounding of the sum kept in position_lo. Fixed particles (force.w = 0, the inverse
-/// mass) keep their state.
+/// mass) keep their state. `inputs` (SM_K_INPUT_*) adds the caller's forces and the targets: a
+/// target of stiffness k > 0 adds k (target - x) to f; a pinned particle ends on its target with
+/// velocity (target - x) / h.
 __kernel void sm_blend_integrate(const int particle_count, const float h, const float4 gravity,
                                  __global const int *particle_object, __global const sm_k_object *objects,
                                  __global const int *particle_member_offsets, __global const int *particle_members,
@@ -27,6 +29,7 @@ __kernel void sm_blend_integrate(const int particle_count, const float h, const 
                                  __global const sm_k_cluster *clusters, __global const sm_k_cluster_rest *rest,
                                  __global const float4 *center, __global const float4 *center_offset,
                                  __global const sm_k_mat39 *transform, __global const float4 *force,
+                                 const int inputs, __global const float4 *input_force, __global const float4 *target,
                                  __global float4 *position, __global float4 *position_lo,
                                  __global float4 *velocity, __global float4 *goal)
 {
@@ -44,8 +47,12 @@ __kernel void sm_blend_integrate(const int particle_count, const float h, const 
         d = sum * (1.0f / (float)(end - begin));
     }
     goal[i] = (float4)(x.xyz + (x_lo + d), 0.0f);
-    const float4 f = force[i]; // w: inverse mass, 0 for a fixed particle
+    float4 f = force[i]; // w: inverse mass, 0 for a fixed particle
     if (f.w == 0.0f) return;
+    if (inputs & SM_K_INPUT_FORCES) f.xyz += input_force[i].xyz;
+    const float4 t = (inputs & SM_K_INPUT_TARGETS) ? target[i] : (float4)(0.0f);
+    const float3 to_target = (t.xyz - x.xyz) - x_lo;
+    if (t.w > 0.0f) f.xyz += t.w * to_target;
 
     const sm_k_object object = objects[particle_object[i]];
     const float alpha = object.tau > 0.0f ? fmin(1.0f, h / object.tau) : object.alpha;
@@ -58,6 +65,11 @@ __kernel void sm_blend_integrate(const int particle_count, const float h, const 
     // x += h v in double-float
     float4 hi = x, lo = (float4)(x_lo, 0.0f);
     sm_add_pair(&hi, &lo, h * v);
+    if (t.w == SM_K_TARGET_PIN) { // kinematic: on the target, moving as it moved
+        velocity[i] = (float4)(to_target / h, 0.0f);
+        hi = (float4)(t.xyz, x.w);
+        lo = (float4)(0.0f);
+    }
     position[i] = hi;
     position_lo[i] = lo;
 }

@@ -38,6 +38,11 @@ typedef float sm_float;
 #define SM_K_GROUND 1
 #define SM_K_PUSHER 2
 
+/* What the blend-integrate pass reads besides the world's own forces */
+#define SM_K_INPUT_FORCES 1 /* the caller's forces, float4 per particle (xyz: N) */
+#define SM_K_INPUT_TARGETS 2 /* targets, float4 per particle (xyz: m, w: stiffness N/m, SM_K_TARGET_PIN pins, 0 none) */
+#define SM_K_TARGET_PIN (-1.0f)
+
 /* The collide passes. A cell (x, y, z) of the uniform grid goes to bucket
  * SM_K_CELL_HASH(x, y, z, table_size - 1) of the hash table (Teschner et al. 2003; the table
  * size is a power of two). Particles of one self-colliding object whose rest distance is below

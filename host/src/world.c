@@ -113,6 +113,13 @@ sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
     }
     if (def->backend != SM_BACKEND_DEFAULT && def->backend != SM_BACKEND_CPU && def->backend != SM_BACKEND_OPENCL)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: unknown backend %d", (int)def->backend);
+    const bool callers_opencl = def->opencl.context || def->opencl.device || def->opencl.queue;
+    if (callers_opencl && def->backend == SM_BACKEND_CPU)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: OpenCL objects were given for the CPU backend");
+    if (callers_opencl && def->gl.context)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: give either the caller's OpenCL objects or a GL context, not both");
+    if (def->opencl.device && !def->opencl.context && !def->opencl.queue)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: an OpenCL device needs its context (or a queue)");
     sm_world *world = calloc(1, sizeof *world);
     if (!world) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory creating a world");
     world->def = *def;
@@ -122,7 +129,7 @@ sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
         sm_result result = sm_cl_create(world, def->device);
         if (result == SM_OK) {
             world->backend_name = "opencl";
-        } else if (def->backend == SM_BACKEND_OPENCL) {
+        } else if (def->backend == SM_BACKEND_OPENCL || callers_opencl) {
             sm_world_destroy(world);
             return result;
         } else {
@@ -142,7 +149,7 @@ void sm_world_destroy(sm_world *world)
     for (int32_t o = 0; o < world->object_count; o++) free(world->objects[o].name);
     free(world->objects);
     free(world->position), free(world->velocity), free(world->rest_position), free(world->goal), free(world->force);
-    free(world->mass), free(world->fixed), free(world->particle_object), free(world->radius);
+    free(world->mass), free(world->fixed), free(world->particle_object), free(world->radius), free(world->target);
     sm_grid_free(&world->grid);
     sm_colliders_free(world);
     sm_surfaces_free(world);
@@ -153,6 +160,19 @@ void sm_world_destroy(sm_world *world)
 }
 
 /* ---- Adding objects ------------------------------------------------------------------ */
+
+/// Checks plasticity settings that are enabled; `call` prefixes the message ("" or "name: ").
+static sm_result check_plasticity(const sm_plasticity *p, const char *call)
+{
+    if (!p->enabled) return SM_OK;
+    if (!(p->yield >= 0.0) || !isfinite(p->yield))
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "%splasticity yield must be >= 0 (got %g)", call, p->yield);
+    if (!(p->creep >= 0.0) || !isfinite(p->creep))
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "%splasticity creep must be >= 0 per second (got %g)", call, p->creep);
+    if (!(p->max > 0.0) || !isfinite(p->max))
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "%splasticity max must be > 0 (got %g)", call, p->max);
+    return SM_OK;
+}
 
 /// Checks the parameters that do not depend on the sampled particles.
 static sm_result validate_object_def(const sm_object_def *d)
@@ -171,11 +191,8 @@ static sm_result validate_object_def(const sm_object_def *d)
         BAD("position, rotation, velocities and force must be finite");
     if (d->cap.enabled && !(d->cap.soft >= 3.0 && d->cap.hard > d->cap.soft && isfinite(d->cap.hard)))
         BAD("cap needs 3 <= soft < hard (got soft %g, hard %g)", d->cap.soft, d->cap.hard);
-    if (d->plasticity.enabled) {
-        if (!(d->plasticity.yield >= 0.0) || !isfinite(d->plasticity.yield)) BAD("plasticity yield must be >= 0 (got %g)", d->plasticity.yield);
-        if (!(d->plasticity.creep >= 0.0) || !isfinite(d->plasticity.creep)) BAD("plasticity creep must be >= 0 per second (got %g)", d->plasticity.creep);
-        if (!(d->plasticity.max > 0.0) || !isfinite(d->plasticity.max)) BAD("plasticity max must be > 0 (got %g)", d->plasticity.max);
-    }
+    sm_result plastic = check_plasticity(&d->plasticity, "");
+    if (plastic != SM_OK) return plastic;
     const sm_shape *s = &d->shape;
     switch (s->type) {
     case SM_SHAPE_POINTS:
@@ -317,7 +334,8 @@ static sm_result reserve(sm_world *w, int64_t particles, int64_t clusters, int64
              sm_grow((void **)&w->force, sizeof(sm_vec3), (size_t)cap) &&
              sm_grow((void **)&w->mass, sizeof(double), (size_t)cap) && sm_grow((void **)&w->fixed, 1, (size_t)cap) &&
              sm_grow((void **)&w->particle_object, sizeof(int32_t), (size_t)cap) &&
-             sm_grow((void **)&w->radius, sizeof(double), (size_t)cap);
+             sm_grow((void **)&w->radius, sizeof(double), (size_t)cap) &&
+             sm_grow((void **)&w->target, 4 * sizeof(double), (size_t)cap);
         if (ok) w->particle_capacity = cap;
     }
     if (ok && clusters > w->cluster_capacity) {
@@ -419,6 +437,7 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
         world->velocity[first + i] = v3_add(def->linear_velocity, v3_cross(def->angular_velocity, r));
         world->force[first + i] = v3_scale(def->force, masses[i] / total_mass);
     }
+    memset(world->target + 4 * (size_t)first, 0, 4 * sizeof(double) * (size_t)count); // no targets
     for (int32_t f = 0; f < def->fixed_count; f++) {
         world->fixed[first + def->fixed[f]] = 1;
         world->velocity[first + def->fixed[f]] = v3(0, 0, 0); // it never moves, so it reports rest
@@ -545,18 +564,24 @@ static double now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
-sm_result sm_world_step(sm_world *world, double dt, int32_t substeps)
+sm_result sm_world_step_check(sm_world *world, double dt, int32_t substeps, const char *call, double *out_h)
 {
-    if (!world) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_step: world must not be NULL");
-    if (substeps < 1) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_step: substeps must be >= 1 (got %d)", substeps);
+    if (!world) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "%s: world must not be NULL", call);
+    if (substeps < 1) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "%s: substeps must be >= 1 (got %d)", call, substeps);
     if (!(dt / substeps >= SM_MIN_STEP) || !isfinite(dt))
-        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_step: dt / substeps must be at least %g s (got dt %g, %d substeps)",
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "%s: dt / substeps must be at least %g s (got dt %g, %d substeps)", call,
                        SM_MIN_STEP, dt, substeps);
     sm_result result = sm_world_update_map(world);
     if (result == SM_OK) result = sm_grid_layout(world);
-    if (result != SM_OK) return result;
+    *out_h = dt / substeps;
+    return result;
+}
 
-    const double h = dt / substeps;
+sm_result sm_world_step(sm_world *world, double dt, int32_t substeps)
+{
+    double h = 0.0;
+    sm_result result = sm_world_step_check(world, dt, substeps, "sm_world_step", &h);
+    if (result != SM_OK) return result;
     if (world->cl) return sm_cl_step(world, h, substeps);
     double *ms = world->profile.pass_ms;
     const bool collide = world->grid.colliding > 0;
@@ -590,7 +615,12 @@ sm_result sm_world_step(sm_world *world, double dt, int32_t substeps)
     return SM_OK;
 }
 
-sm_profile sm_world_get_profile(const sm_world *world) { return world->profile; }
+sm_profile sm_world_get_profile(const sm_world *world)
+{
+    sm_profile profile = world->profile;
+    sm_cl_transfer_counts(world, &profile.transfers, &profile.transfer_bytes);
+    return profile;
+}
 
 /* ---- Queries and edits ----------------------------------------------------------------- */
 
@@ -743,6 +773,28 @@ sm_result sm_world_set_force(sm_world *world, int32_t particle, sm_vec3 force)
     return sm_cl_write(world, SM_CL_FORCE, particle, 1);
 }
 
+sm_result sm_world_set_target(sm_world *world, int32_t particle, sm_vec3 target, double stiffness)
+{
+    if (!world || particle < 0 || particle >= world->particle_count)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_set_target: no particle %d", particle);
+    if (!v3_is_finite(target)) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_set_target: target must be finite");
+    if (!(stiffness >= 0.0 || stiffness == SM_TARGET_PIN) || !isfinite(stiffness))
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_set_target: stiffness must be >= 0 N/m or SM_TARGET_PIN (got %g)",
+                       stiffness);
+    double *t = &world->target[4 * (size_t)particle];
+    world->target_count += (stiffness != 0.0) - (t[3] != 0.0);
+    t[0] = target.x, t[1] = target.y, t[2] = target.z, t[3] = stiffness;
+    return sm_cl_write(world, SM_CL_TARGET, particle, 1);
+}
+
+sm_result sm_world_get_targets(const sm_world *world, int32_t first, int32_t count, double *xyzk)
+{
+    sm_result result = check_range(world, first, count, xyzk, "sm_world_get_targets");
+    if (result != SM_OK) return result;
+    memcpy(xyzk, world->target + 4 * (size_t)first, 4 * sizeof(double) * (size_t)count);
+    return SM_OK;
+}
+
 sm_result sm_world_copy_state(sm_world *target, const sm_world *source)
 {
     if (!target || !source) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_copy_state: worlds must not be NULL");
@@ -765,6 +817,8 @@ sm_result sm_world_copy_state(sm_world *target, const sm_world *source)
     memcpy(target->velocity, source->velocity, n * sizeof(sm_vec3));
     memcpy(target->goal, source->goal, n * sizeof(sm_vec3));
     memcpy(target->force, source->force, n * sizeof(sm_vec3));
+    memcpy(target->target, source->target, 4 * n * sizeof(double));
+    target->target_count = source->target_count;
     memcpy(target->member_q, source->member_q, k * sizeof(sm_vec3));
     memcpy(target->clusters, source->clusters, (size_t)source->cluster_count * sizeof(sm_cluster));
     target->time = source->time;
@@ -812,7 +866,7 @@ sm_result sm_world_get_object_params(const sm_world *world, int32_t object, sm_o
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_get_object_params: no object %d (the world has %d)", object,
                        world ? world->object_count : 0);
     const sm_object *o = &world->objects[object];
-    *out = (sm_object_params){o->mode, o->alpha, o->tau, o->beta, o->damping};
+    *out = (sm_object_params){o->mode, o->alpha, o->tau, o->beta, o->damping, o->volume_preservation, o->plasticity};
     return SM_OK;
 }
 
@@ -830,19 +884,22 @@ sm_result sm_world_set_object_params(sm_world *world, int32_t object, const sm_o
     if (!(p->tau >= 0.0) || !isfinite(p->tau) || !(p->damping >= 0.0) || !isfinite(p->damping))
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_set_object_params: tau and damping must be finite and >= 0 (got %g, %g)",
                        p->tau, p->damping);
+    sm_result result = check_plasticity(&p->plasticity, "sm_world_set_object_params: ");
+    if (result != SM_OK) return result;
     sm_object *o = &world->objects[object];
-    if (p->mode == o->mode) {
-        o->alpha = p->alpha, o->tau = p->tau, o->beta = p->beta, o->damping = p->damping;
-        return sm_cl_write_object(world, object);
-    }
-    // a new mode needs the clusters' rest data of that mode (the quadratic moments): recompute
-    // them from the current state on the host and upload everything
-    sm_result result = sm_cl_pull(world);
+    // a new mode needs the clusters' rest data of that mode (the quadratic moments), and the
+    // plasticity pass may not run yet: bring the state to the host before anything changes
+    const bool mode_change = p->mode != o->mode, plastic_on = p->plasticity.enabled && !o->plasticity.enabled;
+    if (mode_change || plastic_on) result = sm_cl_pull(world);
     if (result != SM_OK) return result;
     o->mode = p->mode, o->alpha = p->alpha, o->tau = p->tau, o->beta = p->beta, o->damping = p->damping;
-    for (int32_t c = o->first_cluster; c < o->first_cluster + o->cluster_count; c++)
-        sm_cluster_update_rest(world, &world->clusters[c]);
-    sm_cl_mark_host_changed(world);
+    o->volume_preservation = p->volume_preservation;
+    o->plasticity = p->plasticity;
+    if (!mode_change && !plastic_on) return sm_cl_write_object(world, object);
+    if (mode_change)
+        for (int32_t c = o->first_cluster; c < o->first_cluster + o->cluster_count; c++)
+            sm_cluster_update_rest(world, &world->clusters[c]);
+    sm_cl_mark_host_changed(world); // upload everything before the next step
     return SM_OK;
 }
 

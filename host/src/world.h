@@ -93,6 +93,10 @@ struct sm_world {
     uint8_t *fixed;
     int32_t *particle_object; ///< the object each particle belongs to
     double *radius;           ///< m: its radius in contact, 0 when its object does not collide
+    /// kinematic targets, 4 per particle: x, y, z (m) and the stiffness (N/m; SM_TARGET_PIN pins;
+    /// 0: none); target_count: particles with a target
+    double *target;
+    int32_t target_count;
 
     // clusters and their memberships (CSR): membership k joins particle member_particle[k]
     // to cluster member_cluster[k] with rest offset member_rest[k] = x0_i - x0_cm and plastic
@@ -173,6 +177,9 @@ sm_result sm_world_update_map(sm_world *world);
 /// Reallocates *array to `capacity` elements of `element` bytes; false (and *array untouched)
 /// when out of memory.
 bool sm_grow(void **array, size_t element, size_t capacity);
+/// Checks a step's arguments for `call`, brings the membership map and the grid up to date and
+/// sets *out_h = dt / substeps.
+sm_result sm_world_step_check(sm_world *world, double dt, int32_t substeps, const char *call, double *out_h);
 /// Checks an object def's explicit cluster lists and fixed indices against its particle count.
 /// On failure sm_last_error() holds the problem and `field` the field at fault, as named in
 /// scene files ("clusters.lists[2]", "fixed").

@@ -17,8 +17,20 @@
  * never exits: notices go through the log callback of the world def.
  * Defs must come from their default constructor: a zeroed struct is rejected, because the
  * physical defaults are not zero.
- * One world is used by one thread at a time; different worlds are independent. Scene files are
- * parsed by cJSON, whose parser keeps global state: load scenes from one thread at a time. */
+ *
+ * Threads
+ *   - A world is used by one thread at a time (calls on one world are not synchronised); different
+ *     worlds are independent and may run on different threads at once.
+ *   - An OpenCL world enqueues all of its device work on one in-order queue, its own or the
+ *     caller's (sm_world_def.opencl); it never makes a second one. Give each world its own queue
+ *     when worlds run on different threads: an OpenCL queue is not safe to share between threads
+ *     that enqueue at the same time.
+ *   - The GL calls (sm_world_share_gl_buffer(), sm_world_copy_to_gl()) run on the thread whose GL
+ *     context is current.
+ *   - Scene files are parsed by cJSON, whose parser keeps global state: load scenes from one
+ *     thread at a time.
+ * Inside a GPU pipeline (the caller's context, queue, events and device buffers): see
+ * shapematch_opencl.h. */
 #ifndef SHAPEMATCH_H
 #define SHAPEMATCH_H
 
@@ -45,17 +57,17 @@ extern "C" {
 
 /// A 3-vector of doubles (m, m/s, N or rad/s, as the field says).
 typedef struct sm_vec3 {
-    double x, y, z;
+    double x, y, z; ///< x, y, z components
 } sm_vec3;
 
 /// A 3x3 matrix of doubles, row-major: m[row][column].
 typedef struct sm_mat3 {
-    double m[3][3];
+    double m[3][3]; ///< m[row][column]
 } sm_mat3;
 
 /// Result of every call that can fail. sm_last_error() holds the sentence behind it.
 typedef enum sm_result {
-    SM_OK = 0,
+    SM_OK = 0, ///< success
     SM_ERROR_INVALID_ARGUMENT, ///< an argument or def field is out of range
     SM_ERROR_OUT_OF_MEMORY,    ///< an allocation failed
     SM_ERROR_IO,               ///< a file could not be opened, read or written
@@ -71,9 +83,9 @@ SM_API const char *sm_last_error(void);
 
 /// Severity of a log message.
 typedef enum sm_log_level {
-    SM_LOG_ERROR,
-    SM_LOG_WARNING,
-    SM_LOG_NOTICE,
+    SM_LOG_ERROR, ///< a call failed or a result cannot be trusted
+    SM_LOG_WARNING, ///< something was degraded or replaced (e.g. a cluster that supports fewer modes)
+    SM_LOG_NOTICE, ///< information (the device chosen, a program built)
 } sm_log_level;
 
 /// Receives the library's messages; `user` is the pointer given in the world def.
@@ -121,6 +133,19 @@ typedef struct sm_gl_context {
     bool egl;      ///< the context is EGL's, default false (GLX)
 } sm_gl_context;
 
+/// OpenCL objects of the caller's for an OpenCL world to run on (shapematch_opencl.h). All NULL
+/// (the default): the world opens its own device (sm_world_def.device). `queue` alone: the
+/// world runs on it, in its context and on its device. `context` (and optionally `device`, else
+/// the context's first) without a queue: the world makes its one queue there. The world retains
+/// what it is given and releases it when destroyed. The queue must execute in order (no
+/// CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE), and have CL_QUEUE_PROFILING_ENABLE if the def asks to
+/// profile. The types are OpenCL's cl_context, cl_device_id and cl_command_queue.
+typedef struct sm_opencl_objects {
+    struct _cl_context *context; ///< cl_context, or NULL
+    struct _cl_device_id *device; ///< cl_device_id, or NULL (the context's first device, or the queue's)
+    struct _cl_command_queue *queue; ///< cl_command_queue, or NULL (the world makes one in `context`)
+} sm_opencl_objects;
+
 /// Everything a world needs at creation. Get one from sm_world_def_default().
 typedef struct sm_world_def {
     sm_vec3 gravity;    ///< m/s^2, default (0, -9.81, 0)
@@ -135,6 +160,9 @@ typedef struct sm_world_def {
     bool profile;
     /// OpenCL: the GL context to share buffers with (see sm_world_gl_sharing()), default none.
     sm_gl_context gl;
+    /// OpenCL: the caller's context, device and queue to run on, default none (the world opens
+    /// its own). Implies the OpenCL backend; not together with `gl`.
+    sm_opencl_objects opencl;
     sm_log_fn *log;     ///< receives notices (e.g. a cluster that supports fewer modes); may be NULL
     void *log_user;     ///< passed back to `log`
     int32_t internal_value; ///< set by sm_world_def_default(); do not touch
@@ -211,9 +239,9 @@ typedef struct sm_surface {
     /// Vertices in the object's frame (placed like its particles), m (copied); NULL: no surface,
     /// except that a mesh shape then uses its own mesh (set `enabled` false to prevent it).
     const sm_vec3 *vertices;
-    int32_t vertex_count;
+    int32_t vertex_count; ///< number of vertices
     const int32_t *triangles;  ///< 3 vertex indices per triangle, counter-clockwise from outside (copied)
-    int32_t triangle_count;
+    int32_t triangle_count; ///< number of triangles
     bool enabled;              ///< default true
 } sm_surface;
 
@@ -306,7 +334,7 @@ typedef enum sm_pass {
     SM_PASS_GROUND,          ///< ground plane with restitution and friction
     SM_PASS_PLASTICITY,      ///< plastic state and rest shape update
     SM_PASS_SKIN,            ///< skinned surfaces: vertices and normals, once per sm_world_step() (when there are surfaces)
-    SM_PASS_COUNT
+    SM_PASS_COUNT ///< the number of passes (not a pass)
 } sm_pass;
 
 /// Short name of a pass, e.g. "cluster_moments".
@@ -317,6 +345,13 @@ typedef struct sm_profile {
     double pass_ms[SM_PASS_COUNT]; ///< total milliseconds spent in each pass
     double step_ms;                ///< total milliseconds spent in sm_world_step
     int64_t steps;                 ///< number of steps of length h taken
+    /// OpenCL: reads and writes between host and device memory the world has enqueued since it
+    /// was created (uploads, read-backs, edits; kernels and fills on the device do not count).
+    /// Steps add none, except one write of the moving colliders' states per sm_world_step()
+    /// when the world has colliders, and the upload of the whole world at the first step after
+    /// objects are added or the host changed everything (sm_world_copy_state(), a mode switch).
+    int64_t transfers;
+    int64_t transfer_bytes;        ///< bytes those transfers moved
 } sm_profile;
 
 /// The world's accumulated timings.
@@ -326,9 +361,9 @@ SM_API sm_profile sm_world_get_profile(const sm_world *world);
 
 /// Sizes of a world.
 typedef struct sm_counts {
-    int32_t objects;
-    int32_t clusters;
-    int32_t particles;
+    int32_t objects; ///< objects added
+    int32_t clusters; ///< clusters over all objects
+    int32_t particles; ///< particles over all objects
     int32_t memberships; ///< sum over clusters of their particle counts
 } sm_counts;
 
@@ -350,14 +385,14 @@ SM_API sm_result sm_world_copy_state(sm_world *target, const sm_world *source);
 /// One object's place in the world's arrays.
 typedef struct sm_object_info {
     const char *name;        ///< "" when unnamed; valid while the world lives
-    sm_shape_type shape;
-    sm_mode mode;
+    sm_shape_type shape; ///< how its particles were made
+    sm_mode mode; ///< its goal transform
     double mass;             ///< kg
     int32_t first_particle;  ///< its particles are [first_particle, first_particle + particle_count)
-    int32_t particle_count;
+    int32_t particle_count; ///< number of its particles
     int32_t first_cluster;   ///< its clusters are [first_cluster, first_cluster + cluster_count)
-    int32_t cluster_count;
-    int32_t membership_count;
+    int32_t cluster_count; ///< number of its clusters
+    int32_t membership_count; ///< sum over its clusters of their particle counts
     bool collides;           ///< its particles take part in contact (the world's collisions are on and so are its own)
     bool self_collides;      ///< it also collides with itself
     /// m: the lattice spacing of its particles (a box's smallest step along its axes, the
@@ -367,7 +402,7 @@ typedef struct sm_object_info {
     double particle_radius;  ///< m: the radius of its particles in contact (0 when it does not collide)
     int32_t first_surface_vertex; ///< its surface's vertices are [first_surface_vertex, + surface_vertex_count) of the world's
     int32_t surface_vertex_count; ///< 0: no surface
-    int32_t surface_triangle_count;
+    int32_t surface_triangle_count; ///< number of its surface triangles
 } sm_object_info;
 
 /// Describes object `object`.
@@ -437,13 +472,32 @@ SM_API sm_result sm_world_set_force(sm_world *world, int32_t particle, sm_vec3 f
 /// Copies the external forces of particles [first, first + count) into xyz, N.
 SM_API sm_result sm_world_get_forces(const sm_world *world, int32_t first, int32_t count, double *xyz);
 
-/// The parameters of an object that may change while the world runs.
+/// A target's stiffness that pins its particle to the target (kinematic) instead of pulling it.
+#define SM_TARGET_PIN (-1.0)
+
+/// Sets the kinematic target of one particle (README step 6a), m, for the following steps.
+/// `stiffness` > 0, N/m: a spring force stiffness (target - x) at the start of each step is added
+/// to the particle's external force (explicit: keep stiffness h^2 / mass well below 1);
+/// SM_TARGET_PIN: after the integration the particle is placed on the target, with velocity
+/// (target - x) / h; 0: no target (the default). Contact, the ground and colliders act after it.
+SM_API sm_result sm_world_set_target(sm_world *world, int32_t particle, sm_vec3 target, double stiffness);
+
+/// Copies the targets of particles [first, first + count): 4 doubles each (x, y, z in m, then the
+/// stiffness in N/m, SM_TARGET_PIN or 0 for none).
+SM_API sm_result sm_world_get_targets(const sm_world *world, int32_t first, int32_t count, double *xyzk);
+
+/// The parameters of an object that may change while the world runs (as in sm_object_def).
+/// Changing alpha, tau, beta, damping, volume preservation or the plasticity settings writes one
+/// object record to the device; changing the mode, or turning plasticity on in a world that had
+/// none, recomputes the clusters' rest data on the host and uploads the world before the next step.
 typedef struct sm_object_params {
     sm_mode mode;   ///< goal transform; switching to quadratic works for any object (its moments are recomputed)
     double alpha;   ///< stiffness in [0, 1]
     double tau;     ///< s; when > 0, alpha = min(1, h / tau)
     double beta;    ///< in [0, 1]
     double damping; ///< 1/s, >= 0
+    bool volume_preservation;  ///< divide the linear and quadratic fits by the cube root of det(A)
+    sm_plasticity plasticity;  ///< plastic creep; turning it off keeps the rest shape reached so far
 } sm_object_params;
 
 /// The current parameters of object `object`.
@@ -523,7 +577,7 @@ SM_API sm_result sm_world_add_collider(sm_world *world, const sm_collider_def *d
 
 /// A collider where it is at the world's current time.
 typedef struct sm_collider_info {
-    sm_collider_shape shape;
+    sm_collider_shape shape; ///< plane, box or sphere
     sm_vec3 center;    ///< m: position plus the motion's displacement now
     sm_vec3 velocity;  ///< m/s, now
     sm_mat3 axes;      ///< box: its rotation (columns are its local axes); plane: column 1 is the normal
@@ -635,9 +689,9 @@ SM_API sm_result sm_scene_step(const sm_scene *scene, sm_world *world);
 /// vertex index triples (counter-clockwise seen from outside, as the file has them).
 typedef struct sm_mesh {
     sm_vec3 *vertices;      ///< in the file's units, every node transform applied
-    int32_t vertex_count;
+    int32_t vertex_count; ///< number of vertices
     int32_t *triangles;     ///< 3 vertex indices per triangle
-    int32_t triangle_count;
+    int32_t triangle_count; ///< number of triangles
 } sm_mesh;
 
 /// Reads every mesh of a file through assimp (OBJ, PLY, STL, glTF, Collada and whatever else

@@ -41,7 +41,11 @@ void sm_cpu_blend_integrate(sm_world *world, double h)
 
             // 6. velocity, 7. damping, 8. position
             const double m = world->mass[i];
-            const sm_vec3 f = world->force[i];
+            sm_vec3 f = world->force[i];
+            // 6a. the particle's target: a spring force, or a pin after the integration
+            const double *t = &world->target[4 * (size_t)i];
+            const sm_vec3 to_target = v3_sub(v3(t[0], t[1], t[2]), world->position[i]);
+            if (t[3] > 0.0) f = v3_add(f, v3_scale(to_target, t[3]));
             sm_vec3 accel = v3_add(gravity, v3(f.x / m, f.y / m, f.z / m));
             sm_vec3 v = world->velocity[i];
             v = v3_add(v, v3_scale(v3_sub(goal, world->position[i]), alpha / h));
@@ -49,6 +53,10 @@ void sm_cpu_blend_integrate(sm_world *world, double h)
             v = v3_scale(v, damping);
             world->velocity[i] = v;
             world->position[i] = v3_add(world->position[i], v3_scale(v, h));
+            if (t[3] == SM_TARGET_PIN) { // kinematic: on the target, moving as it moved
+                world->velocity[i] = v3_scale(to_target, 1.0 / h);
+                world->position[i] = v3(t[0], t[1], t[2]);
+            }
         }
     }
 }

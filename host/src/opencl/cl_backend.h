@@ -30,7 +30,7 @@ sm_result sm_cl_pull(sm_world *world);
 void sm_cl_mark_host_changed(sm_world *world);
 
 /// Particle quantities a world can read or write on the device.
-typedef enum sm_cl_field { SM_CL_POSITION, SM_CL_VELOCITY, SM_CL_GOAL, SM_CL_FORCE } sm_cl_field;
+typedef enum sm_cl_field { SM_CL_POSITION, SM_CL_VELOCITY, SM_CL_GOAL, SM_CL_FORCE, SM_CL_TARGET } sm_cl_field;
 
 /// Reads particles [first, first + count) of `field` into xyz (doubles); *done is false when
 /// the host arrays hold the current values instead (nothing read).
@@ -55,6 +55,9 @@ bool sm_cl_gl_sharing(const sm_world *world, const char **reason);
 sm_result sm_cl_share_gl_buffer(sm_world *world, sm_particle_field field, uint32_t gl_buffer);
 /// Acquires the shared GL buffers, copies the fields into them, releases them and waits.
 sm_result sm_cl_copy_to_gl(sm_world *world);
+
+/// The reads and writes between host and device the world has enqueued, and their bytes.
+void sm_cl_transfer_counts(const sm_world *world, int64_t *out_transfers, int64_t *out_bytes);
 
 /// Reads the step state of one cluster (centre, R, T, S_p) into the host's cluster record when
 /// the device is ahead.

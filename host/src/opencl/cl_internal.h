@@ -40,6 +40,8 @@ typedef struct sm_cl_buffers {
     cl_mem contact, cell, bucket_count, bucket_start, block_sum, sorted, sorted_cell, bucket_object, contact_dx, contact_dv;
     // the colliders' shapes, and their state in each step of one sm_cl_step() (step-major)
     cl_mem colliders, collider_state;
+    // the host's targets (sm_world_set_target()), made when the first is set
+    cl_mem target;
     // skinned surfaces (world.h): the bindings (CSR by vertex), triangles and the triangles around
     // each vertex (CSR), the clusters' centres after the step, and the vertices and normals
     cl_mem surface_binding_offsets, surface_binding_cluster, surface_binding_rest, surface_triangles,
@@ -97,7 +99,30 @@ struct sm_cl_backend {
     int32_t colliders_on_device;      ///< colliders the colliders buffer holds; -1: none made
     int32_t collider_state_capacity;  ///< states the collider_state buffer holds
     int32_t substep;                  ///< the step of the current sm_cl_step() being enqueued
+    int32_t target_capacity;          ///< particles the target buffer holds
+    // the caller's device inputs (sm_world_set_cl_inputs()), retained; NULL: none
+    cl_mem input_force, input_target;
+    // reads and writes between host and device enqueued so far (a cache-like count: also
+    // updated by queries on a const world)
+    int64_t transfers, transfer_bytes;
 };
+
+/// Counts one transfer of `bytes` between host and device.
+static inline void sm_cl_count_transfer(const sm_cl_backend *cl, size_t bytes)
+{
+    sm_cl_backend *counted = (sm_cl_backend *)cl; // the counters are not the world's state
+    counted->transfers++;
+    counted->transfer_bytes += (int64_t)bytes;
+}
+
+/// Whether the device buffers hold every particle of the world.
+bool sm_cl_buffers_current(const sm_cl_backend *cl, const sm_world *world);
+/// sm_cl_step() after the caller's events; *out_event (may be NULL) receives an event that
+/// completes with the step's last command.
+sm_result sm_cl_step_events(sm_world *world, double h, int32_t substeps, cl_uint wait_count, const cl_event *wait_list,
+                            cl_event *out_event);
+/// Uploads what changed on the host (everything, the colliders) before device work is enqueued.
+sm_result sm_cl_prepare(sm_world *world);
 
 /* cl_passes.c */
 /// Creates the kernels of the world's program.

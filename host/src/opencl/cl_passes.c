@@ -115,11 +115,18 @@ static sm_result blend_integrate(sm_world *world, float h)
     const cl_int n = world->particle_count;
     const cl_float4 gravity = {{(float)world->def.gravity.x, (float)world->def.gravity.y, (float)world->def.gravity.z, 0.0f}};
     const size_t m = sizeof(cl_mem);
-    const size_t sizes[] = {sizeof n, sizeof h, sizeof gravity, m, m, m, m, m, m, m, m, m, m, m, m, m, m, m, m};
+    // the caller's forces and targets (sm_world_set_cl_inputs()), else the host's targets; an
+    // absent input is bound to a buffer the kernel does not read
+    const sm_cl_backend *cl = world->cl;
+    const cl_mem targets = cl->input_target ? cl->input_target : world->target_count > 0 ? b->target : NULL;
+    const cl_int inputs = (cl->input_force ? SM_K_INPUT_FORCES : 0) | (targets ? SM_K_INPUT_TARGETS : 0);
+    const cl_mem input_force = cl->input_force ? cl->input_force : b->force, target = targets ? targets : b->force;
+    const size_t sizes[] = {sizeof n, sizeof h, sizeof gravity, m, m, m, m, m, m, m, m, m, m, m, m,
+                            sizeof inputs, m, m, m, m, m, m};
     const void *values[] = {&n, &h, &gravity, &b->particle_object, &b->objects, &b->particle_member_offsets,
                             &b->particle_members, &b->member_cluster, &b->member_q, &b->clusters, &b->cluster_rest,
-                            &b->center, &b->center_offset, &b->transform, &b->force, &b->position, &b->position_lo,
-                            &b->velocity, &b->goal};
+                            &b->center, &b->center_offset, &b->transform, &b->force, &inputs, &input_force, &target,
+                            &b->position, &b->position_lo, &b->velocity, &b->goal};
     return launch(world, SM_PASS_BLEND_INTEGRATE, SM_CLK_BLEND_INTEGRATE, n, COUNT(values), sizes, values);
 }
 

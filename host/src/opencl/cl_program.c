@@ -396,6 +396,49 @@ sm_result sm_cl_device_acquire(const char *selector, const sm_world *world, sm_c
     return result;
 }
 
+/* ---- The caller's context ------------------------------------------------------------------- */
+
+sm_result sm_cl_device_adopt(cl_context context, cl_device_id device, const sm_world *world, sm_cl_device **out)
+{
+    sm_result result = SM_OK;
+    cl_uint device_count = 0;
+    cl_device_id devices_of_context[SM_MAX_DEVICES];
+    SM_CL_TRY(clGetContextInfo(context, CL_CONTEXT_NUM_DEVICES, sizeof device_count, &device_count, NULL));
+    if (device_count == 0 || device_count > SM_MAX_DEVICES)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: the caller's OpenCL context holds %u devices", device_count);
+    SM_CL_TRY(clGetContextInfo(context, CL_CONTEXT_DEVICES, sizeof devices_of_context, devices_of_context, NULL));
+    if (!device) device = devices_of_context[0];
+    bool found = false;
+    for (cl_uint i = 0; i < device_count; i++) found |= devices_of_context[i] == device;
+    if (!found)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: the caller's OpenCL device is not a device of its context");
+    device_entry entry = {NULL, device};
+    SM_CL_TRY(clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof entry.platform, &entry.platform, NULL));
+    sm_cl_device *d = calloc(1, sizeof *d);
+    if (!d) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory adopting an OpenCL context");
+    const sm_device_info info = describe(-1, entry);
+    d->platform = entry.platform;
+    d->device = device;
+    d->fp64 = info.fp64;
+    d->private_context = true;
+    snprintf(d->name, sizeof d->name, "%s (%s)", info.name, info.platform);
+    cl_int status = clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof d->max_group, &d->max_group, NULL);
+    if (status == CL_SUCCESS) status = clRetainContext(context);
+    if (status != CL_SUCCESS) {
+        free(d);
+        return sm_cl_fail("clRetainContext", status, __FILE__, __LINE__);
+    }
+    d->context = context; // released with the world (sm_cl_device_release)
+    result = build_program(d, world);
+    if (result != SM_OK) {
+        sm_cl_device_release(d);
+        return result;
+    }
+    *out = d;
+cleanup:
+    return result;
+}
+
 /* ---- Sharing with OpenGL -------------------------------------------------------------------- */
 
 typedef cl_int(CL_API_CALL *gl_context_info_fn)(const cl_context_properties *, cl_gl_context_info, size_t, void *,

@@ -65,6 +65,11 @@ sm_result sm_cl_device_acquire(const char *selector, const sm_world *world, sm_c
 sm_result sm_cl_device_acquire_gl(const char *selector, const sm_world *world, sm_cl_device **out, bool *out_shared,
                                   char *reason, size_t reason_size);
 
+/// For a world on the caller's context: describes `device` (NULL: the context's first device),
+/// which must belong to `context`, retains the context and builds the program in it (the binary
+/// cache on disk makes that a load after the first time). sm_cl_device_release() frees it.
+sm_result sm_cl_device_adopt(cl_context context, cl_device_id device, const sm_world *world, sm_cl_device **out);
+
 /// Frees a world's own (GL-shared) device context; shared devices are kept for the process.
 void sm_cl_device_release(sm_cl_device *device);
 

@@ -58,3 +58,8 @@ sm_result sm_cl_share_gl_buffer(sm_world *world, sm_particle_field field, uint32
     return sm_cl_create(world, NULL);
 }
 sm_result sm_cl_copy_to_gl(sm_world *world) { return sm_cl_create(world, NULL); }
+void sm_cl_transfer_counts(const sm_world *world, int64_t *out_transfers, int64_t *out_bytes)
+{
+    (void)world;
+    *out_transfers = *out_bytes = 0;
+}

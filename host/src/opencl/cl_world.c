@@ -14,7 +14,39 @@ sm_result sm_cl_create(sm_world *world, const char *device)
     cl->objects_on_device = -1;
     cl->colliders_on_device = -1;
     sm_result result = SM_OK;
-    if (world->def.gl.context)
+    const sm_opencl_objects caller = world->def.opencl;
+    cl_context context = caller.context;
+    cl_device_id queue_device = caller.device;
+    if (caller.queue) {
+        // the caller's queue names its context and device
+        cl_command_queue_properties properties = 0;
+        cl_context queue_context = NULL;
+        cl_int status = clGetCommandQueueInfo(caller.queue, CL_QUEUE_CONTEXT, sizeof queue_context, &queue_context, NULL);
+        if (status == CL_SUCCESS)
+            status = clGetCommandQueueInfo(caller.queue, CL_QUEUE_DEVICE, sizeof queue_device, &queue_device, NULL);
+        if (status == CL_SUCCESS)
+            status = clGetCommandQueueInfo(caller.queue, CL_QUEUE_PROPERTIES, sizeof properties, &properties, NULL);
+        if (status != CL_SUCCESS) {
+            free(cl);
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: the caller's OpenCL queue is not valid (%s)",
+                           sm_cl_error_name(status));
+        }
+        const char *problem = (context && context != queue_context)              ? "its context is not the def's context"
+                              : (caller.device && caller.device != queue_device) ? "its device is not the def's device"
+                              : (properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+                                  ? "it executes out of order (the passes rely on an in-order queue)"
+                              : (world->def.profile && !(properties & CL_QUEUE_PROFILING_ENABLE))
+                                  ? "the def asks to profile and the queue was made without CL_QUEUE_PROFILING_ENABLE"
+                                  : NULL;
+        if (problem) {
+            free(cl);
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: the caller's OpenCL queue cannot be used: %s", problem);
+        }
+        context = queue_context;
+    }
+    if (context)
+        result = sm_cl_device_adopt(context, queue_device, world, &cl->device);
+    else if (world->def.gl.context)
         result = sm_cl_device_acquire_gl(device, world, &cl->device, &cl->gl_sharing, cl->gl_reason, sizeof cl->gl_reason);
     else
         result = sm_cl_device_acquire(device, world, &cl->device);
@@ -23,13 +55,18 @@ sm_result sm_cl_create(sm_world *world, const char *device)
         return result;
     }
     cl_int status = CL_SUCCESS;
-    cl->queue = clCreateCommandQueue(cl->device->context, cl->device->device,
-                                     world->def.profile ? CL_QUEUE_PROFILING_ENABLE : 0, &status);
-    SM_CL_TRY(status);
+    if (caller.queue) {
+        SM_CL_TRY(clRetainCommandQueue(caller.queue));
+        cl->queue = caller.queue; // released with the world
+    } else {
+        cl->queue = clCreateCommandQueue(cl->device->context, cl->device->device,
+                                         world->def.profile ? CL_QUEUE_PROFILING_ENABLE : 0, &status);
+        SM_CL_TRY(status);
+    }
     result = sm_cl_create_kernels(cl);
     if (result != SM_OK) goto cleanup;
     world->cl = cl;
-    sm_log(world, SM_LOG_NOTICE, "OpenCL: running on %s%s", cl->device->name,
+    sm_log(world, SM_LOG_NOTICE, "OpenCL: running on %s%s%s", cl->device->name, context ? ", on the caller's context" : "",
            cl->device->fp64 ? "" : " (no double precision: plastic rest data are refreshed in float)");
     if (world->def.gl.context)
         sm_log(world, SM_LOG_NOTICE, "OpenCL: %s%s", cl->gl_sharing ? "sharing buffers with the GL context" : "no GL sharing: ",
@@ -50,6 +87,7 @@ static void release_buffers(sm_cl_backend *cl)
     cl->objects_on_device = -1;
     cl->colliders_on_device = -1;
     cl->collider_state_capacity = 0;
+    cl->target_capacity = 0;
 }
 
 void sm_cl_destroy(sm_world *world)
@@ -60,6 +98,8 @@ void sm_cl_destroy(sm_world *world)
     release_buffers(cl);
     for (int f = 0; f < SM_CL_GL_FIELDS; f++)
         if (cl->gl_buffers[f]) clReleaseMemObject(cl->gl_buffers[f]);
+    if (cl->input_force) clReleaseMemObject(cl->input_force);
+    if (cl->input_target) clReleaseMemObject(cl->input_target);
     for (int k = 0; k < SM_CLK_COUNT; k++)
         if (cl->kernels[k]) clReleaseKernel(cl->kernels[k]);
     if (cl->queue) clReleaseCommandQueue(cl->queue);
@@ -254,6 +294,7 @@ static sm_result write_buffer(sm_cl_backend *cl, cl_mem buffer, size_t element, 
 {
     sm_result result = SM_OK;
     if (count <= 0) return SM_OK;
+    sm_cl_count_transfer(cl, element * (size_t)count);
     SM_CL_TRY(clEnqueueWriteBuffer(cl->queue, buffer, CL_TRUE, element * (size_t)first, element * (size_t)count, data, 0,
                                    NULL, NULL));
 cleanup:
@@ -265,6 +306,7 @@ static sm_result read_buffer(const sm_cl_backend *cl, cl_mem buffer, size_t elem
 {
     sm_result result = SM_OK;
     if (count <= 0) return SM_OK;
+    sm_cl_count_transfer(cl, element * (size_t)count);
     SM_CL_TRY(clEnqueueReadBuffer(cl->queue, buffer, CL_TRUE, element * (size_t)first, element * (size_t)count, data, 0,
                                   NULL, NULL));
 cleanup:
@@ -280,6 +322,10 @@ static cl_float4 particle_value(const sm_world *world, sm_cl_field field, int32_
     case SM_CL_VELOCITY: return f4(world->velocity[i], 0.0);
     case SM_CL_GOAL: return f4(world->goal[i], 0.0);
     case SM_CL_FORCE: return f4(world->force[i], world->fixed[i] ? 0.0 : 1.0 / world->mass[i]);
+    case SM_CL_TARGET: {
+        const double *t = &world->target[4 * (size_t)i];
+        return f4(v3(t[0], t[1], t[2]), t[3]);
+    }
     }
     return f4(v3(0, 0, 0), 0.0);
 }
@@ -291,6 +337,7 @@ static cl_mem field_buffer(const sm_cl_backend *cl, sm_cl_field field)
     case SM_CL_VELOCITY: return cl->buffers.velocity;
     case SM_CL_GOAL: return cl->buffers.goal;
     case SM_CL_FORCE: return cl->buffers.force;
+    case SM_CL_TARGET: return cl->buffers.target;
     }
     return NULL;
 }
@@ -316,6 +363,23 @@ static sm_result write_particles(sm_world *world, sm_cl_field field, int32_t fir
     }
     free(data);
     return result;
+}
+
+/// Makes the target buffer hold every particle once the world has targets, uploading them all
+/// when it is made; *made says whether it was.
+static sm_result ensure_targets(sm_world *world, bool *made)
+{
+    sm_cl_backend *cl = world->cl;
+    *made = false;
+    if (world->target_count == 0 || cl->target_capacity >= world->particle_count) return SM_OK;
+    if (cl->buffers.target) clReleaseMemObject(cl->buffers.target);
+    cl->buffers.target = NULL;
+    cl->target_capacity = 0;
+    sm_result result = make_buffer(cl, &cl->buffers.target, sizeof(cl_float4), world->particle_count);
+    if (result != SM_OK) return result;
+    cl->target_capacity = world->particle_count;
+    *made = true;
+    return write_particles(world, SM_CL_TARGET, 0, world->particle_count);
 }
 
 /// Allocates `count` elements of `size` bytes for staging, zeroed; one element when count is 0.
@@ -461,6 +525,11 @@ sm_result sm_cl_push(sm_world *world)
         PUT(b->member_w, sizeof *weights, k, weights);
     }
     if (world->surface_vertex_count > 0 && result == SM_OK) result = push_surfaces(world);
+    if (result == SM_OK && world->target_count > 0) {
+        bool made = false;
+        result = ensure_targets(world, &made);
+        if (result == SM_OK && !made) result = write_particles(world, SM_CL_TARGET, 0, n);
+    }
 #undef PUT
     if (result == SM_OK) {
         cl->host_changed = false;
@@ -538,8 +607,7 @@ void sm_cl_mark_host_changed(sm_world *world)
     world->cl->device_ahead = false;
 }
 
-/// Whether the device buffers hold every particle of the world.
-static bool buffers_current(const sm_cl_backend *cl, const sm_world *world)
+bool sm_cl_buffers_current(const sm_cl_backend *cl, const sm_world *world)
 {
     return cl->objects_on_device == world->object_count && !cl->host_changed;
 }
@@ -568,11 +636,22 @@ sm_result sm_cl_write(sm_world *world, sm_cl_field field, int32_t first, int32_t
 {
     sm_cl_backend *cl = world->cl;
     if (!cl) return SM_OK;
-    if (!buffers_current(cl, world)) {
+    if (!sm_cl_buffers_current(cl, world)) {
         cl->host_changed = true;
         return SM_OK;
     }
+    bool made = false;
+    if (field == SM_CL_TARGET) {
+        sm_result result = ensure_targets(world, &made);
+        if (result != SM_OK || made) return result;
+    }
     return write_particles(world, field, first, count);
+}
+
+void sm_cl_transfer_counts(const sm_world *world, int64_t *out_transfers, int64_t *out_bytes)
+{
+    *out_transfers = world->cl ? world->cl->transfers : 0;
+    *out_bytes = world->cl ? world->cl->transfer_bytes : 0;
 }
 
 sm_result sm_cl_read_cluster(const sm_world *world, int32_t index)
@@ -599,8 +678,6 @@ sm_result sm_cl_read_cluster(const sm_world *world, int32_t index)
     return SM_OK;
 }
 
-static sm_result prepare(sm_world *world);
-
 sm_result sm_cl_read_float4(const sm_world *world, sm_particle_field field, int32_t first, int32_t count, float *out,
                            bool *done)
 {
@@ -616,7 +693,7 @@ sm_result sm_cl_write_object(sm_world *world, int32_t object)
 {
     sm_cl_backend *cl = world->cl;
     if (!cl) return SM_OK;
-    if (!buffers_current(cl, world)) {
+    if (!sm_cl_buffers_current(cl, world)) {
         cl->host_changed = true;
         return SM_OK;
     }
@@ -653,7 +730,7 @@ cleanup:
 sm_result sm_cl_copy_to_gl(sm_world *world)
 {
     sm_cl_backend *cl = world->cl;
-    sm_result result = prepare(world);
+    sm_result result = sm_cl_prepare(world);
     if (result != SM_OK) return result;
     size_t bytes[SM_CL_GL_FIELDS];
     cl_mem shared[SM_CL_GL_FIELDS];
@@ -769,6 +846,7 @@ static sm_result write_collider_states(sm_world *world, double h, int32_t subste
         }
     }
     cl_event written = NULL;
+    sm_cl_count_transfer(cl, (size_t)count * sizeof *k);
     cl_int status = clEnqueueWriteBuffer(cl->queue, cl->buffers.collider_state, CL_FALSE, 0, (size_t)count * sizeof *k, k,
                                          0, NULL, &written);
     if (status != CL_SUCCESS) {
@@ -786,9 +864,9 @@ static sm_result write_collider_states(sm_world *world, double h, int32_t subste
 /// Uploads everything if the host changed or objects were added since the last upload (both
 /// pulled the device's state to the host first, see sm_cl_mark_host_changed()), and the
 /// colliders if any were added.
-static sm_result prepare(sm_world *world)
+sm_result sm_cl_prepare(sm_world *world)
 {
-    sm_result result = buffers_current(world->cl, world) ? SM_OK : sm_cl_push(world);
+    sm_result result = sm_cl_buffers_current(world->cl, world) ? SM_OK : sm_cl_push(world);
     return result == SM_OK ? upload_colliders(world) : result;
 }
 
@@ -818,12 +896,37 @@ static void collect_events(sm_world *world, bool add)
     cl->event_count = 0;
 }
 
-sm_result sm_cl_step(sm_world *world, double h, int32_t substeps)
+/// Checks that the caller's input buffer `input` (may be NULL) still holds a float4 per particle.
+static sm_result check_input(const sm_world *world, cl_mem input, const char *what)
+{
+    sm_result result = SM_OK;
+    if (!input) return SM_OK;
+    size_t size = 0;
+    SM_CL_TRY(clGetMemObjectInfo(input, CL_MEM_SIZE, sizeof size, &size, NULL));
+    if (size < sizeof(cl_float4) * (size_t)world->particle_count)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT,
+                       "sm_world_step: the caller's %s buffer holds %zu bytes, the world's %d particles need %zu (16 each)",
+                       what, size, world->particle_count, sizeof(cl_float4) * (size_t)world->particle_count);
+cleanup:
+    return result;
+}
+
+sm_result sm_cl_step(sm_world *world, double h, int32_t substeps) { return sm_cl_step_events(world, h, substeps, 0, NULL, NULL); }
+
+sm_result sm_cl_step_events(sm_world *world, double h, int32_t substeps, cl_uint wait_count, const cl_event *wait_list,
+                            cl_event *out_event)
 {
     sm_cl_backend *cl = world->cl;
-    sm_result result = prepare(world);
+    sm_result result = sm_cl_prepare(world);
+    if (result == SM_OK) result = check_input(world, cl->input_force, "forces");
+    if (result == SM_OK) result = check_input(world, cl->input_target, "targets");
     if (result != SM_OK) return result;
     const double start = now_ms();
+    // the step's first command waits for the caller's events (the queue is in order)
+    if (wait_count > 0) {
+        cl_int status = clEnqueueBarrierWithWaitList(cl->queue, wait_count, wait_list, NULL);
+        if (status != CL_SUCCESS) return sm_cl_fail("clEnqueueBarrierWithWaitList", status, __FILE__, __LINE__);
+    }
     result = write_collider_states(world, h, substeps);
     for (int32_t s = 0; s < substeps && result == SM_OK; s++) {
         cl->substep = s;
@@ -838,6 +941,11 @@ sm_result sm_cl_step(sm_world *world, double h, int32_t substeps)
     if (result == SM_OK && world->surface_vertex_count > 0) {
         result = sm_cl_enqueue_pass(world, SM_PASS_SKIN, (float)h);
         collect_events(world, result == SM_OK);
+    }
+    // an event that completes with the step's last command
+    if (result == SM_OK && out_event) {
+        cl_int status = clEnqueueMarkerWithWaitList(cl->queue, 0, NULL, out_event);
+        if (status != CL_SUCCESS) result = sm_cl_fail("clEnqueueMarkerWithWaitList", status, __FILE__, __LINE__);
     }
     // start the work without waiting for it
     if (result == SM_OK) {

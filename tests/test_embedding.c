@@ -1,0 +1,451 @@
+/* The embedding API (shapematch_opencl.h): a world on the caller's context and queue, its state
+ * read and written by the caller's kernels, forces and targets from the caller's buffers, steps
+ * chained by events, and no host transfer inside steps. */
+#include "support.h"
+
+#include <shapematch/shapematch_opencl.h>
+#include <stdlib.h>
+#include <time.h>
+
+static const char *user_source =
+    "__kernel void wind(const int n, const float strength, __global const float4 *position, __global float4 *force)\n"
+    "{\n"
+    "    const int i = get_global_id(0);\n"
+    "    if (i >= n) return;\n"
+    "    const float4 x = position[i];\n" // a gust that grows with height and swirls with x
+    "    force[i] = (float4)(strength * (1.0f + x.y), 0.0f, strength * sin(3.0f * x.x), 0.0f);\n"
+    "}\n"
+    "__kernel void lift(const int first, const int count, const float dy, __global float4 *position,\n"
+    "                   __global float4 *position_low)\n"
+    "{\n"
+    "    const int i = first + get_global_id(0);\n"
+    "    if (i >= first + count) return;\n"
+    "    position[i].y += dy;\n" // teleport: keep w (the mass), drop the low part
+    "    position_low[i] = (float4)(0.0f);\n"
+    "}\n";
+
+/// The caller's OpenCL objects: the first device of the first platform, a context, a queue and the kernels above.
+typedef struct caller {
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue, other_queue;
+    cl_program program;
+    cl_kernel wind, lift;
+} caller;
+
+static bool caller_open(caller *c)
+{
+    memset(c, 0, sizeof *c);
+    cl_platform_id platform = NULL;
+    cl_int status = clGetPlatformIDs(1, &platform, NULL);
+    if (status == CL_SUCCESS) status = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &c->device, NULL);
+    if (status == CL_SUCCESS) c->context = clCreateContext(NULL, 1, &c->device, NULL, NULL, &status);
+    if (status == CL_SUCCESS) c->queue = clCreateCommandQueue(c->context, c->device, 0, &status);
+    if (status == CL_SUCCESS) c->other_queue = clCreateCommandQueue(c->context, c->device, 0, &status);
+    if (status == CL_SUCCESS) c->program = clCreateProgramWithSource(c->context, 1, &user_source, NULL, &status);
+    if (status == CL_SUCCESS) status = clBuildProgram(c->program, 1, &c->device, "", NULL, NULL);
+    if (status == CL_SUCCESS) c->wind = clCreateKernel(c->program, "wind", &status);
+    if (status == CL_SUCCESS) c->lift = clCreateKernel(c->program, "lift", &status);
+    if (status != CL_SUCCESS) fprintf(stderr, "the test's own OpenCL set-up failed: %d\n", status);
+    ENSURE(status == CL_SUCCESS);
+    return status == CL_SUCCESS;
+}
+
+static void caller_close(caller *c)
+{
+    if (c->wind) clReleaseKernel(c->wind);
+    if (c->lift) clReleaseKernel(c->lift);
+    if (c->program) clReleaseProgram(c->program);
+    if (c->other_queue) clReleaseCommandQueue(c->other_queue);
+    if (c->queue) clReleaseCommandQueue(c->queue);
+    if (c->context) clReleaseContext(c->context);
+}
+
+static cl_uint queue_references(cl_command_queue queue)
+{
+    cl_uint count = 0;
+    clGetCommandQueueInfo(queue, CL_QUEUE_REFERENCE_COUNT, sizeof count, &count, NULL);
+    return count;
+}
+
+/// A world of two soft boxes (432 particles) on `queue`, or on the CPU reference when queue is NULL.
+static sm_world *two_boxes(cl_command_queue queue)
+{
+    sm_world_def wd = sm_world_def_default();
+    wd.ground.enabled = true;
+    if (queue) wd.opencl.queue = queue;
+    else wd.backend = SM_BACKEND_CPU;
+    sm_world *world = NULL;
+    ENSURE_OK(sm_world_create(&wd, &world));
+    if (!world) return NULL;
+    for (int b = 0; b < 2; b++) {
+        sm_object_def od = sm_object_def_default();
+        od.shape.resolution[0] = od.shape.resolution[1] = od.shape.resolution[2] = 6;
+        od.position = (sm_vec3){2.0 * b, 1.0 + b, 0.0};
+        od.clusters.grid[0] = od.clusters.grid[1] = od.clusters.grid[2] = 2;
+        od.mode = b == 0 ? SM_MODE_LINEAR : SM_MODE_QUADRATIC;
+        ENSURE_OK(sm_world_add_object(world, &od, NULL));
+    }
+    return world;
+}
+
+/// Largest coordinate difference between two worlds' positions.
+static double position_difference(const sm_world *a, const sm_world *b)
+{
+    double *pa = get_positions(a), *pb = get_positions(b), worst = 0.0;
+    const int32_t n = sm_world_get_counts(a).particles;
+    for (int32_t i = 0; i < 3 * n; i++) worst = fmax(worst, isfinite(pa[i] - pb[i]) ? fabs(pa[i] - pb[i]) : INFINITY);
+    free(pa), free(pb);
+    return worst;
+}
+
+/// A float4 buffer of n particles in the caller's context.
+static cl_mem float4_buffer(const caller *c, int32_t n, const float *data)
+{
+    cl_int status = CL_SUCCESS;
+    cl_mem buffer = clCreateBuffer(c->context, CL_MEM_READ_WRITE | (data ? CL_MEM_COPY_HOST_PTR : 0), 16 * (size_t)n,
+                                   (void *)data, &status);
+    ENSURE(status == CL_SUCCESS);
+    return buffer;
+}
+
+/// "A world is created on the caller's OpenCL objects, which it retains and releases, and never on a second queue."
+static void world_runs_on_the_callers_queue(void)
+{
+    caller c;
+    if (!caller_open(&c)) return;
+    const cl_uint before = queue_references(c.queue);
+    sm_world *world = two_boxes(c.queue);
+    if (!world) return;
+    ENSURE(queue_references(c.queue) == before + 1);
+    ENSURE(sm_world_get_cl_queue(world) == c.queue);
+    ENSURE(sm_world_get_cl_context(world) == c.context);
+    ENSURE(sm_world_get_cl_device(world) == c.device);
+    ENSURE(strcmp(sm_world_backend_name(world), "opencl") == 0);
+    double y0 = 0.0, y1 = 0.0, x[3];
+    ENSURE_OK(sm_world_get_positions(world, 0, 1, x));
+    y0 = x[1];
+    for (int s = 0; s < 10; s++) ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
+    ENSURE_OK(sm_world_get_positions(world, 0, 1, x));
+    y1 = x[1];
+    printf("  on the caller's queue: particle 0 fell %.4f m in 10 steps (free fall: %.4f m)\n", y0 - y1,
+           0.5 * 9.81 * (10.0 / 60.0) * (11.0 / 60.0));
+    ENSURE_RANGE(y0 - y1, 0.1, 0.2);
+    sm_world_destroy(world);
+    // the driver may drop its own references to the queue as its commands retire
+    for (int wait = 0; wait < 200 && queue_references(c.queue) != before; wait++) nanosleep(&(struct timespec){0, 10000000}, NULL);
+    printf("  queue references: %u before the world, %u after it\n", before, queue_references(c.queue));
+    ENSURE(queue_references(c.queue) == before);
+
+    // a context alone: the world makes its one queue there
+    sm_world_def wd = sm_world_def_default();
+    wd.opencl.context = c.context;
+    ENSURE_OK(sm_world_create(&wd, &world));
+    if (world) ENSURE(sm_world_get_cl_context(world) == c.context && sm_world_get_cl_queue(world) != c.queue);
+    sm_world_destroy(world);
+
+    // what cannot work is refused with a reason
+    wd = sm_world_def_default();
+    wd.opencl.queue = c.queue;
+    wd.profile = true; // the queue has no profiling
+    ENSURE(sm_world_create(&wd, &world) == SM_ERROR_INVALID_ARGUMENT && strstr(sm_last_error(), "PROFILING"));
+    wd.profile = false;
+    wd.backend = SM_BACKEND_CPU;
+    ENSURE(sm_world_create(&wd, &world) == SM_ERROR_INVALID_ARGUMENT && strstr(sm_last_error(), "CPU"));
+    wd = sm_world_def_default();
+    wd.opencl.device = c.device; // no context
+    ENSURE(sm_world_create(&wd, &world) == SM_ERROR_INVALID_ARGUMENT);
+    cl_int status = CL_SUCCESS;
+    cl_command_queue unordered = clCreateCommandQueue(c.context, c.device, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &status);
+    if (status == CL_SUCCESS) {
+        wd = sm_world_def_default();
+        wd.opencl.queue = unordered;
+        ENSURE(sm_world_create(&wd, &world) == SM_ERROR_INVALID_ARGUMENT && strstr(sm_last_error(), "out of order"));
+        clReleaseCommandQueue(unordered);
+    } else {
+        printf("  (the device makes no out-of-order queue: that refusal is not exercised)\n");
+    }
+    // a CPU world has no device state
+    sm_world *cpu = two_boxes(NULL);
+    sm_cl_state state;
+    ENSURE(sm_world_get_cl_state(cpu, &state) == SM_ERROR_UNAVAILABLE);
+    ENSURE(sm_world_step_cl(cpu, 1.0 / 60.0, 1, 0, NULL, NULL) == SM_ERROR_UNAVAILABLE);
+    sm_world_destroy(cpu);
+    caller_close(&c);
+}
+
+/// "Forces read from a device buffer give the same trajectory as the same forces given through the host API."
+static void device_forces_match_host_forces(void)
+{
+    caller c;
+    if (!caller_open(&c)) return;
+    sm_world *host = two_boxes(c.queue), *device = two_boxes(c.queue);
+    if (!host || !device) return;
+    const int32_t n = sm_world_get_counts(host).particles;
+    float *forces = calloc(4 * (size_t)n, sizeof *forces);
+    for (int32_t i = 0; i < n; i++) {
+        const sm_vec3 f = {0.02 * sin(0.1 * i), 0.01 * (i % 7), -0.015 * cos(0.3 * i)};
+        forces[4 * i] = (float)f.x, forces[4 * i + 1] = (float)f.y, forces[4 * i + 2] = (float)f.z;
+        ENSURE_OK(sm_world_set_force(host, i, (sm_vec3){forces[4 * i], forces[4 * i + 1], forces[4 * i + 2]}));
+    }
+    cl_mem buffer = float4_buffer(&c, n, forces);
+    sm_cl_inputs inputs = sm_cl_inputs_default();
+    inputs.forces = buffer;
+    ENSURE_OK(sm_world_set_cl_inputs(device, &inputs));
+    for (int s = 0; s < 120; s++) {
+        ENSURE_OK(sm_world_step(host, 1.0 / 60.0, 2));
+        ENSURE_OK(sm_world_step_cl(device, 1.0 / 60.0, 2, 0, NULL, NULL));
+    }
+    const double difference = position_difference(host, device);
+    printf("  120 steps: device-buffer forces vs host forces, max |dx| = %.3g m\n", difference);
+    ENSURE_SMALL(difference, 1e-6);
+
+    // the inputs must cover the world and live in its context
+    cl_mem small = float4_buffer(&c, n / 2, NULL);
+    inputs.forces = small;
+    ENSURE_OK(sm_world_set_cl_inputs(device, &inputs));
+    ENSURE(sm_world_step(device, 1.0 / 60.0, 1) == SM_ERROR_INVALID_ARGUMENT && strstr(sm_last_error(), "forces buffer holds"));
+    caller stranger;
+    if (caller_open(&stranger)) {
+        cl_mem foreign = float4_buffer(&stranger, n, NULL);
+        inputs.forces = foreign;
+        ENSURE(sm_world_set_cl_inputs(device, &inputs) == SM_ERROR_INVALID_ARGUMENT && strstr(sm_last_error(), "context"));
+        clReleaseMemObject(foreign);
+        caller_close(&stranger);
+    }
+    const sm_cl_inputs none = sm_cl_inputs_default();
+    ENSURE_OK(sm_world_set_cl_inputs(device, &none));
+    ENSURE_OK(sm_world_step(device, 1.0 / 60.0, 1));
+    clReleaseMemObject(small);
+    clReleaseMemObject(buffer); // the world released its hold when the inputs were replaced
+    free(forces);
+    sm_world_destroy(host);
+    sm_world_destroy(device);
+    caller_close(&c);
+}
+
+/// Runs `steps` frames of the wind kernel (on the caller's other queue) feeding the world's step:
+/// chained by events, or with the host waiting after every command. Returns the host transfers
+/// the world enqueued over the frames.
+static int64_t run_wind(caller *c, sm_world *world, cl_mem forces, int steps, bool events)
+{
+    sm_cl_state state;
+    ENSURE_OK(sm_world_get_cl_state(world, &state));
+    sm_cl_inputs inputs = sm_cl_inputs_default();
+    inputs.forces = forces;
+    ENSURE_OK(sm_world_set_cl_inputs(world, &inputs));
+    const cl_int n = state.particle_count;
+    const cl_float strength = 0.001f;
+    clSetKernelArg(c->wind, 0, sizeof n, &n);
+    clSetKernelArg(c->wind, 1, sizeof strength, &strength);
+    clSetKernelArg(c->wind, 2, sizeof(cl_mem), &state.position);
+    clSetKernelArg(c->wind, 3, sizeof(cl_mem), &forces);
+    const size_t global = (size_t)n;
+    const int64_t before = sm_world_get_profile(world).transfers;
+    cl_event stepped = NULL;
+    for (int s = 0; s < steps; s++) {
+        if (events) {
+            // wind (other queue) after the last step; the step after the wind; the host never waits
+            cl_event blown = NULL;
+            ENSURE(clEnqueueNDRangeKernel(c->other_queue, c->wind, 1, NULL, &global, NULL, stepped ? 1 : 0,
+                                          stepped ? &stepped : NULL, &blown) == CL_SUCCESS);
+            if (stepped) clReleaseEvent(stepped);
+            ENSURE_OK(sm_world_step_cl(world, 1.0 / 60.0, 1, 1, &blown, &stepped));
+            clReleaseEvent(blown);
+        } else {
+            ENSURE(clEnqueueNDRangeKernel(c->other_queue, c->wind, 1, NULL, &global, NULL, 0, NULL, NULL) == CL_SUCCESS);
+            ENSURE(clFinish(c->other_queue) == CL_SUCCESS);
+            ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
+            ENSURE(clFinish(sm_world_get_cl_queue(world)) == CL_SUCCESS);
+        }
+    }
+    if (stepped) {
+        ENSURE(clWaitForEvents(1, &stepped) == CL_SUCCESS);
+        clReleaseEvent(stepped);
+    }
+    return sm_world_get_profile(world).transfers - before;
+}
+
+/// "A user kernel that reads positions and writes forces, chained with the steps by events, gives
+/// what blocking calls give, and the steps move no data between host and device."
+static void event_chaining_matches_blocking_calls(void)
+{
+    caller c;
+    if (!caller_open(&c)) return;
+    sm_world *chained = two_boxes(c.queue), *blocking = two_boxes(c.queue);
+    if (!chained || !blocking) return;
+    const int32_t n = sm_world_get_counts(chained).particles;
+    cl_mem forces_a = float4_buffer(&c, n, NULL), forces_b = float4_buffer(&c, n, NULL);
+    const int64_t transfers = run_wind(&c, chained, forces_a, 200, true);
+    run_wind(&c, blocking, forces_b, 200, false);
+    const double difference = position_difference(chained, blocking);
+    double *x = get_positions(chained), drift = 0.0;
+    double *rest = get_rest_positions(chained);
+    for (int32_t i = 0; i < n; i++) drift += (x[3 * i] - rest[3 * i]) / n;
+    printf("  200 steps of wind: chained vs blocking max |dx| = %.3g m; the wind moved the boxes %.3f m along x; "
+           "%lld host transfers in the chained steps\n",
+           difference, drift, (long long)transfers);
+    ENSURE(difference == 0.0); // the same commands in the same order: bit for bit
+    ENSURE(drift > 0.05);      // the forces did act
+    ENSURE(transfers == 0);
+    // a read is a transfer, and the counter sees it
+    const int64_t before = sm_world_get_profile(chained).transfers;
+    ENSURE_OK(sm_world_get_positions(chained, 0, 1, x));
+    ENSURE(sm_world_get_profile(chained).transfers > before);
+    free(x), free(rest);
+    clReleaseMemObject(forces_a), clReleaseMemObject(forces_b);
+    sm_world_destroy(chained);
+    sm_world_destroy(blocking);
+    caller_close(&c);
+}
+
+/// "The caller's kernel may teleport particles through the device buffers, and the world moves on from there."
+static void caller_kernels_can_move_particles(void)
+{
+    caller c;
+    if (!caller_open(&c)) return;
+    sm_world *world = two_boxes(c.queue);
+    if (!world) return;
+    sm_object_info box;
+    ENSURE_OK(sm_world_get_object(world, 1, &box));
+    for (int s = 0; s < 30; s++) ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
+    double *before = get_positions(world);
+    sm_cl_state state;
+    ENSURE_OK(sm_world_get_cl_state(world, &state));
+    const cl_int first = box.first_particle, count = box.particle_count;
+    const cl_float dy = 5.0f;
+    clSetKernelArg(c.lift, 0, sizeof first, &first);
+    clSetKernelArg(c.lift, 1, sizeof count, &count);
+    clSetKernelArg(c.lift, 2, sizeof dy, &dy);
+    clSetKernelArg(c.lift, 3, sizeof(cl_mem), &state.position);
+    clSetKernelArg(c.lift, 4, sizeof(cl_mem), &state.position_low);
+    const size_t global = (size_t)count;
+    ENSURE(clEnqueueNDRangeKernel(c.queue, c.lift, 1, NULL, &global, NULL, 0, NULL, NULL) == CL_SUCCESS);
+    double *after = get_positions(world);
+    double worst = 0.0;
+    for (int32_t i = first; i < first + count; i++)
+        worst = fmax(worst, fabs(after[3 * i + 1] - ((double)(float)before[3 * i + 1] + 5.0)));
+    printf("  lifted box 1 by 5 m in a kernel: max error %.3g m (float rounding of the lifted coordinate)\n", worst);
+    ENSURE_SMALL(worst, 1e-5);
+    ENSURE(after[1] == before[1]); // box 0 untouched
+    ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
+    double *next = get_positions(world);
+    ENSURE(next[3 * first + 1] > 4.0 && isfinite(next[3 * first + 1])); // it goes on from up there
+    free(before), free(after), free(next);
+    sm_world_destroy(world);
+    caller_close(&c);
+}
+
+/// "A pinned particle follows its target; a pulled one is drawn to it; device targets act as host
+/// targets; the CPU reference computes the same."
+static void targets_pin_and_pull(void)
+{
+    caller c;
+    if (!caller_open(&c)) return;
+    sm_world *cpu = two_boxes(NULL), *host = two_boxes(c.queue), *device = two_boxes(c.queue), *free_world = two_boxes(NULL);
+    if (!cpu || !host || !device || !free_world) return;
+    const int32_t n = sm_world_get_counts(cpu).particles;
+    float *targets = calloc(4 * (size_t)n, sizeof *targets);
+    // box 0: particle 0 pinned to a point that rises; box 1: its particle 216 pulled up hard
+    const sm_vec3 pin = {-0.5, 0.8, -0.5}, pull = {2.0, 4.0, 0.0};
+    targets[0] = (float)pin.x, targets[1] = (float)pin.y, targets[2] = (float)pin.z, targets[3] = (float)SM_TARGET_PIN;
+    targets[4 * 216] = (float)pull.x, targets[4 * 216 + 1] = (float)pull.y, targets[4 * 216 + 2] = (float)pull.z;
+    targets[4 * 216 + 3] = 5.0f;
+    sm_world *worlds[2] = {cpu, host};
+    for (int w = 0; w < 2; w++) {
+        ENSURE_OK(sm_world_set_target(worlds[w], 0, (sm_vec3){targets[0], targets[1], targets[2]}, SM_TARGET_PIN));
+        ENSURE_OK(sm_world_set_target(worlds[w], 216, (sm_vec3){targets[864], targets[865], targets[866]}, 5.0));
+    }
+    cl_mem buffer = float4_buffer(&c, n, targets);
+    sm_cl_inputs inputs = sm_cl_inputs_default();
+    inputs.targets = buffer;
+    ENSURE_OK(sm_world_set_cl_inputs(device, &inputs));
+    for (int s = 0; s < 90; s++) {
+        ENSURE_OK(sm_world_step(cpu, 1.0 / 60.0, 1));
+        ENSURE_OK(sm_world_step(host, 1.0 / 60.0, 1));
+        ENSURE_OK(sm_world_step(device, 1.0 / 60.0, 1));
+        ENSURE_OK(sm_world_step(free_world, 1.0 / 60.0, 1));
+    }
+    double *x = get_positions(cpu), *v = get_velocities(cpu), *unpulled = get_positions(free_world);
+    const double pinned = fabs(x[0] - pin.x) + fabs(x[1] - pin.y) + fabs(x[2] - pin.z);
+    const double pulled = sqrt(pow(x[648] - pull.x, 2) + pow(x[649] - pull.y, 2) + pow(x[650] - pull.z, 2));
+    const double left = sqrt(pow(unpulled[648] - pull.x, 2) + pow(unpulled[649] - pull.y, 2) + pow(unpulled[650] - pull.z, 2));
+    printf("  pinned particle off its target by %.3g m (speed %.3g m/s); pulled particle %.3f m from its target "
+           "(%.3f m without the pull)\n",
+           pinned, fabs(v[0]) + fabs(v[1]) + fabs(v[2]), pulled, left);
+    ENSURE_SMALL(pinned, 1e-6);
+    ENSURE_SMALL(fabs(v[0]) + fabs(v[1]) + fabs(v[2]), 1e-6);
+    ENSURE(pulled < left - 0.3);
+    const double host_device = position_difference(host, device), cpu_opencl = position_difference(cpu, host);
+    printf("  90 steps with targets: device-buffer vs host targets %.3g m; CPU reference vs OpenCL %.3g m\n", host_device,
+           cpu_opencl);
+    ENSURE(host_device == 0.0);
+    ENSURE_SMALL(cpu_opencl, 1e-4);
+    double back[4];
+    ENSURE_OK(sm_world_get_targets(cpu, 216, 1, back));
+    ENSURE(back[3] == 5.0 && back[1] == targets[865]);
+    ENSURE(sm_world_set_target(cpu, 0, pin, -2.0) == SM_ERROR_INVALID_ARGUMENT);
+    ENSURE(sm_world_set_target(cpu, n, pin, 1.0) == SM_ERROR_INVALID_ARGUMENT);
+    free(x), free(v), free(unpulled), free(targets);
+    clReleaseMemObject(buffer);
+    sm_world_destroy(cpu), sm_world_destroy(host), sm_world_destroy(device), sm_world_destroy(free_world);
+    caller_close(&c);
+}
+
+/// "Alpha, beta, mode and plasticity change while the world runs, on the device as on the CPU
+/// reference, without rebuilding the world."
+static void parameters_change_without_rebuilding(void)
+{
+    caller c;
+    if (!caller_open(&c)) return;
+    sm_world *cpu = two_boxes(NULL), *gpu = two_boxes(c.queue);
+    if (!cpu || !gpu) return;
+    sm_cl_state state;
+    ENSURE_OK(sm_world_get_cl_state(gpu, &state));
+    sm_world *worlds[2] = {cpu, gpu};
+    for (int phase = 0; phase < 3; phase++) {
+        for (int w = 0; w < 2; w++) {
+            sm_object_params p;
+            ENSURE_OK(sm_world_get_object_params(worlds[w], 0, &p));
+            if (phase == 0) p.alpha = 0.3, p.beta = 0.6;
+            if (phase == 1) p.plasticity.enabled = true;
+            if (phase == 2) p.mode = SM_MODE_QUADRATIC;
+            const int64_t before = sm_world_get_profile(worlds[w]).transfers;
+            ENSURE_OK(sm_world_set_object_params(worlds[w], 0, &p));
+            if (w == 1 && phase == 0) ENSURE(sm_world_get_profile(gpu).transfers - before == 1); // one object record
+            sm_object_params q;
+            ENSURE_OK(sm_world_get_object_params(worlds[w], 0, &q));
+            ENSURE(q.alpha == p.alpha && q.plasticity.enabled == p.plasticity.enabled && q.mode == p.mode);
+        }
+        for (int s = 0; s < 40; s++) {
+            ENSURE_OK(sm_world_step(cpu, 1.0 / 60.0, 1));
+            ENSURE_OK(sm_world_step(gpu, 1.0 / 60.0, 1));
+        }
+        const double difference = position_difference(cpu, gpu);
+        printf("  after change %d and 40 steps: CPU reference vs OpenCL max |dx| = %.3g m\n", phase, difference);
+
+        ENSURE_SMALL(difference, 1e-4);
+    }
+    sm_cl_state again;
+    ENSURE_OK(sm_world_get_cl_state(gpu, &again));
+    ENSURE(again.particle_count == state.particle_count);
+    sm_object_params bad;
+    ENSURE_OK(sm_world_get_object_params(cpu, 0, &bad));
+    bad.plasticity.enabled = true, bad.plasticity.max = 0.0;
+    ENSURE(sm_world_set_object_params(cpu, 0, &bad) == SM_ERROR_INVALID_ARGUMENT && strstr(sm_last_error(), "plasticity max"));
+    sm_world_destroy(cpu), sm_world_destroy(gpu);
+    caller_close(&c);
+}
+
+int main(int argc, char **argv)
+{
+    const sm_test_case tests[] = {
+        TEST(world_runs_on_the_callers_queue),
+        TEST(device_forces_match_host_forces),
+        TEST(event_chaining_matches_blocking_calls),
+        TEST(caller_kernels_can_move_particles),
+        TEST(targets_pin_and_pull),
+        TEST(parameters_change_without_rebuilding),
+    };
+    return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
+}
