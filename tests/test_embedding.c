@@ -437,6 +437,65 @@ static void parameters_change_without_rebuilding(void)
     caller_close(&c);
 }
 
+/// "A reset puts one object back at rest, on both backends, and leaves the others as they were."
+static void reset_puts_an_object_back_at_rest(void)
+{
+    caller c;
+    if (!caller_open(&c)) return;
+    sm_world *worlds[2] = {two_boxes(NULL), two_boxes(c.queue)};
+    if (!worlds[0] || !worlds[1]) return;
+    sm_object_info box;
+    ENSURE_OK(sm_world_get_object(worlds[0], 1, &box));
+    const int32_t n = sm_world_get_counts(worlds[0]).particles;
+    for (int w = 0; w < 2; w++) {
+        sm_object_params p;
+        ENSURE_OK(sm_world_get_object_params(worlds[w], 1, &p));
+        p.plasticity.enabled = true; // the fall bends its rest shape; the reset must undo that too
+        p.plasticity.yield = 0.02;
+        ENSURE_OK(sm_world_set_object_params(worlds[w], 1, &p));
+        for (int s = 0; s < 60; s++) ENSURE_OK(sm_world_step(worlds[w], 1.0 / 60.0, 1));
+        double bent = 0.0;
+        for (int32_t k = box.first_cluster; k < box.first_cluster + box.cluster_count; k++) {
+            sm_cluster_info info;
+            ENSURE_OK(sm_world_get_cluster(worlds[w], k, &info));
+            for (int r = 0; r < 3; r++)
+                for (int q = 0; q < 3; q++) bent = fmax(bent, fabs(info.plastic.m[r][q] - (r == q)));
+        }
+        printf("  %s: box 1's plastic state after the fall: max |S_p - I| = %.3g\n", sm_world_backend_name(worlds[w]), bent);
+        ENSURE(bent > 1e-3);
+        double *before = get_positions(worlds[w]);
+        ENSURE_OK(sm_world_reset_object(worlds[w], 1));
+        double *after = get_positions(worlds[w]), *v = get_velocities(worlds[w]), *rest = get_rest_positions(worlds[w]);
+        double off_rest = 0.0, speed = 0.0, others = 0.0;
+        for (int32_t i = 0; i < n; i++)
+            for (int k = 0; k < 3; k++) {
+                if (i >= box.first_particle && i < box.first_particle + box.particle_count) {
+                    off_rest = fmax(off_rest, fabs(after[3 * i + k] - rest[3 * i + k]));
+                    speed = fmax(speed, fabs(v[3 * i + k]));
+                } else {
+                    others = fmax(others, fabs(after[3 * i + k] - before[3 * i + k]));
+                }
+            }
+        sm_cluster_info cluster;
+        ENSURE_OK(sm_world_get_cluster(worlds[w], box.first_cluster, &cluster));
+        printf("  %s: after the reset box 1 is %.3g m from rest, moving at %.3g m/s, S_p - I %.3g; box 0 moved %.3g m\n",
+               sm_world_backend_name(worlds[w]), off_rest, speed, fabs(cluster.plastic.m[0][0] - 1.0) + fabs(cluster.plastic.m[0][1]),
+               others);
+        ENSURE_SMALL(off_rest, 1e-12);
+        ENSURE(speed == 0.0 && others == 0.0);
+        ENSURE(cluster.plastic.m[0][0] == 1.0 && cluster.plastic.m[0][1] == 0.0);
+        free(before), free(after), free(v), free(rest);
+    }
+    for (int s = 0; s < 30; s++)
+        for (int w = 0; w < 2; w++) ENSURE_OK(sm_world_step(worlds[w], 1.0 / 60.0, 1));
+    const double difference = position_difference(worlds[0], worlds[1]);
+    printf("  30 steps after the reset: CPU reference vs OpenCL max |dx| = %.3g m\n", difference);
+    ENSURE_SMALL(difference, 1e-4);
+    ENSURE(sm_world_reset_object(worlds[0], 2) == SM_ERROR_INVALID_ARGUMENT);
+    sm_world_destroy(worlds[0]), sm_world_destroy(worlds[1]);
+    caller_close(&c);
+}
+
 int main(int argc, char **argv)
 {
     const sm_test_case tests[] = {
@@ -446,6 +505,7 @@ int main(int argc, char **argv)
         TEST(caller_kernels_can_move_particles),
         TEST(targets_pin_and_pull),
         TEST(parameters_change_without_rebuilding),
+        TEST(reset_puts_an_object_back_at_rest),
     };
     return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
 }

@@ -773,6 +773,36 @@ sm_result sm_world_set_force(sm_world *world, int32_t particle, sm_vec3 force)
     return sm_cl_write(world, SM_CL_FORCE, particle, 1);
 }
 
+sm_result sm_world_reset_object(sm_world *world, int32_t object)
+{
+    if (!world || object < 0 || object >= world->object_count)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_reset_object: no object %d (the world has %d)", object,
+                       world ? world->object_count : 0);
+    sm_result result = sm_cl_pull(world); // the other objects' state is kept as the device has it
+    if (result != SM_OK) return result;
+    const sm_object *o = &world->objects[object];
+    for (int32_t i = o->first_particle; i < o->first_particle + o->particle_count; i++) {
+        world->position[i] = world->goal[i] = world->rest_position[i];
+        world->velocity[i] = v3(0, 0, 0);
+    }
+    for (int32_t c = o->first_cluster; c < o->first_cluster + o->cluster_count; c++) {
+        sm_cluster *cluster = &world->clusters[c];
+        cluster->plastic = m3_identity();
+        sm_cluster_update_rest(world, cluster);
+        cluster->center = cluster->rest_center;
+        cluster->rotation = cluster->linear_fit = m3_identity();
+        memset(cluster->transform, 0, sizeof cluster->transform);
+        for (int r = 0; r < 3; r++) cluster->transform[r][r] = 1.0;
+    }
+    const int32_t v = o->first_surface_vertex, count = o->surface_vertex_count;
+    if (count > 0) {
+        memcpy(world->surface_position + v, world->surface_rest + v, sizeof(sm_vec3) * (size_t)count);
+        sm_surface_normals(world, world->surface_position, world->surface_normal, v, count);
+    }
+    sm_cl_mark_host_changed(world);
+    return SM_OK;
+}
+
 sm_result sm_world_set_target(sm_world *world, int32_t particle, sm_vec3 target, double stiffness)
 {
     if (!world || particle < 0 || particle >= world->particle_count)

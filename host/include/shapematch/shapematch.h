@@ -472,6 +472,12 @@ SM_API sm_result sm_world_set_force(sm_world *world, int32_t particle, sm_vec3 f
 /// Copies the external forces of particles [first, first + count) into xyz, N.
 SM_API sm_result sm_world_get_forces(const sm_world *world, int32_t first, int32_t count, double *xyz);
 
+/// Puts object `object` back as it was created, at rest: positions at their rest positions,
+/// velocities zero, plastic state I (rest data recomputed), rotations and goal transforms I,
+/// its skinned surface at rest. Other objects, forces and targets are untouched. On OpenCL it
+/// reads the world's state back and uploads it again (a reset is rare; a step is not).
+SM_API sm_result sm_world_reset_object(sm_world *world, int32_t object);
+
 /// A target's stiffness that pins its particle to the target (kinematic) instead of pulling it.
 #define SM_TARGET_PIN (-1.0)
 

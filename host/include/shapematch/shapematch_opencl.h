@@ -50,7 +50,7 @@ typedef struct sm_cl_state {
     /// of this float and the matching one of position_low (a double-float pair); reading .xyz
     /// alone is accurate to about 1e-7 relative. To move particles in your own kernel (teleport,
     /// reset), write .xyz, keep .w, and write 0 into their position_low; or call
-    /// sm_world_set_positions() from the host.
+    /// sm_world_set_positions() or sm_world_reset_object() from the host.
     cl_mem position;
     cl_mem position_low;     ///< float4 per particle: the low parts of the coordinates, m; w = 0
     /// float4 per particle: m/s, w = 0. Your kernels may read and write it (a new velocity takes
