@@ -917,10 +917,11 @@ sm_result sm_world_set_object_params(sm_world *world, int32_t object, const sm_o
     sm_result result = check_plasticity(&p->plasticity, "sm_world_set_object_params: ");
     if (result != SM_OK) return result;
     sm_object *o = &world->objects[object];
-    // a new mode needs the clusters' rest data of that mode (the quadratic moments), and the
-    // plasticity pass may not run yet: bring the state to the host before anything changes
+    // a new mode needs the clusters' rest data of that mode (the quadratic moments); a plastic
+    // object's rest data live on the device (the host recomputes them from S_p when it pulls, for
+    // plastic objects only): bring the state to the host before anything changes
     const bool mode_change = p->mode != o->mode, plastic_on = p->plasticity.enabled && !o->plasticity.enabled;
-    if (mode_change || plastic_on) result = sm_cl_pull(world);
+    if (mode_change || p->plasticity.enabled != o->plasticity.enabled) result = sm_cl_pull(world);
     if (result != SM_OK) return result;
     o->mode = p->mode, o->alpha = p->alpha, o->tau = p->tau, o->beta = p->beta, o->damping = p->damping;
     o->volume_preservation = p->volume_preservation;

@@ -23,8 +23,9 @@
  *     worlds are independent and may run on different threads at once.
  *   - An OpenCL world enqueues all of its device work on one in-order queue, its own or the
  *     caller's (sm_world_def.opencl); it never makes a second one. Give each world its own queue
- *     when worlds run on different threads: an OpenCL queue is not safe to share between threads
- *     that enqueue at the same time.
+ *     when worlds run on different threads: a world waits for its queue (in its reads, blocking
+ *     writes and sm_world_destroy()), and on a shared queue that is waiting for the other
+ *     worlds' work too.
  *   - The GL calls (sm_world_share_gl_buffer(), sm_world_copy_to_gl()) run on the thread whose GL
  *     context is current.
  *   - Scene files are parsed by cJSON, whose parser keeps global state: load scenes from one
@@ -347,9 +348,10 @@ typedef struct sm_profile {
     int64_t steps;                 ///< number of steps of length h taken
     /// OpenCL: reads and writes between host and device memory the world has enqueued since it
     /// was created (uploads, read-backs, edits; kernels and fills on the device do not count).
-    /// Steps add none, except one write of the moving colliders' states per sm_world_step()
-    /// when the world has colliders, and the upload of the whole world at the first step after
-    /// objects are added or the host changed everything (sm_world_copy_state(), a mode switch).
+    /// Steps add none, except one write of the colliders' states per sm_world_step() when the
+    /// world has colliders (static ones included), and the upload of the whole world at the
+    /// first step after objects are added or the host changed everything (sm_world_copy_state(),
+    /// a mode switch).
     int64_t transfers;
     int64_t transfer_bytes;        ///< bytes those transfers moved
 } sm_profile;
@@ -493,9 +495,10 @@ SM_API sm_result sm_world_set_target(sm_world *world, int32_t particle, sm_vec3 
 SM_API sm_result sm_world_get_targets(const sm_world *world, int32_t first, int32_t count, double *xyzk);
 
 /// The parameters of an object that may change while the world runs (as in sm_object_def).
-/// Changing alpha, tau, beta, damping, volume preservation or the plasticity settings writes one
-/// object record to the device; changing the mode, or turning plasticity on in a world that had
-/// none, recomputes the clusters' rest data on the host and uploads the world before the next step.
+/// On OpenCL, changing alpha, tau, beta, damping, volume preservation or the plasticity
+/// parameters writes one object record to the device; turning plasticity off also reads the
+/// world's state back first; a mode switch (which recomputes the object's rest data on the host)
+/// or turning plasticity on reads it back and uploads the whole world before the next step.
 typedef struct sm_object_params {
     sm_mode mode;   ///< goal transform; switching to quadratic works for any object (its moments are recomputed)
     double alpha;   ///< stiffness in [0, 1]

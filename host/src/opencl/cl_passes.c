@@ -118,7 +118,7 @@ static sm_result blend_integrate(sm_world *world, float h)
     // the caller's forces and targets (sm_world_set_cl_inputs()), else the host's targets; an
     // absent input is bound to a buffer the kernel does not read
     const sm_cl_backend *cl = world->cl;
-    const cl_mem targets = cl->input_target ? cl->input_target : world->target_count > 0 ? b->target : NULL;
+    const cl_mem targets = cl->input_target ? cl->input_target : world->target_count > 0 ? b->target : NULL; // NULL if not made
     const cl_int inputs = (cl->input_force ? SM_K_INPUT_FORCES : 0) | (targets ? SM_K_INPUT_TARGETS : 0);
     const cl_mem input_force = cl->input_force ? cl->input_force : b->force, target = targets ? targets : b->force;
     const size_t sizes[] = {sizeof n, sizeof h, sizeof gravity, m, m, m, m, m, m, m, m, m, m, m, m,

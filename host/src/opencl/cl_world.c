@@ -421,8 +421,10 @@ sm_result sm_cl_push(sm_world *world)
     if (result != SM_OK) return result;
     bool quadratic = false, plastic = false;
     mode_mix(world, &quadratic, &plastic);
+    // new buffers only for new objects or a first quadratic or plastic object: the handles given
+    // out by sm_world_get_cl_state() stay valid when an object leaves quadratic mode or plasticity
     if (cl->objects_on_device != world->object_count || cl->particles_on_device != world->particle_count ||
-        quadratic != cl->any_quadratic || plastic != cl->any_plastic) {
+        (quadratic && !cl->any_quadratic) || (plastic && !cl->any_plastic)) {
         result = make_buffers(world);
         if (result != SM_OK) return result;
     }
@@ -642,6 +644,7 @@ sm_result sm_cl_write(sm_world *world, sm_cl_field field, int32_t first, int32_t
     }
     bool made = false;
     if (field == SM_CL_TARGET) {
+        if (world->target_count == 0 && !cl->buffers.target) return SM_OK; // no targets anywhere: nothing to clear
         sm_result result = ensure_targets(world, &made);
         if (result != SM_OK || made) return result;
     }
