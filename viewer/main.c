@@ -2,7 +2,7 @@
  * scene's dt, decoupled from the frame rate (an accumulator, at most --max-steps steps per
  * frame: a slow frame drops time instead of spiralling); the particles and skinned surfaces are
  * drawn from the simulation's buffers (CL-GL interop, or a copy through a mapped buffer), the
- * colliders where they are at each frame; the mouse picks, drags, locks and pushes (tools.h);
+ * colliders where they are at each frame; the mouse picks, drags, locks, pushes and cuts (tools.h);
  * --frames, --screenshot, --record and --script run it without a person. */
 #include "camera.h"
 #include "native.h"
@@ -38,7 +38,7 @@ static const char *usage =
     "  --report FILE         at exit, write what happened as JSON: picks (when, where, where the\n"
     "                        particle is at the end and at rest), springs, each object's\n"
     "                        centre of mass and RMS radius at the start and end, and the mean\n"
-    "                        distance of its particles to their goals\n"
+    "                        distance of its particles to their goals; the cuts, and the pieces\n"
     "  --interop auto|on|off share the particle buffers between OpenCL and OpenGL (cl_khr_gl_sharing);\n"
     "                        auto (default) uses it where the device offers it, else copies through\n"
     "                        the host; on fails where it is not offered\n"
@@ -58,6 +58,7 @@ static const char *help_text =
     "  middle or shift+right     pan              wheel           zoom\n"
     "keys\n"
     "  P      pick / push mode (push: a sphere follows the cursor; wheel: nearer / farther)\n"
+    "  X      cut mode: scissors follow the cursor, left click cuts (shift+wheel: turn the blades)\n"
     "  C      remove all springs            O      drop a new object under the cursor\n"
     "  1 2 3  rigid / linear / quadratic mode of the object under the cursor\n"
     "  Q A    alpha +/- 0.05 of the object under the cursor\n"
@@ -85,7 +86,28 @@ typedef struct pick_record {
     int64_t frame;
     int32_t particle, object;
     sm_vec3 position;
+    sm_vec3 rest; ///< the particle's rest position: how the record finds it after a cut by the scene
 } pick_record;
+
+/// One cut, for the report: the object cut, its pieces (indices as the cut made them) and
+/// their particles and centres of mass right after it.
+typedef struct cut_record {
+    int64_t frame;
+    double time;
+    bool scene; ///< scripted by the scene's "cuts", else made with the scissors
+    int32_t object, back, front, back_particles, front_particles, cap_triangles;
+    int32_t now_back, now_front; ///< the pieces' indices once every cut of the click or step is made
+    sm_vec3 back_centre, front_centre;
+} cut_record;
+
+/// Where an object of the world came from, for the report.
+typedef struct object_origin {
+    int32_t start; ///< its index in the scene at the start (or the one it is a piece of), -1: dropped with O
+    bool piece;    ///< a piece of a cut
+} object_origin;
+
+/// Frames the blades stay drawn closed after a cut.
+#define CUT_CLOSED_FRAMES 8
 
 typedef struct viewer {
     options opt;
@@ -107,6 +129,8 @@ typedef struct viewer {
     // the mouse
     double cursor_x, cursor_y;
     bool orbiting, panning;
+    bool script_shift; ///< shift held by the script (mod shift on)
+    int cut_closed;    ///< frames left to draw the blades closed
     // time
     int64_t frame, steps;
     double sim_time, accumulator;
@@ -116,6 +140,8 @@ typedef struct viewer {
     sm_vec3 *start_stats; ///< object_stats() at the start
     int32_t start_objects;
     int spawned;
+    object_origin *origins; ///< per object of the world now
+    int32_t origin_count, origin_capacity;
     // interop
     bool interop;
     char interop_text[320];
@@ -127,6 +153,8 @@ typedef struct viewer {
     // report
     pick_record picks[256];
     int pick_count;
+    cut_record cuts[256];
+    int cut_count;
     float *host_xyzw; ///< positions read for picking
 } viewer;
 
@@ -212,6 +240,22 @@ static bool build_buffers(viewer *v, char *error, size_t error_size)
     return true;
 }
 
+/// Inserts `origin` as that of object `at` (the objects from `at` on move up one); false when out of memory.
+static bool insert_origin(viewer *v, int32_t at, object_origin origin)
+{
+    if (v->origin_count == v->origin_capacity) {
+        const int32_t capacity = v->origin_capacity ? 2 * v->origin_capacity : 64;
+        object_origin *grown = realloc(v->origins, sizeof *grown * (size_t)capacity);
+        if (!grown) return false;
+        v->origins = grown, v->origin_capacity = capacity;
+    }
+    if (at < 0 || at > v->origin_count) at = v->origin_count;
+    memmove(v->origins + at + 1, v->origins + at, sizeof *v->origins * (size_t)(v->origin_count - at));
+    v->origins[at] = origin;
+    v->origin_count++;
+    return true;
+}
+
 /// Creates the world from the scene and the particle buffers; false with a message on failure.
 static bool open_world(viewer *v, char *error, size_t error_size)
 {
@@ -235,6 +279,12 @@ static bool open_world(viewer *v, char *error, size_t error_size)
     free(v->start_stats);
     v->start_objects = 0;
     v->start_stats = object_stats(v->world, &v->start_objects);
+    v->origin_count = 0;
+    for (int32_t o = 0; o < sm_world_get_counts(v->world).objects; o++)
+        if (!insert_origin(v, o, (object_origin){o, false})) {
+            snprintf(error, error_size, "out of memory");
+            return false;
+        }
     tools_init(&v->tools);
     v->last_profile = sm_world_get_profile(v->world);
     return true;
@@ -293,6 +343,86 @@ static int32_t particle_under_cursor(viewer *v)
 
 static double target_radius(const viewer *v) { return fmax(0.8 * v->particles.max_radius, 0.01 * v->extent); }
 static double push_radius(const viewer *v) { return 0.12 * v->extent; }
+/// The blades' length, and how far from the cursor's ray the particles they cut may lie.
+static double cut_reach(const viewer *v) { return fmax(0.15 * v->extent, 2.0 * v->particles.max_radius); }
+
+/// The blades under the cursor, at the depth of the particle under it, else of the camera's
+/// target (reads the positions).
+static view_blades blades_now(viewer *v)
+{
+    double depth = camera_depth(&v->camera, v->camera.target);
+    const int32_t i = particle_under_cursor(v);
+    if (i >= 0) depth = camera_depth(&v->camera, (sm_vec3){v->host_xyzw[4 * i], v->host_xyzw[4 * i + 1], v->host_xyzw[4 * i + 2]});
+    return tools_blades(&v->camera, cursor_ray(v), v->tools.cut_angle, depth);
+}
+
+/// After cuts: the centres of the pieces of records [first_record, cut_count) for the report,
+/// and the buffers rebuilt for the objects as they are now (sizes, colours per object, the
+/// surfaces' triangles). False (and the viewer quits) when the buffers cannot be rebuilt.
+static bool finish_cuts(viewer *v, int first_record)
+{
+    char error[512];
+    int32_t objects = 0;
+    sm_vec3 *stats = object_stats(v->world, &objects);
+    for (int r = first_record; stats && r < v->cut_count; r++) {
+        cut_record *c = &v->cuts[r];
+        if (c->now_back < objects) c->back_centre = stats[2 * c->now_back];
+        if (c->now_front < objects) c->front_centre = stats[2 * c->now_front];
+    }
+    free(stats);
+    if (!build_buffers(v, error, sizeof error)) {
+        status(v, "error: %s", error);
+        v->quit = v->failed = true;
+        return false;
+    }
+    return true;
+}
+
+/// Closes the blades: cuts every object they reach across (tools_cut()), logs each cut, records
+/// it for the report, and rebuilds what the viewer keeps per object and per particle.
+static void cut_here(viewer *v)
+{
+    enum { MAX_CUTS = 256 };
+    static view_cut cuts[MAX_CUTS];
+    v->cut_closed = CUT_CLOSED_FRAMES;
+    const view_blades blades = blades_now(v);
+    if (v->particles.count == 0 || !v->host_xyzw) {
+        status(v, "nothing to cut");
+        return;
+    }
+    // the picks' particles follow them to the pieces, like the springs
+    int32_t picked[sizeof v->picks / sizeof v->picks[0]];
+    for (int p = 0; p < v->pick_count; p++) picked[p] = v->picks[p].particle;
+    int count = 0;
+    const sm_result result = tools_cut(&v->tools, v->world, v->host_xyzw, &blades, cursor_ray(v), cut_reach(v), picked,
+                                       v->pick_count, cuts, MAX_CUTS, &count);
+    for (int p = 0; p < v->pick_count; p++) v->picks[p].particle = picked[p];
+    const int made = count < MAX_CUTS ? count : MAX_CUTS;
+    const int first_record = v->cut_count;
+    for (int k = 0; k < made; k++) {
+        const view_cut *c = &cuts[k];
+        say("cut object %d into %d and %d (%d + %d particles)", c->object, c->info.back_object, c->info.front_object,
+            c->info.back_particles, c->info.front_particles);
+        // the front piece comes from the same object as the back one
+        if (c->object < v->origin_count) {
+            v->origins[c->object].piece = true;
+            if (!insert_origin(v, c->info.front_object, v->origins[c->object])) v->quit = v->failed = true;
+        }
+        if (v->cut_count < (int)(sizeof v->cuts / sizeof v->cuts[0]))
+            v->cuts[v->cut_count++] = (cut_record){.frame = v->frame, .time = v->sim_time, .object = c->object,
+                                                   .back = c->info.back_object, .front = c->info.front_object,
+                                                   .back_particles = c->info.back_particles,
+                                                   .front_particles = c->info.front_particles,
+                                                   .cap_triangles = c->info.cap_triangles};
+    }
+    // a later cut of this click (a lower object) moved the pieces of the earlier ones up one each
+    for (int r = first_record; r < v->cut_count; r++)
+        v->cuts[r].now_back = v->cuts[r].back + (v->cut_count - 1 - r), v->cuts[r].now_front = v->cuts[r].front + (v->cut_count - 1 - r);
+    if (count > 0 && !finish_cuts(v, first_record)) return;
+    if (result != SM_OK) status(v, "cut failed: %s", sm_last_error());
+    else if (count == 0) status(v, "the blades cut nothing");
+    else status(v, "%d cut%s: %d objects", count, count == 1 ? "" : "s", sm_world_get_counts(v->world).objects);
+}
 
 static void press_left(viewer *v, int mods)
 {
@@ -302,6 +432,10 @@ static void press_left(viewer *v, int mods)
     }
     if (v->tools.push_mode) {
         v->orbiting = true;
+        return;
+    }
+    if (v->tools.cut_mode) {
+        cut_here(v);
         return;
     }
     const view_ray ray = cursor_ray(v);
@@ -322,7 +456,7 @@ static void press_left(viewer *v, int mods)
         return;
     }
     if (v->pick_count < (int)(sizeof v->picks / sizeof v->picks[0]))
-        v->picks[v->pick_count++] = (pick_record){v->frame, i, v->particles.object[i], p};
+        v->picks[v->pick_count++] = (pick_record){v->frame, i, v->particles.object[i], p, v->tools.springs[v->tools.dragging].rest};
     status(v, "picked particle %d of object %d at (%.3f, %.3f, %.3f)", i, v->particles.object[i], p.x, p.y, p.z);
 }
 
@@ -366,10 +500,16 @@ static void handle_cursor(viewer *v, double x, double y)
     place_pusher(v);
 }
 
-static void handle_wheel(viewer *v, double notches)
+static void handle_wheel(viewer *v, double notches, bool shift)
 {
     const double step = 0.05 * v->camera.distance * notches;
-    if (v->tools.dragging >= 0) {
+    if (v->tools.cut_mode && shift) {
+        // the blades turn on the screen, 15 degrees a notch
+        const double pi = 3.14159265358979323846, notch = 15.0 * pi / 180.0;
+        v->tools.cut_angle = fmod(v->tools.cut_angle + notches * notch, 2.0 * pi);
+        if (v->tools.cut_angle < 0.0) v->tools.cut_angle += 2.0 * pi;
+        status(v, "blades at %.0f degrees", v->tools.cut_angle * 180.0 / pi);
+    } else if (v->tools.dragging >= 0) {
         v->tools.drag_depth = fmax(0.01 * v->camera.distance, v->tools.drag_depth + step);
         tools_drag_to(&v->tools, camera_point_at_depth(&v->camera, cursor_ray(v), v->tools.drag_depth));
     } else if (v->tools.push_mode) {
@@ -424,6 +564,11 @@ static void drop_object(viewer *v)
         return;
     }
     v->spawned++;
+    if (!insert_origin(v, object, (object_origin){-1, false})) {
+        status(v, "error: out of memory");
+        v->quit = v->failed = true;
+        return;
+    }
     if (!build_buffers(v, error, sizeof error)) {
         status(v, "error: %s", error);
         v->quit = v->failed = true;
@@ -445,6 +590,8 @@ static void reset(viewer *v)
     }
     v->sim_time = 0.0, v->accumulator = 0.0;
     v->pick_count = 0; // the picks were of the old world's particles
+    v->cut_count = 0;  // and the cuts of its objects
+    v->cut_closed = 0;
     status(v, "scene reset");
 }
 
@@ -467,11 +614,21 @@ static void handle_key(viewer *v, const char *key)
         status(v, "springs removed");
     } else if (strcmp(key, "P") == 0) {
         if (v->tools.dragging >= 0) tools_release(&v->tools, v->world);
+        v->tools.cut_mode = false;
         v->tools.push_mode = !v->tools.push_mode;
         v->tools.push_depth = camera_depth(&v->camera, v->camera.target);
         if (v->tools.push_mode) place_pusher(v);
         else tools_place_pusher(&v->tools, false, v->tools.pusher.center, v->tools.pusher.radius);
         status(v, v->tools.push_mode ? "push mode" : "pick mode");
+    } else if (strcmp(key, "X") == 0) {
+        if (v->tools.dragging >= 0) tools_release(&v->tools, v->world);
+        if (v->tools.push_mode) {
+            v->tools.push_mode = false;
+            tools_place_pusher(&v->tools, false, v->tools.pusher.center, v->tools.pusher.radius);
+        }
+        v->tools.cut_mode = !v->tools.cut_mode;
+        v->cut_closed = 0;
+        status(v, v->tools.cut_mode ? "cut mode" : "pick mode");
     } else if (strlen(key) == 1 && strchr("123QAWS", key[0])) edit_object(v, key);
 }
 
@@ -500,8 +657,10 @@ static void on_button(GLFWwindow *window, int button, int action, int mods)
 
 static void on_scroll(GLFWwindow *window, double dx, double dy)
 {
-    (void)dx;
-    if (live(of(window))) handle_wheel(of(window), dy);
+    const bool shift = glfwGetKey(window, GLFW_KEY_LEFT_SHIFT) == GLFW_PRESS || glfwGetKey(window, GLFW_KEY_RIGHT_SHIFT) == GLFW_PRESS;
+    // some systems turn shift + wheel into a sideways scroll
+    const double notches = dy != 0.0 || !shift ? dy : dx;
+    if (live(of(window)) && notches != 0.0) handle_wheel(of(window), notches, shift);
 }
 
 static void on_key(GLFWwindow *window, int key, int scancode, int action, int mods)
@@ -535,19 +694,84 @@ static void run_script(viewer *v)
         const view_event *e = &s->events[s->next++];
         switch (e->type) {
         case VIEW_CURSOR: handle_cursor(v, e->x * v->renderer.width, e->y * v->renderer.height); break;
-        case VIEW_PRESS: handle_button(v, e->button, true, 0); break;
-        case VIEW_RELEASE: handle_button(v, e->button, false, 0); break;
-        case VIEW_WHEEL: handle_wheel(v, e->x); break;
+        case VIEW_PRESS: handle_button(v, e->button, true, v->script_shift ? GLFW_MOD_SHIFT : 0); break;
+        case VIEW_RELEASE: handle_button(v, e->button, false, v->script_shift ? GLFW_MOD_SHIFT : 0); break;
+        case VIEW_WHEEL: handle_wheel(v, e->x, v->script_shift); break;
         case VIEW_KEY: handle_key(v, e->key); break;
+        case VIEW_MOD: v->script_shift = e->x != 0.0; break;
         }
     }
+}
+
+/// After sm_scene_apply() cut objects (the scene's "cuts", which give no particle map): finds
+/// each cut object's pieces by comparing the objects' particle ranges with those the buffers
+/// were built for (a cut splits one range in place and moves the objects after it up), logs and
+/// records each cut, lets the springs and picks on its particles find them again by their rest
+/// positions (a cut keeps them), and rebuilds the buffers.
+static bool scene_cuts(viewer *v)
+{
+    const int32_t objects = sm_world_get_counts(v->world).objects, old_objects = v->origin_count;
+    int32_t *first = calloc((size_t)(old_objects > 0 ? old_objects : 1), sizeof *first);
+    int32_t *count = calloc((size_t)(old_objects > 0 ? old_objects : 1), sizeof *count);
+    object_origin *old = malloc(sizeof *old * (size_t)(old_objects > 0 ? old_objects : 1));
+    bool ok = first && count && old;
+    if (ok) memcpy(old, v->origins, sizeof *old * (size_t)old_objects);
+    for (int32_t i = 0; ok && i < v->particles.count; i++) { // the ranges before the cuts
+        const int32_t o = v->particles.object[i];
+        if (o < 0 || o >= old_objects) continue;
+        if (count[o]++ == 0) first[o] = i;
+    }
+    int32_t picked[sizeof v->picks / sizeof v->picks[0]];
+    sm_vec3 picked_rest[sizeof v->picks / sizeof v->picks[0]];
+    for (int p = 0; p < v->pick_count; p++) picked[p] = v->picks[p].particle, picked_rest[p] = v->picks[p].rest;
+    const int first_record = v->cut_count;
+    v->origin_count = 0;
+    for (int32_t i = 0, j = 0; ok && i < old_objects && j < objects; i++) {
+        sm_object_info info;
+        ok = sm_world_get_object(v->world, j, &info) == SM_OK;
+        if (ok && info.first_particle == first[i] && info.particle_count == count[i]) {
+            ok = insert_origin(v, j++, old[i]); // not cut
+            continue;
+        }
+        // cut (maybe more than once): the pieces j, j + 1, ... cover its range
+        const int32_t back = j, back_particles = info.particle_count;
+        int32_t covered = 0;
+        while (ok && covered < count[i] && j < objects) {
+            ok = sm_world_get_object(v->world, j, &info) == SM_OK && insert_origin(v, j, (object_origin){old[i].start, true});
+            covered += info.particle_count;
+            if (ok && j > back) {
+                say("scene: cut object %d into %d and %d (%d + %d particles)", back, back, j, back_particles, info.particle_count);
+                if (v->cut_count < (int)(sizeof v->cuts / sizeof v->cuts[0]))
+                    v->cuts[v->cut_count++] = (cut_record){.frame = v->frame, .time = v->sim_time, .scene = true, .object = back,
+                                                           .back = back, .front = j, .back_particles = back_particles,
+                                                           .front_particles = info.particle_count, .now_back = back, .now_front = j};
+            }
+            j++;
+        }
+        ok = ok && tools_follow_cut(&v->tools, v->world, first[i], count[i]) == SM_OK &&
+             tools_find_by_rest(v->world, first[i], count[i], picked_rest, picked, v->pick_count) == SM_OK;
+    }
+    for (int p = 0; p < v->pick_count; p++) v->picks[p].particle = picked[p];
+    free(first), free(count), free(old);
+    if (!ok) {
+        say("error: after the scene's cuts: %s", sm_last_error());
+        return false;
+    }
+    if (!finish_cuts(v, first_record)) return false;
+    if (v->cut_count > first_record) status(v, "the scene cut: %d objects", objects);
+    return true;
 }
 
 static bool step(viewer *v)
 {
     const double dt = v->info.dt;
-    if (sm_scene_apply(v->scene, v->world) != SM_OK || tools_apply(&v->tools, v->world, dt) != SM_OK ||
-        sm_world_step(v->world, dt, v->info.substeps) != SM_OK) {
+    const int32_t objects = sm_world_get_counts(v->world).objects;
+    if (sm_scene_apply(v->scene, v->world) != SM_OK) {
+        say("error: %s", sm_last_error());
+        return false;
+    }
+    if (sm_world_get_counts(v->world).objects != objects && !scene_cuts(v)) return false;
+    if (tools_apply(&v->tools, v->world, dt) != SM_OK || sm_world_step(v->world, dt, v->info.substeps) != SM_OK) {
         say("error: %s", sm_last_error());
         return false;
     }
@@ -616,14 +840,17 @@ static void draw_overlay(viewer *v)
             n += snprintf(text + n, sizeof text - (size_t)n, " %s %.2f", name, v->pass_ms[i]);
         }
     const char *device = sm_world_device_name(v->world);
+    char mode[64];
+    if (v->tools.cut_mode) snprintf(mode, sizeof mode, "cut (blades at %.0f deg)", v->tools.cut_angle * 180.0 / 3.14159265358979323846);
+    else snprintf(mode, sizeof mode, "%s", v->tools.push_mode ? "push" : "pick");
     if (n < (int)sizeof text)
         n += snprintf(text + n, sizeof text - (size_t)n,
                       "\nobjects %d   particles %d   clusters %d   surface vertices %d   triangles %d   colliders %d\n"
-                      "%s%s%s\ninterop: %s\n%s mode   colour: %s   draw: %s   springs %d   [H] help",
+                      "%s%s%s\ninterop: %s\n%s mode   colour: %s   draw: %s   springs %d   cuts %d   [H] help",
                       counts.objects, counts.particles, counts.clusters, v->surfaces.vertex_count,
                       v->surfaces.triangle_count, sm_world_get_collider_count(v->world), sm_world_backend_name(v->world),
-                      *device ? ": " : "", device, v->interop_text, v->tools.push_mode ? "push" : "pick",
-                      colours[v->colour], draws[v->draw_mode], v->tools.spring_count);
+                      *device ? ": " : "", device, v->interop_text, mode,
+                      colours[v->colour], draws[v->draw_mode], v->tools.spring_count, v->cut_count);
     if (v->status[0] && n < (int)sizeof text) snprintf(text + n, sizeof text - (size_t)n, "\n%s", v->status);
     render_text(&v->renderer, text, 12.0f, 12.0f, 2.0f);
     if (v->help) {
@@ -657,6 +884,72 @@ static void draw_tools(viewer *v)
     }
     render_lines(&v->renderer, lines, segments);
     render_spheres(&v->renderer, centres, styles, spheres);
+}
+
+/// Appends the flat triangle (a, b, c) in colour rgb to `out` (18 floats).
+static float *put_triangle(float *out, sm_vec3 a, sm_vec3 b, sm_vec3 c, const float rgb[3])
+{
+    const sm_vec3 p[3] = {a, b, c};
+    for (int k = 0; k < 3; k++, out += 6)
+        out[0] = (float)p[k].x, out[1] = (float)p[k].y, out[2] = (float)p[k].z, out[3] = rgb[0], out[4] = rgb[1], out[5] = rgb[2];
+    return out;
+}
+
+/// Appends the segment (a, b) in colour rgb to `out` (12 floats).
+static float *put_line(float *out, sm_vec3 a, sm_vec3 b, const float rgb[3])
+{
+    const sm_vec3 p[2] = {a, b};
+    for (int k = 0; k < 2; k++, out += 6)
+        out[0] = (float)p[k].x, out[1] = (float)p[k].y, out[2] = (float)p[k].z, out[3] = rgb[0], out[4] = rgb[1], out[5] = rgb[2];
+    return out;
+}
+
+static sm_vec3 along(sm_vec3 p, sm_vec3 d, double s) { return (sm_vec3){p.x + s * d.x, p.y + s * d.y, p.z + s * d.z}; }
+
+/// The scissors under the cursor, translucent over the scene (README "Mouse and keys"): two
+/// blades from the apex on the plane facing the camera, open 12 degrees each side of the cut's
+/// line and outlined, closed (and gold) for a few frames after a click; the ring handles behind
+/// the apex; a faint line along the cut and a faint circle of the blades' reach.
+static void draw_blades(viewer *v)
+{
+    enum { RING = 16, CIRCLE = 48, LINES = 2 * (4 + 1 + RING) + 1 + CIRCLE };
+    float triangles[18 * 4], lines[12 * LINES];
+    const view_blades b = blades_now(v);
+    const double pi = 3.14159265358979323846, reach = cut_reach(v), width = 0.12 * reach;
+    const bool closed = v->cut_closed > 0;
+    const double half = closed ? 0.0 : 12.0 * pi / 180.0;
+    static const float steel[3] = {0.82f, 0.86f, 0.94f}, gold[3] = {1.0f, 0.82f, 0.25f}, edge[3] = {0.12f, 0.13f, 0.17f},
+                       faint[3] = {0.78f, 0.80f, 0.86f};
+    const float *colour = closed ? gold : steel;
+    const sm_vec3 zero = {0, 0, 0};
+    float *t = triangles, *l = lines;
+    for (int sign = -1; sign <= 1; sign += 2) {
+        // the blade's direction, and its back (away from the other blade) in the plane facing the camera
+        const sm_vec3 u = along(along(zero, b.direction, cos(half)), b.side, sign * sin(half));
+        const sm_vec3 out = along(along(zero, b.direction, -sin(half)), b.side, sign * cos(half));
+        const sm_vec3 tip = along(b.apex, u, reach), heel = along(b.apex, u, 0.25 * reach);
+        const sm_vec3 back = along(heel, out, width), front = along(heel, out, -0.15 * width);
+        t = put_triangle(t, b.apex, back, tip, colour); // the back of the blade
+        t = put_triangle(t, b.apex, tip, front, colour); // its edge
+        l = put_line(l, b.apex, back, edge), l = put_line(l, back, tip, edge);
+        l = put_line(l, tip, front, edge), l = put_line(l, front, b.apex, edge);
+        // the handle: straight on through the apex, to a ring
+        const sm_vec3 ring = along(b.apex, u, -0.55 * reach);
+        l = put_line(l, b.apex, along(ring, u, 0.15 * reach), edge);
+        for (int k = 0; k < RING; k++) {
+            const double a0 = 2.0 * pi * k / RING, a1 = 2.0 * pi * (k + 1) / RING, r = 0.15 * reach;
+            l = put_line(l, along(along(ring, u, r * cos(a0)), out, r * sin(a0)),
+                         along(along(ring, u, r * cos(a1)), out, r * sin(a1)), edge);
+        }
+    }
+    l = put_line(l, along(b.apex, b.direction, -reach), along(b.apex, b.direction, reach), faint); // the cut's line
+    for (int k = 0; k < CIRCLE; k++) {
+        const double a0 = 2.0 * pi * k / CIRCLE, a1 = 2.0 * pi * (k + 1) / CIRCLE;
+        l = put_line(l, along(along(b.apex, b.direction, reach * cos(a0)), b.side, reach * sin(a0)),
+                     along(along(b.apex, b.direction, reach * cos(a1)), b.side, reach * sin(a1)), faint);
+    }
+    render_overlay_shapes(&v->renderer, triangles, (int)((t - triangles) / 18), lines, (int)((l - lines) / 12), 0.6f);
+    if (v->cut_closed > 0) v->cut_closed--;
 }
 
 /// Every collider where it is now.
@@ -699,6 +992,7 @@ static bool draw(viewer *v)
     if (surfaces) render_surfaces(&v->renderer, &v->surfaces);
     draw_tools(v);
     if (!draw_colliders(v)) return false;
+    if (v->tools.cut_mode) draw_blades(v);
     draw_overlay(v);
     return true;
 }
@@ -750,6 +1044,22 @@ static bool write_report(viewer *v, const char *path)
         cJSON_AddItemToObject(item, "position", vec_json((sm_vec3){x[0], x[1], x[2]}));
         cJSON_AddItemToArray(springs, item);
     }
+    cJSON *cuts = cJSON_AddArrayToObject(root, "cuts");
+    for (int c = 0; c < v->cut_count; c++) {
+        const cut_record *cut = &v->cuts[c];
+        cJSON *item = cJSON_CreateObject();
+        cJSON_AddNumberToObject(item, "frame", (double)cut->frame);
+        cJSON_AddNumberToObject(item, "time", cut->time);
+        cJSON_AddStringToObject(item, "by", cut->scene ? "scene" : "scissors");
+        cJSON_AddNumberToObject(item, "object", cut->object);
+        const int pieces[2] = {cut->back, cut->front}, counts[2] = {cut->back_particles, cut->front_particles};
+        cJSON_AddItemToObject(item, "pieces", cJSON_CreateIntArray(pieces, 2));
+        cJSON_AddItemToObject(item, "particles", cJSON_CreateIntArray(counts, 2));
+        cJSON_AddItemToObject(item, "back_centre", vec_json(cut->back_centre));
+        cJSON_AddItemToObject(item, "front_centre", vec_json(cut->front_centre));
+        if (!cut->scene) cJSON_AddNumberToObject(item, "cap_triangles", cut->cap_triangles); // unknown for the scene's
+        cJSON_AddItemToArray(cuts, item);
+    }
     // each object: centre of mass and RMS radius at the start and now, mean distance of its
     // particles to their goals
     int32_t count = 0;
@@ -767,9 +1077,13 @@ static bool write_report(viewer *v, const char *path)
             strain += sqrt((x[3 * i] - g[3 * i]) * (x[3 * i] - g[3 * i]) + (x[3 * i + 1] - g[3 * i + 1]) * (x[3 * i + 1] - g[3 * i + 1]) +
                            (x[3 * i + 2] - g[3 * i + 2]) * (x[3 * i + 2] - g[3 * i + 2]));
         cJSON *item = cJSON_CreateObject();
-        if (v->start_stats && o < v->start_objects) {
-            cJSON_AddItemToObject(item, "centre_start", vec_json(v->start_stats[2 * o]));
-            cJSON_AddNumberToObject(item, "rms_radius_start", v->start_stats[2 * o + 1].x);
+        const object_origin origin = o < v->origin_count ? v->origins[o] : (object_origin){-1, false};
+        cJSON_AddNumberToObject(item, "particles", info.particle_count);
+        if (info.surface_triangle_count > 0) cJSON_AddNumberToObject(item, "surface_triangles", info.surface_triangle_count);
+        if (origin.piece) cJSON_AddNumberToObject(item, "piece_of", origin.start); // -1: of a dropped object
+        else if (v->start_stats && origin.start >= 0 && origin.start < v->start_objects) {
+            cJSON_AddItemToObject(item, "centre_start", vec_json(v->start_stats[2 * origin.start]));
+            cJSON_AddNumberToObject(item, "rms_radius_start", v->start_stats[2 * origin.start + 1].x);
         }
         cJSON_AddItemToObject(item, "centre_end", vec_json(stats[2 * o]));
         cJSON_AddNumberToObject(item, "rms_radius_end", stats[2 * o + 1].x);
@@ -992,6 +1306,6 @@ done:
     glfwTerminate();
     sm_scene_destroy(v.scene);
     script_free(&v.script);
-    free(v.start_stats), free(v.host_xyzw);
+    free(v.start_stats), free(v.host_xyzw), free(v.origins);
     return status_code;
 }

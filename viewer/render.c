@@ -68,8 +68,9 @@ static const char *flat_vertex =
 static const char *flat_fragment =
     "#version 330 core\n"
     "in vec3 v_colour;\n"
+    "uniform float u_alpha;\n"
     "out vec4 o_colour;\n"
-    "void main() { o_colour = vec4(v_colour, 1.0); }\n";
+    "void main() { o_colour = vec4(v_colour, u_alpha); }\n";
 
 static const char *ground_vertex =
     "#version 330 core\n"
@@ -535,9 +536,35 @@ void render_lines(view_renderer *r, const float *lines, int count)
     glBindBuffer(GL_ARRAY_BUFFER, r->line_buffer);
     glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(12 * sizeof(float) * (size_t)count), lines, GL_STREAM_DRAW);
     set_camera(r, r->flat_program);
+    glUniform1f(glGetUniformLocation(r->flat_program, "u_alpha"), 1.0f);
     glBindVertexArray(r->line_vao);
     glDrawArrays(GL_LINES, 0, 2 * count);
     glBindVertexArray(0);
+}
+
+void render_overlay_shapes(view_renderer *r, const float *triangles, int triangle_count, const float *lines, int line_count,
+                           float alpha)
+{
+    glDisable(GL_DEPTH_TEST);
+    glEnable(GL_BLEND);
+    glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
+    set_camera(r, r->flat_program);
+    glBindVertexArray(r->line_vao);
+    glBindBuffer(GL_ARRAY_BUFFER, r->line_buffer);
+    if (triangle_count > 0) {
+        glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(18 * sizeof(float) * (size_t)triangle_count), triangles, GL_STREAM_DRAW);
+        glUniform1f(glGetUniformLocation(r->flat_program, "u_alpha"), alpha);
+        glDrawArrays(GL_TRIANGLES, 0, 3 * triangle_count);
+    }
+    if (line_count > 0) {
+        glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(12 * sizeof(float) * (size_t)line_count), lines, GL_STREAM_DRAW);
+        glUniform1f(glGetUniformLocation(r->flat_program, "u_alpha"), fminf(1.0f, 2.0f * alpha));
+        glDrawArrays(GL_LINES, 0, 2 * line_count);
+    }
+    glBindVertexArray(0);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    glDisable(GL_BLEND);
+    glEnable(GL_DEPTH_TEST);
 }
 
 void render_text(view_renderer *r, const char *text, float x, float y, float scale)

@@ -50,6 +50,10 @@ void render_colliders(view_renderer *r, const sm_collider_info *colliders, int c
 void render_spheres(view_renderer *r, const float *centres, const float *styles, int count);
 /// Line segments: 2 x (x, y, z, r, g, b) floats each.
 void render_lines(view_renderer *r, const float *lines, int count);
+/// Flat triangles (3 x (x, y, z, r, g, b) floats each) at opacity `alpha`, then lines (as
+/// render_lines()) at twice that opacity, both over everything drawn so far (no depth test).
+void render_overlay_shapes(view_renderer *r, const float *triangles, int triangle_count, const float *lines, int line_count,
+                           float alpha);
 /// Text at pixel (x, y) from the top left, `scale` pixels per font unit, on a dark box.
 void render_text(view_renderer *r, const char *text, float x, float y, float scale);
 /// The height in pixels of `text` drawn by render_text() at `scale`, without its box's margin.

@@ -56,13 +56,19 @@ bool script_load(const char *path, view_script *out, char *error, size_t error_s
             snprintf(e.key, sizeof e.key, "%s", a);
             for (char *c = e.key; *c; c++) *c = (char)toupper((unsigned char)*c);
             ok = fields == 3;
+        } else if (ok && strcmp(kind, "mod") == 0) {
+            e.type = VIEW_MOD;
+            snprintf(e.key, sizeof e.key, "%s", a);
+            for (char *c = e.key; *c; c++) *c = (char)toupper((unsigned char)*c);
+            e.x = strcmp(b, "on") == 0;
+            ok = fields == 4 && strcmp(e.key, "SHIFT") == 0 && (strcmp(b, "on") == 0 || strcmp(b, "off") == 0);
         } else {
             ok = false;
         }
         if (!ok) {
             snprintf(error, error_size,
-                     "%s:%d: expected 'TIME cursor X Y', 'TIME press|release left|right|middle', 'TIME wheel N' or "
-                     "'TIME key NAME' with TIME >= 0",
+                     "%s:%d: expected 'TIME cursor X Y', 'TIME press|release left|right|middle', 'TIME wheel N', "
+                     "'TIME key NAME' or 'TIME mod shift on|off' with TIME >= 0",
                      path, number);
             break;
         }

@@ -1,7 +1,22 @@
 #include "tools.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+static sm_vec3 vadd(sm_vec3 a, sm_vec3 b) { return (sm_vec3){a.x + b.x, a.y + b.y, a.z + b.z}; }
+static sm_vec3 vsub(sm_vec3 a, sm_vec3 b) { return (sm_vec3){a.x - b.x, a.y - b.y, a.z - b.z}; }
+static sm_vec3 vscale(sm_vec3 a, double s) { return (sm_vec3){a.x * s, a.y * s, a.z * s}; }
+static double vdot(sm_vec3 a, sm_vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+static sm_vec3 vcross(sm_vec3 a, sm_vec3 b)
+{
+    return (sm_vec3){a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
+}
+static sm_vec3 vunit(sm_vec3 a)
+{
+    const double n = sqrt(vdot(a, a));
+    return n > 0.0 ? vscale(a, 1.0 / n) : a;
+}
 
 void tools_init(view_tools *tools)
 {
@@ -9,6 +24,7 @@ void tools_init(view_tools *tools)
     tools->dragging = -1;
     tools->strength = 0.3;
     tools->damping = 0.3;
+    tools->cut_angle = 0.5 * 3.14159265358979323846; // blades up the screen: a vertical cut
 }
 
 /// Distance along the ray to the first intersection with the sphere (c, r), or INFINITY.
@@ -62,7 +78,11 @@ sm_result tools_grab(view_tools *tools, sm_world *world, int32_t particle, sm_ve
         if (result != SM_OK) return result;
         own = (sm_vec3){base[0], base[1], base[2]};
     }
-    tools->springs[tools->spring_count] = (view_spring){.particle = particle, .target = target, .locked = false, .base_force = own};
+    double rest[3];
+    sm_result result = sm_world_get_rest_positions(world, particle, 1, rest);
+    if (result != SM_OK) return result;
+    tools->springs[tools->spring_count] = (view_spring){
+        .particle = particle, .target = target, .locked = false, .base_force = own, .rest = {rest[0], rest[1], rest[2]}};
     tools->dragging = tools->spring_count++;
     tools->drag_depth = depth;
     return SM_OK;
@@ -171,4 +191,100 @@ sm_result tools_apply(view_tools *tools, sm_world *world, double dt)
         tools->pusher_moved = false;
     }
     return sm_world_set_pusher(world, &pusher);
+}
+
+view_blades tools_blades(const view_camera *camera, view_ray ray, double angle, double depth)
+{
+    sm_vec3 forward, right, up;
+    camera_basis(camera, &forward, &right, &up);
+    view_blades b;
+    b.apex = camera_point_at_depth(camera, ray, depth);
+    b.direction = vadd(vscale(right, cos(angle)), vscale(up, sin(angle)));
+    b.side = vcross(forward, b.direction); // a quarter turn on the screen, in the plane facing the camera
+    // the plane holds the ray and the blades' direction: its normal is perpendicular to both
+    // (never degenerate: the ray points forward, the direction lies across)
+    b.plane = (sm_plane){b.apex, vunit(vcross(ray.direction, b.direction))};
+    return b;
+}
+
+bool tools_blades_cross(const float *xyzw, int32_t first, int32_t count, sm_plane plane, view_ray ray, double reach)
+{
+    bool front = false, back = false;
+    for (int32_t i = first; i < first + count && !(front && back); i++) {
+        const sm_vec3 x = {xyzw[4 * i], xyzw[4 * i + 1], xyzw[4 * i + 2]};
+        const sm_vec3 d = vsub(x, ray.origin);
+        const double along = vdot(d, ray.direction);
+        if (along <= 0.0 || vdot(d, d) - along * along > reach * reach) continue; // out of the blades' reach
+        if (vdot(vsub(x, plane.point), plane.normal) > 0.0) front = true;
+        else back = true;
+    }
+    return front && back;
+}
+
+void tools_remap_particles(view_tools *tools, int32_t first, int32_t count, const int32_t *map)
+{
+    for (int s = 0; s < tools->spring_count; s++) {
+        view_spring *spring = &tools->springs[s];
+        if (spring->particle >= first && spring->particle < first + count) spring->particle = map[spring->particle - first];
+    }
+}
+
+sm_result tools_find_by_rest(const sm_world *world, int32_t first, int32_t count, const sm_vec3 *rest, int32_t *particles,
+                             int n)
+{
+    bool any = false;
+    for (int k = 0; k < n && !any; k++) any = particles[k] >= first && particles[k] < first + count;
+    if (!any || count <= 0) return SM_OK;
+    double *x = malloc(sizeof(double) * 3 * (size_t)count);
+    if (!x) return SM_ERROR_OUT_OF_MEMORY;
+    const sm_result result = sm_world_get_rest_positions(world, first, count, x);
+    for (int k = 0; k < n && result == SM_OK; k++) {
+        if (particles[k] < first || particles[k] >= first + count) continue;
+        for (int32_t i = 0; i < count; i++)
+            if (x[3 * i] == rest[k].x && x[3 * i + 1] == rest[k].y && x[3 * i + 2] == rest[k].z) {
+                particles[k] = first + i;
+                break;
+            }
+    }
+    free(x);
+    return result;
+}
+
+sm_result tools_follow_cut(view_tools *tools, const sm_world *world, int32_t first, int32_t count)
+{
+    int32_t particles[VIEW_MAX_SPRINGS];
+    sm_vec3 rest[VIEW_MAX_SPRINGS];
+    for (int s = 0; s < tools->spring_count; s++) particles[s] = tools->springs[s].particle, rest[s] = tools->springs[s].rest;
+    const sm_result result = tools_find_by_rest(world, first, count, rest, particles, tools->spring_count);
+    for (int s = 0; s < tools->spring_count && result == SM_OK; s++) tools->springs[s].particle = particles[s];
+    return result;
+}
+
+sm_result tools_cut(view_tools *tools, sm_world *world, const float *xyzw, const view_blades *blades, view_ray ray,
+                    double reach, int32_t *others, int other_count, view_cut *cuts, int max_cuts, int *out_count)
+{
+    *out_count = 0;
+    sm_result result = SM_OK;
+    // from the top down: a cut moves the objects after the cut one up, never those before it,
+    // and leaves the particles of every other object where they were
+    for (int32_t o = sm_world_get_counts(world).objects - 1; o >= 0 && result == SM_OK; o--) {
+        sm_object_info object;
+        result = sm_world_get_object(world, o, &object);
+        if (result != SM_OK) break;
+        if (!tools_blades_cross(xyzw, object.first_particle, object.particle_count, blades->plane, ray, reach)) continue;
+        int32_t *map = malloc(sizeof *map * (size_t)(object.particle_count > 0 ? object.particle_count : 1));
+        if (!map) return SM_ERROR_OUT_OF_MEMORY;
+        sm_cut_info info;
+        result = sm_world_cut(world, o, blades->plane, map, &info);
+        if (result == SM_OK && info.cut) {
+            tools_remap_particles(tools, object.first_particle, object.particle_count, map);
+            for (int k = 0; k < other_count; k++)
+                if (others[k] >= object.first_particle && others[k] < object.first_particle + object.particle_count)
+                    others[k] = map[others[k] - object.first_particle];
+            if (*out_count < max_cuts) cuts[*out_count] = (view_cut){o, info};
+            ++*out_count;
+        }
+        free(map);
+    }
+    return result;
 }

@@ -3,7 +3,10 @@
  *   picking: a spring pulls a particle toward a target that follows the cursor on a plane
  *     facing the camera (the wheel moves that plane); a locked spring stays where it was left
  *     and can be grabbed again; all springs can be removed at once;
- *   pushing: a sphere that follows the cursor the same way and pushes particles out.
+ *   pushing: a sphere that follows the cursor the same way and pushes particles out;
+ *   cutting: two blades that follow the cursor and, closed, cut every object near the cursor's
+ *     ray in two along the plane through that ray and the blades' direction on the screen
+ *     (sm_world_cut()); the springs on cut objects follow their particles to the pieces.
  * The springs act through sm_world_set_force() once per step. A spring gives its particle the
  * velocity change  s (target - x) / dt - c v  over the step (s = strength, c = damping), the
  * same kind of fractional pull toward a goal as shape matching's alpha: for 0 < s, c < 1 the
@@ -22,6 +25,7 @@ typedef struct view_spring {
     sm_vec3 target;     ///< m
     bool locked;        ///< stays in place when the mouse lets go
     sm_vec3 base_force; ///< the particle's own external force, restored when the spring goes
+    sm_vec3 rest;       ///< the particle's rest position, which a cut keeps: how the spring finds it after a cut
 } view_spring;
 
 typedef struct view_tools {
@@ -37,7 +41,26 @@ typedef struct view_tools {
     bool pusher_moved;   ///< the sphere moved since the last step (its velocity is from that move)
     sm_vec3 pusher_last; ///< where it was at the last step
     double pusher_idle;  ///< s stepped since it last moved
+    bool cut_mode;       ///< the blades follow the cursor and the left button cuts
+    double cut_angle;    ///< radians: the blades' direction on the screen, from the right toward up
 } view_tools;
+
+/// The scissors under the cursor: two blades meeting at `apex` on the plane facing the camera,
+/// pointing along `direction` (in that plane, at cut_angle from the screen's right toward its
+/// up), opening along `side`; `plane` is the cut: through the cursor's ray and `direction`,
+/// with a unit normal.
+typedef struct view_blades {
+    sm_vec3 apex;      ///< m: where the blades meet, on the cursor's ray
+    sm_vec3 direction; ///< unit: where the blades point
+    sm_vec3 side;      ///< unit, in the plane facing the camera, perpendicular to direction
+    sm_plane plane;    ///< the cut plane (point: the apex)
+} view_blades;
+
+/// One cut made by tools_cut().
+typedef struct view_cut {
+    int32_t object; ///< the object cut: the back piece keeps its index, the front piece is object + 1
+    sm_cut_info info;
+} view_cut;
 
 /// No springs, no pusher, default strength and damping.
 void tools_init(view_tools *tools);
@@ -77,5 +100,37 @@ sm_result tools_apply(view_tools *tools, sm_world *world, double dt);
 
 /// Forgets every spring without touching a world (after the world was replaced).
 void tools_forget(view_tools *tools);
+
+/// The blades at `depth` along the camera's forward axis on `ray` (a ray of `camera`), pointing
+/// at `angle` radians from the screen's right toward its up.
+view_blades tools_blades(const view_camera *camera, view_ray ray, double angle, double depth);
+
+/// Whether the particles [first, first + count) of xyzw (4 floats each) that lie within `reach`
+/// of the ray's line, in front of its origin, lie on both sides of `plane` (front: dot(x -
+/// point, normal) > 0, as sm_world_cut() decides): whether the blades reach across the object.
+bool tools_blades_cross(const float *xyzw, int32_t first, int32_t count, sm_plane plane, view_ray ray, double reach);
+
+/// Renumbers the springs on particles [first, first + count) by map[particle - first] (the
+/// particle_map of sm_world_cut()).
+void tools_remap_particles(view_tools *tools, int32_t first, int32_t count, const int32_t *map);
+
+/// Finds particles again after cuts that gave no particle map (those a scene scripts): each of
+/// particles[0 .. n) in [first, first + count) becomes the particle of that range whose rest
+/// position is rest[k] exactly (a cut keeps every particle's rest position and moves particles
+/// only within the range of the object it cuts); one not found keeps its index.
+sm_result tools_find_by_rest(const sm_world *world, int32_t first, int32_t count, const sm_vec3 *rest, int32_t *particles,
+                             int n);
+
+/// The springs on particles [first, first + count) find their particles again by tools_find_by_rest().
+sm_result tools_follow_cut(view_tools *tools, const sm_world *world, int32_t first, int32_t count);
+
+/// Closes the blades: cuts along blades.plane every object whose particles near the ray (within
+/// `reach`, by xyzw: every particle's position, 4 floats each, read before the cut) lie on both
+/// sides of it, from the highest object index down (a cut inserts its front piece after the cut
+/// object), and moves the springs with their particles, and the particle indices others[0 ..
+/// other_count) (the caller's records; may be NULL) too. Each cut made goes into cuts[] (up to
+/// max_cuts; *out_count says how many, also past max_cuts). Stops at the first failure, returning it.
+sm_result tools_cut(view_tools *tools, sm_world *world, const float *xyzw, const view_blades *blades, view_ray ray,
+                    double reach, int32_t *others, int other_count, view_cut *cuts, int max_cuts, int *out_count);
 
 #endif

@@ -30,6 +30,13 @@ typedef struct scene_spring {
     double start, stop;       ///< s: active for start <= t < stop
 } scene_spring;
 
+/// A timed cut of the scene: object `object` (its index at that moment) cut along `plane`.
+typedef struct scene_cut {
+    double time; ///< s
+    int32_t object;
+    sm_plane plane;
+} scene_cut;
+
 /// A collider of the scene and the keyframes it owns.
 typedef struct scene_collider {
     sm_collider_def def;
@@ -46,13 +53,15 @@ struct sm_scene {
     int32_t collider_count;
     scene_spring *springs;
     int32_t spring_count;
+    scene_cut *cuts;
+    int32_t cut_count;
 };
 
 /// Where the parser is, for error messages: "<origin>: object 3: field "alpha": ...".
 typedef struct context {
     const char *origin;
     int object;       ///< -1 outside the objects array (and the other arrays)
-    const char *what; ///< what `object` counts: "object" (NULL), "collider", "spring"
+    const char *what; ///< what `object` counts: "object" (NULL), "collider", "spring", "cut"
     /// the scene file's folder ending in '/', in front of relative mesh paths; NULL or "": the current directory
     const char *folder;
 } context;
@@ -783,6 +792,28 @@ static sm_result parse_spring(const context *ctx, const cJSON *item, const sm_sc
     return SM_OK;
 }
 
+/// Cut `index` of the `cuts` array; `objects` is how many objects the scene has at its time (the
+/// scene's own plus one per earlier cut).
+static sm_result parse_cut(const context *ctx, const cJSON *item, int32_t objects, double earliest, scene_cut *out)
+{
+    static const char *const known[] = {"time", "object", "point", "normal", NULL};
+    if (!cJSON_IsObject(item)) return field_error(ctx, "cuts", "each cut must be a JSON object, got %s", GOT(item));
+    sm_result r = check_keys(ctx, item, "", known);
+    if (r != SM_OK) return r;
+    static const char *const required[] = {"time", "object", "point", "normal"};
+    for (int k = 0; k < 4; k++)
+        if (!cJSON_GetObjectItemCaseSensitive(item, required[k])) return field_error(ctx, required[k], "is required");
+    if ((r = read_range(ctx, cJSON_GetObjectItemCaseSensitive(item, "time"), "time", earliest, INFINITY, false, "s",
+                        &out->time)) != SM_OK)
+        return r;
+    if ((r = read_int(ctx, cJSON_GetObjectItemCaseSensitive(item, "object"), "object", 0, objects - 1, &out->object)) != SM_OK)
+        return r;
+    if ((r = read_vec3(ctx, cJSON_GetObjectItemCaseSensitive(item, "point"), "point", &out->plane.point)) != SM_OK) return r;
+    if ((r = read_vec3(ctx, cJSON_GetObjectItemCaseSensitive(item, "normal"), "normal", &out->plane.normal)) != SM_OK) return r;
+    if (!(v3_length(out->plane.normal) > 0.0)) return field_error(ctx, "normal", "must not be zero");
+    return SM_OK;
+}
+
 /// Line and column of `at` in `text`, for syntax errors.
 static void locate(const char *text, const char *at, int *line, int *column)
 {
@@ -819,7 +850,7 @@ static sm_result load_scene(const char *json, const char *origin, const char *fo
     scene->info = (sm_scene_info){.dt = 1.0 / 60.0, .substeps = 1, .steps = 600, .object_count = 0};
 
     static const char *const known[] = {"name", "description", "dt", "substeps", "steps", "gravity", "ground", "collisions",
-                                        "colliders", "springs", "objects", NULL};
+                                        "colliders", "springs", "cuts", "objects", NULL};
     if (!cJSON_IsObject(root)) {
         r = sm_fail(SM_ERROR_SCENE, "%s: a scene must be a JSON object with an \"objects\" array", ctx.origin);
         goto done;
@@ -839,6 +870,8 @@ static sm_result load_scene(const char *json, const char *origin, const char *fo
             r = field_error(&ctx, f, "must be an array of colliders, got %s", GOT(e));
         else if (strcmp(f, "springs") == 0 && !cJSON_IsArray(e))
             r = field_error(&ctx, f, "must be an array of springs, got %s", GOT(e));
+        else if (strcmp(f, "cuts") == 0 && !cJSON_IsArray(e))
+            r = field_error(&ctx, f, "must be an array of cuts, got %s", GOT(e));
         if (r != SM_OK) goto done;
     }
     const cJSON *objects = cJSON_GetObjectItemCaseSensitive(root, "objects");
@@ -895,6 +928,27 @@ static sm_result load_scene(const char *json, const char *origin, const char *fo
             context sctx = {ctx.origin, i, "spring", ctx.folder};
             if ((r = parse_spring(&sctx, e, scene, &scene->springs[i])) != SM_OK) goto done;
             scene->spring_count = i + 1;
+        }
+    }
+    const cJSON *cuts = cJSON_GetObjectItemCaseSensitive(root, "cuts");
+    if (cuts && cJSON_GetArraySize(cuts) > 0) {
+        if (scene->spring_count > 0) {
+            // springs name particles by object and index, which a cut renumbers
+            r = sm_fail(SM_ERROR_SCENE, "%s: field \"cuts\": a scene with springs cannot have cuts", ctx.origin);
+            goto done;
+        }
+        const int count = cJSON_GetArraySize(cuts);
+        scene->cuts = calloc((size_t)count, sizeof *scene->cuts);
+        if (!scene->cuts) {
+            r = sm_fail(SM_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx.origin);
+            goto done;
+        }
+        i = 0;
+        for (const cJSON *e = cuts->child; e; e = e->next, i++) {
+            context cctx = {ctx.origin, i, "cut", ctx.folder};
+            const double earliest = i > 0 ? scene->cuts[i - 1].time : 0.0; // in the order they happen
+            if ((r = parse_cut(&cctx, e, scene->info.object_count + i, earliest, &scene->cuts[i])) != SM_OK) goto done;
+            scene->cut_count = i + 1;
         }
     }
 
@@ -960,6 +1014,7 @@ void sm_scene_destroy(sm_scene *scene)
     for (int32_t i = 0; i < scene->collider_count; i++) free(scene->colliders[i].times), free(scene->colliders[i].offsets);
     free(scene->colliders);
     free(scene->springs);
+    free(scene->cuts);
     free(scene);
 }
 
@@ -1016,6 +1071,19 @@ sm_result sm_scene_apply(const sm_scene *scene, sm_world *world)
 {
     if (!scene || !world) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_scene_apply: scene and world must not be NULL");
     const double t = sm_world_get_time(world);
+    // cuts: those that fell due since the last step began, t - dt < time <= t (with a margin for the
+    // rounding of the time's sum), in the file's order, before the step that starts at t
+    const double margin = 1e-6 * scene->info.dt;
+    for (int32_t i = 0; i < scene->cut_count; i++) {
+        const scene_cut *cut = &scene->cuts[i];
+        if (!(cut->time < t + margin && cut->time >= t - scene->info.dt + margin)) continue;
+        sm_result r = sm_world_cut(world, cut->object, cut->plane, NULL, NULL);
+        if (r != SM_OK) {
+            char message[1024];
+            snprintf(message, sizeof message, "%s", sm_last_error());
+            return sm_fail(r, "sm_scene_apply: cut %d at %g s: %s", i, cut->time, message);
+        }
+    }
     for (int32_t i = 0; i < scene->spring_count; i++) {
         const scene_spring *spring = &scene->springs[i];
         // the force on a particle with springs: its object's share plus every active spring on it

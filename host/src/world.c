@@ -142,20 +142,26 @@ sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
     return SM_OK;
 }
 
-void sm_world_destroy(sm_world *world)
+void sm_world_free_objects(sm_world *world)
 {
-    if (!world) return;
-    sm_cl_destroy(world);
     for (int32_t o = 0; o < world->object_count; o++) free(world->objects[o].name);
     free(world->objects);
     free(world->position), free(world->velocity), free(world->rest_position), free(world->goal), free(world->force);
     free(world->mass), free(world->fixed), free(world->particle_object), free(world->radius), free(world->target);
+    free(world->position_hi);
     sm_grid_free(&world->grid);
-    sm_colliders_free(world);
     sm_surfaces_free(world);
     free(world->clusters);
     free(world->member_particle), free(world->member_cluster), free(world->member_rest), free(world->member_q);
     free(world->particle_member_offsets), free(world->particle_members);
+}
+
+void sm_world_destroy(sm_world *world)
+{
+    if (!world) return;
+    sm_cl_destroy(world);
+    sm_world_free_objects(world);
+    sm_colliders_free(world);
     free(world);
 }
 
@@ -320,7 +326,7 @@ static int32_t next_capacity(int32_t current, int64_t needed)
     return c > INT32_MAX ? INT32_MAX : (int32_t)c;
 }
 
-static sm_result reserve(sm_world *w, int64_t particles, int64_t clusters, int64_t memberships)
+sm_result sm_world_reserve(sm_world *w, int64_t particles, int64_t clusters, int64_t memberships)
 {
     if (particles > INT32_MAX / 2 || clusters > INT32_MAX / 2 || memberships > INT32_MAX / 2)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "the world would exceed %d particles, clusters or memberships", INT32_MAX / 2);
@@ -335,7 +341,8 @@ static sm_result reserve(sm_world *w, int64_t particles, int64_t clusters, int64
              sm_grow((void **)&w->mass, sizeof(double), (size_t)cap) && sm_grow((void **)&w->fixed, 1, (size_t)cap) &&
              sm_grow((void **)&w->particle_object, sizeof(int32_t), (size_t)cap) &&
              sm_grow((void **)&w->radius, sizeof(double), (size_t)cap) &&
-             sm_grow((void **)&w->target, 4 * sizeof(double), (size_t)cap);
+             sm_grow((void **)&w->target, 4 * sizeof(double), (size_t)cap) &&
+             sm_grow((void **)&w->position_hi, 3 * sizeof(float), (size_t)cap);
         if (ok) w->particle_capacity = cap;
     }
     if (ok && clusters > w->cluster_capacity) {
@@ -397,7 +404,7 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
         indices = grid_indices;
     }
     const int32_t memberships = offsets[cluster_count];
-    result = reserve(world, (int64_t)world->particle_count + count, (int64_t)world->cluster_count + cluster_count,
+    result = sm_world_reserve(world, (int64_t)world->particle_count + count, (int64_t)world->cluster_count + cluster_count,
                      (int64_t)world->membership_count + memberships);
     if (result != SM_OK) goto done;
     if (def->name) {
@@ -438,6 +445,7 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
         world->force[first + i] = v3_scale(def->force, masses[i] / total_mass);
     }
     memset(world->target + 4 * (size_t)first, 0, 4 * sizeof(double) * (size_t)count); // no targets
+    sm_forget_position_split(world, first, count);
     for (int32_t f = 0; f < def->fixed_count; f++) {
         world->fixed[first + def->fixed[f]] = 1;
         world->velocity[first + def->fixed[f]] = v3(0, 0, 0); // it never moves, so it reports rest
@@ -485,6 +493,11 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
         .self_collides = collides && def->collisions.self,
         .spacing = spacing,
         .particle_radius = collides ? radius : 0.0,
+        .frame = rot,
+        .origin = def->position,
+        .cluster_grid = {def->clusters.grid[0], def->clusters.grid[1], def->clusters.grid[2]},
+        .cluster_overlap = def->clusters.overlap,
+        .clusters_listed = def->clusters.list_offsets != NULL,
     };
     name = NULL;
     world->object_count++;
@@ -492,43 +505,8 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
 
     // clusters and their memberships, in list order
     for (int32_t c = 0; c < cluster_count; c++) {
-        sm_cluster *cluster = &world->clusters[world->cluster_count];
-        memset(cluster, 0, sizeof *cluster);
-        cluster->object = object_index;
-        cluster->first_member = world->membership_count;
-        cluster->member_count = offsets[c + 1] - offsets[c];
-        sm_vec3 weighted = {0, 0, 0};
-        for (int32_t j = offsets[c]; j < offsets[c + 1]; j++) {
-            int32_t i = first + indices[j];
-            cluster->mass += world->mass[i];
-            weighted = v3_add(weighted, v3_scale(world->rest_position[i], world->mass[i]));
-        }
-        cluster->rest_center = v3_scale(weighted, 1.0 / cluster->mass);
-        for (int32_t j = offsets[c]; j < offsets[c + 1]; j++) {
-            int32_t k = world->membership_count++;
-            int32_t i = first + indices[j];
-            world->member_particle[k] = i;
-            world->member_cluster[k] = world->cluster_count;
-            world->member_rest[k] = v3_sub(world->rest_position[i], cluster->rest_center);
-        }
-        cluster->plastic = m3_identity();
-        sm_cluster_update_rest(world, cluster);
-        // the rest state: goals are the positions themselves
-        cluster->center = cluster->rest_center;
-        cluster->rotation = m3_identity();
-        cluster->linear_fit = m3_identity();
-        for (int i = 0; i < 3; i++) cluster->transform[i][i] = 1.0;
-
-        int full = def->mode == SM_MODE_QUADRATIC ? 9 : 3;
-        if (def->mode != SM_MODE_RIGID && cluster->modes < full)
-            sm_log(world, SM_LOG_NOTICE,
-                   "object %d%s%s%s cluster %d: its %d particles support %d of the %d %s modes; the rest follow R%s",
-                   object_index, def->name ? " (" : "", def->name ? def->name : "", def->name ? ")" : "", c,
-                   cluster->member_count, cluster->modes, full, sm_mode_name(def->mode),
-                   cluster->linear_modes < 3 && def->volume_preservation
-                       ? " (it is flat or colinear, so with volume preservation its whole linear fit is replaced by R)"
-                       : "");
-        world->cluster_count++;
+        sm_world_append_cluster(world, object_index, first, indices + offsets[c], offsets[c + 1] - offsets[c], m3_identity());
+        sm_cluster_note_modes(world, object_index, world->cluster_count - 1);
     }
     if (!sm_grow((void **)&world->skin_center, sizeof(sm_vec3), (size_t)world->cluster_count)) {
         result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory adding an object");
@@ -553,6 +531,53 @@ done:
     free(grid_offsets);
     free(grid_indices);
     return result;
+}
+
+void sm_world_append_cluster(sm_world *world, int32_t object, int32_t first, const int32_t *members, int32_t count,
+                             sm_mat3 plastic)
+{
+    sm_cluster *cluster = &world->clusters[world->cluster_count];
+    memset(cluster, 0, sizeof *cluster);
+    cluster->object = object;
+    cluster->first_member = world->membership_count;
+    cluster->member_count = count;
+    sm_vec3 weighted = {0, 0, 0};
+    for (int32_t j = 0; j < count; j++) {
+        const int32_t i = first + members[j];
+        cluster->mass += world->mass[i];
+        weighted = v3_add(weighted, v3_scale(world->rest_position[i], world->mass[i]));
+    }
+    cluster->rest_center = v3_scale(weighted, 1.0 / cluster->mass);
+    for (int32_t j = 0; j < count; j++) {
+        const int32_t k = world->membership_count++, i = first + members[j];
+        world->member_particle[k] = i;
+        world->member_cluster[k] = world->cluster_count;
+        world->member_rest[k] = v3_sub(world->rest_position[i], cluster->rest_center);
+    }
+    cluster->plastic = plastic;
+    sm_cluster_update_rest(world, cluster);
+    // the rest state: goals are the positions themselves
+    cluster->center = cluster->rest_center;
+    cluster->rotation = m3_identity();
+    cluster->linear_fit = m3_identity();
+    for (int i = 0; i < 3; i++) cluster->transform[i][i] = 1.0;
+    world->cluster_count++;
+}
+
+bool sm_cluster_note_modes(const sm_world *world, int32_t object, int32_t c)
+{
+    const sm_object *o = &world->objects[object];
+    const sm_cluster *cluster = &world->clusters[c];
+    const int full = o->mode == SM_MODE_QUADRATIC ? 9 : 3;
+    if (o->mode == SM_MODE_RIGID || cluster->modes >= full) return false;
+    const char *name = o->name ? o->name : NULL;
+    sm_log(world, SM_LOG_NOTICE, "object %d%s%s%s cluster %d: its %d particles support %d of the %d %s modes; the rest follow R%s",
+           object, name ? " (" : "", name ? name : "", name ? ")" : "", c - o->first_cluster, cluster->member_count,
+           cluster->modes, full, sm_mode_name(o->mode),
+           cluster->linear_modes < 3 && o->volume_preservation
+               ? " (it is flat or colinear, so with volume preservation its whole linear fit is replaced by R)"
+               : "");
+    return true;
 }
 
 /* ---- Stepping ------------------------------------------------------------------------ */
@@ -754,8 +779,15 @@ static sm_result copy_in(sm_world *world, sm_vec3 *target, sm_cl_field field, in
     return sm_cl_write(world, field, first, count);
 }
 
+void sm_forget_position_split(sm_world *world, int32_t first, int32_t count)
+{
+    for (int64_t i = 3 * (int64_t)first; i < 3 * ((int64_t)first + count); i++) world->position_hi[i] = NAN;
+}
+
 sm_result sm_world_set_positions(sm_world *world, int32_t first, int32_t count, const double *xyz)
 {
+    if (world && check_range(world, first, count, xyz, "sm_world_set_positions") == SM_OK)
+        sm_forget_position_split(world, first, count);
     return copy_in(world, world ? world->position : NULL, SM_CL_POSITION, first, count, xyz, "sm_world_set_positions");
 }
 
@@ -785,12 +817,14 @@ sm_result sm_world_reset_object(sm_world *world, int32_t object)
         world->position[i] = world->goal[i] = world->rest_position[i];
         world->velocity[i] = v3(0, 0, 0);
     }
+    sm_forget_position_split(world, o->first_particle, o->particle_count);
     for (int32_t c = o->first_cluster; c < o->first_cluster + o->cluster_count; c++) {
         sm_cluster *cluster = &world->clusters[c];
         cluster->plastic = m3_identity();
         sm_cluster_update_rest(world, cluster);
         cluster->center = cluster->rest_center;
         cluster->rotation = cluster->linear_fit = m3_identity();
+        cluster->warm_start_set = false;
         memset(cluster->transform, 0, sizeof cluster->transform);
         for (int r = 0; r < 3; r++) cluster->transform[r][r] = 1.0;
     }
@@ -848,6 +882,7 @@ sm_result sm_world_copy_state(sm_world *target, const sm_world *source)
     memcpy(target->goal, source->goal, n * sizeof(sm_vec3));
     memcpy(target->force, source->force, n * sizeof(sm_vec3));
     memcpy(target->target, source->target, 4 * n * sizeof(double));
+    memcpy(target->position_hi, source->position_hi, 3 * n * sizeof(float));
     target->target_count = source->target_count;
     memcpy(target->member_q, source->member_q, k * sizeof(sm_vec3));
     memcpy(target->clusters, source->clusters, (size_t)source->cluster_count * sizeof(sm_cluster));

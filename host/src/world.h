@@ -29,6 +29,12 @@ typedef struct sm_object {
     double particle_radius;       ///< m, 0 when it does not collide
     int32_t first_surface_vertex, surface_vertex_count;     ///< its skinned surface's vertices
     int32_t first_surface_triangle, surface_triangle_count; ///< and triangles
+    // how it was made, for rebuilding the clusters of its pieces when it is cut (cut.c)
+    sm_mat3 frame;           ///< the rotation that placed its particles
+    sm_vec3 origin;          ///< m: where its frame's origin was placed
+    int32_t cluster_grid[3]; ///< the grid of its clusters (when not listed)
+    double cluster_overlap;
+    bool clusters_listed;    ///< its clusters were explicit lists
 } sm_object;
 
 /// Per-cluster rest data (changes only with plasticity) and the state of the current step.
@@ -51,6 +57,10 @@ typedef struct sm_cluster {
     sm_mat3 rotation;      ///< R
     sm_mat3 linear_fit;    ///< A_pq A_qq before volume treatment and cap (used by plasticity)
     double transform[3][9];///< T
+    /// OpenCL: the device's warm start of the rotation (a unit quaternion x, y, z, w) as read back,
+    /// uploaded again as it was so that a read-back and upload change nothing; unset: from R
+    float warm_start[4];
+    bool warm_start_set;
 } sm_cluster;
 
 /// The uniform grid of the collide passes (Teschner et al. 2003): cubic cells of twice the
@@ -97,6 +107,10 @@ struct sm_world {
     /// 0: none); target_count: particles with a target
     double *target;
     int32_t target_count;
+    /// OpenCL: 3 per particle, the high floats of the device's position pairs as last read back
+    /// (NaN: none, or the host changed the position since); an upload splits a position the same
+    /// way when it still adds up, so that reading back and uploading change nothing
+    float *position_hi;
 
     // clusters and their memberships (CSR): membership k joins particle member_particle[k]
     // to cluster member_cluster[k] with rest offset member_rest[k] = x0_i - x0_cm and plastic
@@ -177,6 +191,20 @@ sm_result sm_world_update_map(sm_world *world);
 /// Reallocates *array to `capacity` elements of `element` bytes; false (and *array untouched)
 /// when out of memory.
 bool sm_grow(void **array, size_t element, size_t capacity);
+/// Marks the positions of particles [first, first + count) as set by the host (no device split).
+void sm_forget_position_split(sm_world *world, int32_t first, int32_t count);
+/// Frees the world's objects, particles, clusters, memberships, grid and surfaces (not the
+/// world record itself, its colliders or its backend).
+void sm_world_free_objects(sm_world *world);
+/// Grows the world's arrays to hold `particles`, `clusters` and `memberships` and one more object.
+sm_result sm_world_reserve(sm_world *w, int64_t particles, int64_t clusters, int64_t memberships);
+/// Appends a cluster of object `object` (space reserved) holding particles first + members[j],
+/// in that order, with plastic state `plastic`: its rest data computed, its step state the rest state.
+void sm_world_append_cluster(sm_world *world, int32_t object, int32_t first, const int32_t *members, int32_t count,
+                             sm_mat3 plastic);
+/// Logs a notice when cluster `c` (world index) of object `object` supports fewer modes than its
+/// mode has; returns whether it does.
+bool sm_cluster_note_modes(const sm_world *world, int32_t object, int32_t c);
 /// Checks a step's arguments for `call`, brings the membership map and the grid up to date and
 /// sets *out_h = dt / substeps.
 sm_result sm_world_step_check(sm_world *world, double dt, int32_t substeps, const char *call, double *out_h);

@@ -9,6 +9,10 @@
 #      interop: --interop on fails with a clear message where the device lacks cl_khr_gl_sharing
 #      surface: a duck mesh with its skinned surface over a box and a sphere collider: the surface
 #               (not its particles) and the colliders are drawn; M (particles) changes the picture
+#      cut:     the scissors (X) over a box on the ground, turned 45 degrees with shift+wheel, cut it
+#               in two with a click: two objects of all its particles, drawn in two colours, and the
+#               upper piece slides off the lower one; the same for a box with a skinned surface,
+#               whose pieces are drawn as surfaces sealed along the cut
 set -euo pipefail
 view=$1 check_image=$2 scenes=$3 data=$4 out=$5 case=$6
 py=/usr/bin/python3
@@ -105,6 +109,50 @@ surface)
     "$check_image" --colour "$out/surface_particles.png" 0.48 0.58 0.74 0.03 0.40
     # the particles instead of the surface: spheres with gaps and highlights (about 13% differ)
     "$check_image" --differ "$out/surface.png" "$out/surface_particles.png" 0.03
+    ;;
+cut)
+    run "$data/cut.json" --frames 240 --script "$data/cut.script" --report "$out/cut.json" --screenshot "$out/cut.png" \
+        > "$out/cut.log"
+    # the same, stopped before the click (at 0.4 s): the control picture
+    run "$data/cut.json" --frames 20 --script "$data/cut.script" --screenshot "$out/cut_before.png" > "$out/cut_before.log"
+    cat "$out/cut.log"
+    "$py" -c "import json; r = json.load(open('$out/cut.json')); print(json.dumps({'cuts': r['cuts'], 'objects': r['objects']}))"
+    for expected in "cut mode" "blades at 45 degrees"; do
+        grep -q "$expected" "$out/cut.log" || { echo "FAILED: the log lacks '$expected'" >&2; exit 1; }
+    done
+    grep -Eq "cut object 0 into 0 and 1 \([0-9]+ \+ [0-9]+ particles\)" "$out/cut.log" || { echo "FAILED: the cut was not logged" >&2; exit 1; }
+    echo "ok: the cut was logged"
+    check "$out/cut.json" "len(r['objects']) == 2 and sum(o['particles'] for o in r['objects']) == 512 and all(o['particles'] >= 64 and o['piece_of'] == 0 for o in r['objects'])" \
+        "two pieces of the box's 512 particles, each at least an eighth of it"
+    check "$out/cut.json" "len(r['cuts']) == 1 and r['cuts'][0]['pieces'] == [0, 1] and r['cuts'][0]['particles'] == [o['particles'] for o in r['objects']]" \
+        "the report's cut names the pieces and their particles"
+    # the slanting cut lets the upper piece slide off: 3.6 s later the pieces' centres are over
+    # 0.3 m farther apart than at the cut (0.53 m then, 1.37 m at the end here), each piece whole
+    # (RMS radius about that of the box, 0.50 m) and resting near its shape
+    check "$out/cut.json" "dist(r['objects'][0]['centre_end'], r['objects'][1]['centre_end']) > dist(r['cuts'][0]['back_centre'], r['cuts'][0]['front_centre']) + 0.3" \
+        "the pieces fall apart"
+    check "$out/cut.json" "all(o['rms_radius_end'] < 0.7 and o['mean_goal_distance'] < 0.05 and o['centre_end'][1] < 0.6 for o in r['objects'])" \
+        "each piece stays whole and ends on the ground"
+    # the picture: both pieces in their objects' colours (palette 0 and 1), over 2% of it each,
+    # two hue bins; before the click, only the first colour and one hue
+    "$check_image" --colour "$out/cut.png" 0.95 0.740 0.333 0.02 0.50
+    "$check_image" --colour "$out/cut.png" 0.560 0.3325 0.95 0.02 0.50
+    "$check_image" "$out/cut.png" 0.02 0.60 2
+    "$check_image" --colour "$out/cut_before.png" 0.560 0.3325 0.95 0.0 0.001
+    # a box mesh with a lattice of particles under its skinned surface, cut by the same script
+    run "$data/cut_surface.json" --frames 240 --script "$data/cut.script" --report "$out/cut_surface.json" \
+        --screenshot "$out/cut_surface.png" > "$out/cut_surface.log"
+    cat "$out/cut_surface.log"
+    "$py" -c "import json; r = json.load(open('$out/cut_surface.json')); print(json.dumps({'cuts': r['cuts'], 'objects': r['objects']}))"
+    n=$(sed -n 's/.*: 1 objects, \([0-9]*\) particles.*/\1/p' "$out/cut_surface.log")
+    grep -Eq "cut object 0 into 0 and 1 \([0-9]+ \+ [0-9]+ particles\)" "$out/cut_surface.log" || { echo "FAILED: the cut was not logged" >&2; exit 1; }
+    check "$out/cut_surface.json" "len(r['objects']) == 2 and sum(o['particles'] for o in r['objects']) == $n and all(o['surface_triangles'] > 0 for o in r['objects'])" \
+        "two pieces of the $n particles, each with a surface"
+    check "$out/cut_surface.json" "r['cuts'][0]['cap_triangles'] > 0 and dist(r['objects'][0]['centre_end'], r['objects'][1]['centre_end']) > dist(r['cuts'][0]['back_centre'], r['cuts'][0]['front_centre']) + 0.3" \
+        "the cross-section is sealed and the pieces fall apart"
+    # both pieces' surfaces, lit in their objects' colours (8% and 9% here)
+    "$check_image" --colour "$out/cut_surface.png" 0.95 0.740 0.333 0.02 0.50
+    "$check_image" --colour "$out/cut_surface.png" 0.560 0.3325 0.95 0.02 0.50
     ;;
 *)
     echo "unknown case $case" >&2

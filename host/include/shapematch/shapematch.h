@@ -530,6 +530,43 @@ typedef struct sm_pusher {
 /// Places (or, with enabled false, removes) the world's pusher for the following steps.
 SM_API sm_result sm_world_set_pusher(sm_world *world, const sm_pusher *pusher);
 
+/* ---- Cutting ----------------------------------------------------------------------------- */
+
+/// A plane: the points x with dot(x - point, normal) = 0.
+typedef struct sm_plane {
+    sm_vec3 point;  ///< m: a point on the plane
+    sm_vec3 normal; ///< the side called "front" (any length but zero)
+} sm_plane;
+
+/// What sm_world_cut() did.
+typedef struct sm_cut_info {
+    bool cut;                  ///< false: every particle lay on one side, and nothing changed
+    int32_t back_object;       ///< the piece behind the plane: it keeps the cut object's index
+    int32_t front_object;      ///< the piece in front: a new object at index object + 1 (later objects move up one)
+    int32_t back_particles;    ///< particles of the back piece
+    int32_t front_particles;   ///< particles of the front piece
+    int32_t kept_clusters;     ///< the pieces' clusters with exactly an old cluster's particles (its plastic state carried over whole)
+    int32_t degraded_clusters; ///< the pieces' clusters that support fewer modes than the object's mode (each noted in the log)
+    int32_t cap_triangles;     ///< triangles sealing the cross-sections of the surface, both pieces together
+    int32_t open_loops;        ///< boundary chains of an open surface along the plane, left unsealed
+} sm_cut_info;
+
+/// Cuts object `object` in two along `plane` (Henriques & Wuensche 2007, 3.3; README "Cutting").
+/// A particle goes to the side its current position lies on (front: dot(x - point, normal) > 0),
+/// keeping its position, velocity, rest position, force, target and fixed flag; the back piece
+/// keeps the object's index and the front piece becomes object + 1. Each piece's clusters are
+/// rebuilt from its own rest positions with the object's cluster settings (its grid over the
+/// piece, or its explicit lists restricted to the piece); a new cluster with exactly an old
+/// cluster's particles keeps that cluster's plastic state, another takes the volume-normalised
+/// mass-weighted mean of its particles' old plastic states. A skinned surface is cut with the
+/// particles: triangles that straddle the plane are clipped, the cross-section is sealed (holes
+/// and concave outlines respected), and every vertex is bound to its piece's clusters again.
+/// Every other object's state is kept bit for bit (particle indices of other objects do not change).
+/// `particle_map` (may be NULL) receives, for each of the object's particles before the cut, its
+/// world index after it. A cut that leaves one side empty changes nothing (out->cut false, a
+/// notice in the log). On OpenCL the world is read back and uploaded again: a cut is rare.
+SM_API sm_result sm_world_cut(sm_world *world, int32_t object, sm_plane plane, int32_t *particle_map, sm_cut_info *out);
+
 /* ---- Colliders --------------------------------------------------------------------------- */
 
 /// The shape of a collider.
@@ -681,8 +718,8 @@ SM_API const sm_object_def *sm_scene_object_def(const sm_scene *scene, int32_t i
 /// Creates a world from `def` (NULL: sm_scene_world_def()) and adds every object of the scene.
 SM_API sm_result sm_scene_create_world(const sm_scene *scene, const sm_world_def *def, sm_world **out_world);
 
-/// Applies what the scene scripts for the world's current time (sm_world_get_time()): its
-/// springs set the external force of the particles they pull (each spring's stiffness times the
+/// Applies what the scene scripts for the world's current time t (sm_world_get_time()): its cuts
+/// with t - dt < time <= t (dt: the scene's), by sm_world_cut(); its springs set the external force of the particles they pull (each spring's stiffness times the
 /// distance to its target, minus its damping times the particle's velocity, added to the
 /// particle's share of its object's force; outside their time windows the share alone). Call
 /// it before each step of a world made from the scene (sm_scene_step() does both); on OpenCL it

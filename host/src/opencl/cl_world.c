@@ -356,11 +356,23 @@ static sm_result write_particles(sm_world *world, sm_cl_field field, int32_t fir
     cl_float4 *data = malloc(sizeof *data * (size_t)count);
     if (!data) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory uploading %d particles", count);
     for (int32_t i = 0; i < count; i++) data[i] = particle_value(world, field, first + i);
-    sm_result result = write_buffer(world->cl, field_buffer(world->cl, field), sizeof *data, first, count, data);
-    if (result == SM_OK && field == SM_CL_POSITION) {
-        for (int32_t i = 0; i < count; i++) data[i] = f4_lo(world->position[first + i]);
-        result = write_buffer(world->cl, world->cl->buffers.position_lo, sizeof *data, first, count, data);
+    cl_float4 *lo = field == SM_CL_POSITION ? malloc(sizeof *lo * (size_t)count) : NULL;
+    if (field == SM_CL_POSITION && !lo) {
+        free(data);
+        return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory uploading %d particles", count);
     }
+    // a position read back from the device goes back split as it was (when it still adds up)
+    for (int32_t i = 0; lo && i < count; i++) {
+        const sm_vec3 p = world->position[first + i];
+        lo[i] = f4_lo(p);
+        const float *hi = &world->position_hi[3 * (size_t)(first + i)];
+        const double rest[3] = {p.x - hi[0], p.y - hi[1], p.z - hi[2]};
+        if (!isnan(hi[0]) && (float)rest[0] == rest[0] && (float)rest[1] == rest[1] && (float)rest[2] == rest[2])
+            for (int a = 0; a < 3; a++) data[i].s[a] = hi[a], lo[i].s[a] = (float)rest[a];
+    }
+    sm_result result = write_buffer(world->cl, field_buffer(world->cl, field), sizeof *data, first, count, data);
+    if (result == SM_OK && lo) result = write_buffer(world->cl, world->cl->buffers.position_lo, sizeof *lo, first, count, lo);
+    free(lo);
     free(data);
     return result;
 }
@@ -496,7 +508,11 @@ sm_result sm_cl_push(sm_world *world)
     PUT(b->center, sizeof *vec4, c, vec4);
     for (int32_t i = 0; i < c; i++) vec4[i] = f4_lo(world->clusters[i].center);
     PUT(b->center_offset, sizeof *vec4, c, vec4);
-    for (int32_t i = 0; i < c; i++) vec4[i] = quat_of(world->clusters[i].rotation);
+    for (int32_t i = 0; i < c; i++) {
+        const sm_cluster *cluster = &world->clusters[i];
+        vec4[i] = quat_of(cluster->rotation);
+        if (cluster->warm_start_set) memcpy(vec4[i].s, cluster->warm_start, sizeof cluster->warm_start);
+    }
     PUT(b->quat, sizeof *vec4, c, vec4);
 #define PUT_MAT3(buffer, member)                                                       \
     for (int32_t i = 0; i < c; i++) mat3[i] = k_mat3(world->clusters[i].member);        \
@@ -560,7 +576,10 @@ sm_result sm_cl_pull(sm_world *world)
     if (result == SM_OK) result = read_buffer(cl, buffer, element, 0, count, data)
     GET(b->position, sizeof *vec4, n, vec4);
     GET(b->position_lo, sizeof *lo, n, lo);
-    for (int32_t i = 0; i < n && result == SM_OK; i++) world->position[i] = from_pair(vec4[i], lo[i]);
+    for (int32_t i = 0; i < n && result == SM_OK; i++) {
+        world->position[i] = from_pair(vec4[i], lo[i]);
+        memcpy(&world->position_hi[3 * (size_t)i], vec4[i].s, 3 * sizeof(float));
+    }
     GET(b->velocity, sizeof *vec4, n, vec4);
     for (int32_t i = 0; i < n && result == SM_OK; i++) world->velocity[i] = from_f4(vec4[i]);
     GET(b->goal, sizeof *vec4, n, vec4);
@@ -568,6 +587,11 @@ sm_result sm_cl_pull(sm_world *world)
     GET(b->center, sizeof *vec4, c, vec4);
     GET(b->center_offset, sizeof *lo, c, lo);
     for (int32_t i = 0; i < c && result == SM_OK; i++) world->clusters[i].center = from_pair(vec4[i], lo[i]);
+    GET(b->quat, sizeof *vec4, c, vec4);
+    for (int32_t i = 0; i < c && result == SM_OK; i++) {
+        memcpy(world->clusters[i].warm_start, vec4[i].s, sizeof world->clusters[i].warm_start);
+        world->clusters[i].warm_start_set = true;
+    }
 #define GET_MAT3(buffer, member)                                                                      \
     GET(buffer, sizeof *mat3, c, mat3);                                                                \
     for (int32_t i = 0; i < c && result == SM_OK; i++) world->clusters[i].member = from_k_mat3(&mat3[i])

@@ -1,0 +1,348 @@
+/* Cutting an object in two along a plane (Henriques & Wuensche 2007, section 3.3 of their
+ * interaction paper; 4.1 of the improved meshless deformation paper). The world's object arrays
+ * are rebuilt into a fresh world record, object by object: every other object is copied as it is
+ * (its particles keep their indices; its clusters, memberships and surface move up by whatever the
+ * cut added before them), the cut object becomes its two pieces, and the record is swapped in.
+ * On OpenCL the device buffers are then rebuilt by the next step's upload. */
+#include "cut_surface.h"
+#include "math3.h"
+#include "opencl/cl_backend.h"
+#include "world.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/// Copies particle `from` of `world` to the end of `next`'s particles, owned by object `object`.
+static void copy_particle(sm_world *next, const sm_world *world, int32_t from, int32_t object)
+{
+    const int32_t i = next->particle_count++;
+    next->position[i] = world->position[from];
+    next->velocity[i] = world->velocity[from];
+    next->rest_position[i] = world->rest_position[from];
+    next->goal[i] = world->goal[from];
+    next->force[i] = world->force[from];
+    next->mass[i] = world->mass[from];
+    next->fixed[i] = world->fixed[from];
+    next->radius[i] = world->radius[from];
+    next->particle_object[i] = object;
+    memcpy(&next->target[4 * (size_t)i], &world->target[4 * (size_t)from], 4 * sizeof(double));
+    memcpy(&next->position_hi[3 * (size_t)i], &world->position_hi[3 * (size_t)from], 3 * sizeof(float));
+    next->target_count += world->target[4 * (size_t)from + 3] != 0.0;
+}
+
+/// Appends object record `source` to `next` (its name copied), starting at `next`'s current
+/// particle and cluster counts.
+static sm_result append_object(sm_world *next, const sm_object *source, const char *name)
+{
+    sm_object *o = &next->objects[next->object_count];
+    *o = *source;
+    o->name = NULL;
+    if (name && *name) {
+        o->name = malloc(strlen(name) + 1);
+        if (!o->name) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory cutting an object");
+        strcpy(o->name, name);
+    }
+    o->first_particle = next->particle_count;
+    o->first_cluster = next->cluster_count;
+    o->first_surface_vertex = o->first_surface_triangle = 0;
+    o->surface_vertex_count = o->surface_triangle_count = 0;
+    next->object_count++;
+    return SM_OK;
+}
+
+/// Adds a surface with rest vertices `rest` (world frame), current `position` and `triangles` to
+/// object `object` of `next` (bound to its clusters like any other), then puts its vertices where
+/// they are now.
+static sm_result add_surface(sm_world *next, int32_t object, const sm_vec3 *rest, const sm_vec3 *position,
+                             int32_t vertex_count, const int32_t *triangles, int32_t triangle_count)
+{
+    sm_surface surface = {.vertices = rest, .vertex_count = vertex_count, .triangles = triangles,
+                          .triangle_count = triangle_count, .enabled = true};
+    sm_result result = sm_surface_add(next, object, &surface, m3_identity(), v3(0.0, 0.0, 0.0));
+    if (result != SM_OK || vertex_count == 0) return result;
+    const sm_object *o = &next->objects[object];
+    memcpy(next->surface_position + o->first_surface_vertex, position, sizeof(sm_vec3) * (size_t)vertex_count);
+    sm_surface_normals(next, next->surface_position, next->surface_normal, o->first_surface_vertex, vertex_count);
+    return SM_OK;
+}
+
+/// Grows the per-cluster centres of the skin pass to the clusters of `next`.
+static sm_result grow_skin_centers(sm_world *next)
+{
+    return sm_grow((void **)&next->skin_center, sizeof(sm_vec3), (size_t)(next->cluster_count > 0 ? next->cluster_count : 1))
+               ? SM_OK
+               : sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory cutting an object");
+}
+
+/// Copies object `j` of `world` to the end of `next` unchanged: particles, clusters with their
+/// rest data and step state, memberships and surface.
+static sm_result copy_object(sm_world *next, const sm_world *world, int32_t j)
+{
+    const sm_object *source = &world->objects[j];
+    sm_result result = sm_world_reserve(next, (int64_t)next->particle_count + source->particle_count,
+                                        (int64_t)next->cluster_count + source->cluster_count,
+                                        (int64_t)next->membership_count + source->membership_count);
+    const int32_t index = next->object_count, shift = next->particle_count - source->first_particle;
+    if (result == SM_OK) result = append_object(next, source, source->name);
+    if (result != SM_OK) return result;
+    for (int32_t i = source->first_particle; i < source->first_particle + source->particle_count; i++)
+        copy_particle(next, world, i, index);
+    for (int32_t c = source->first_cluster; c < source->first_cluster + source->cluster_count; c++) {
+        sm_cluster *cluster = &next->clusters[next->cluster_count];
+        *cluster = world->clusters[c];
+        cluster->object = index;
+        cluster->first_member = next->membership_count;
+        for (int32_t k = world->clusters[c].first_member; k < world->clusters[c].first_member + cluster->member_count; k++) {
+            const int32_t m = next->membership_count++;
+            next->member_particle[m] = world->member_particle[k] + shift;
+            next->member_cluster[m] = next->cluster_count;
+            next->member_rest[m] = world->member_rest[k];
+            next->member_q[m] = world->member_q[k];
+        }
+        next->cluster_count++;
+    }
+    result = grow_skin_centers(next);
+    if (result != SM_OK || source->surface_vertex_count == 0) return result;
+    const int32_t v0 = source->first_surface_vertex;
+    return add_surface(next, index, world->surface_rest + v0, world->surface_position + v0, source->surface_vertex_count,
+                       world->surface_triangles_local + 3 * (size_t)source->first_surface_triangle,
+                       source->surface_triangle_count);
+}
+
+/// The clusters of a piece, as lists of indices into `piece` (its particles' old world indices,
+/// ascending): the object's grid over the piece's rest positions in the object's frame, or its
+/// explicit clusters restricted to the piece. CSR into *offsets / *indices (malloc'd).
+static sm_result piece_clusters(const sm_world *world, const sm_object *source, const int32_t *piece, int32_t count,
+                                int32_t **offsets, int32_t **indices, int32_t *cluster_count)
+{
+    *offsets = *indices = NULL;
+    *cluster_count = 0;
+    if (!source->clusters_listed) {
+        sm_vec3 *local = malloc(sizeof *local * (size_t)count);
+        if (!local) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory cutting an object");
+        const sm_mat3 to_local = m3_transpose(source->frame);
+        for (int32_t i = 0; i < count; i++) local[i] = m3_apply(to_local, v3_sub(world->rest_position[piece[i]], source->origin));
+        sm_result result = sm_clusters_from_grid(local, count, source->cluster_grid, source->cluster_overlap, offsets, indices,
+                                                 cluster_count);
+        free(local);
+        return result;
+    }
+    // explicit lists: each old cluster keeps the members that went to this piece
+    int32_t *slot = malloc(sizeof *slot * (size_t)source->particle_count);
+    *offsets = calloc((size_t)source->cluster_count + 1, sizeof **offsets);
+    *indices = malloc(sizeof **indices * (size_t)(source->membership_count > 0 ? source->membership_count : 1));
+    if (!slot || !*offsets || !*indices) {
+        free(slot), free(*offsets), free(*indices);
+        *offsets = *indices = NULL;
+        return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory cutting an object");
+    }
+    for (int32_t i = 0; i < source->particle_count; i++) slot[i] = -1;
+    for (int32_t i = 0; i < count; i++) slot[piece[i] - source->first_particle] = i;
+    int32_t n = 0, filled = 0;
+    for (int32_t c = source->first_cluster; c < source->first_cluster + source->cluster_count; c++) {
+        const sm_cluster *cluster = &world->clusters[c];
+        for (int32_t k = cluster->first_member; k < cluster->first_member + cluster->member_count; k++) {
+            const int32_t s = slot[world->member_particle[k] - source->first_particle];
+            if (s >= 0) (*indices)[filled++] = s;
+        }
+        if (filled > (*offsets)[n]) (*offsets)[++n] = filled; // empty remainders are dropped
+    }
+    free(slot);
+    *cluster_count = n;
+    return SM_OK;
+}
+
+/// The old cluster with exactly the particles piece[list[0..count)] in that order, or -1.
+static int32_t surviving_cluster(const sm_world *world, const int32_t *piece, const int32_t *list, int32_t count)
+{
+    const int32_t i = piece[list[0]];
+    for (int32_t j = world->particle_member_offsets[i]; j < world->particle_member_offsets[i + 1]; j++) {
+        const sm_cluster *old = &world->clusters[world->member_cluster[world->particle_members[j]]];
+        bool same = old->member_count == count;
+        for (int32_t m = 0; m < count && same; m++) same = world->member_particle[old->first_member + m] == piece[list[m]];
+        if (same) return world->member_cluster[world->particle_members[j]];
+    }
+    return -1;
+}
+
+/// The plastic state a new cluster inherits: the mass-weighted mean over its particles of the
+/// mean S_p of the old clusters holding each, scaled to det 1 (I if that fails).
+static sm_mat3 inherited_plastic(const sm_world *world, const int32_t *piece, const int32_t *list, int32_t count)
+{
+    sm_mat3 sum = m3_zero();
+    for (int32_t m = 0; m < count; m++) {
+        const int32_t i = piece[list[m]];
+        const int32_t begin = world->particle_member_offsets[i], end = world->particle_member_offsets[i + 1];
+        for (int32_t j = begin; j < end; j++) {
+            const sm_cluster *old = &world->clusters[world->member_cluster[world->particle_members[j]]];
+            sum = m3_add(sum, m3_scale(old->plastic, world->mass[i] / (end - begin)));
+        }
+    }
+    const double det = m3_det(sum);
+    return det > 1e-300 && isfinite(det) ? m3_scale(sum, 1.0 / cbrt(det)) : m3_identity();
+}
+
+/// Appends one piece of object `o` of `world` to `next`: the particles piece[0..count) (old world
+/// indices, ascending), its clusters rebuilt, and its part of the cut surface.
+static sm_result add_piece(sm_world *next, const sm_world *world, int32_t o, const int32_t *piece, int32_t count,
+                           const char *name, const sm_cut_piece *surface, sm_cut_info *info)
+{
+    const sm_object *source = &world->objects[o];
+    int32_t *offsets = NULL, *indices = NULL, clusters = 0;
+    sm_result result = piece_clusters(world, source, piece, count, &offsets, &indices, &clusters);
+    if (result == SM_OK)
+        result = sm_world_reserve(next, (int64_t)next->particle_count + count, (int64_t)next->cluster_count + clusters,
+                                  (int64_t)next->membership_count + offsets[clusters]);
+    const int32_t index = next->object_count, first = next->particle_count;
+    if (result == SM_OK) result = append_object(next, source, name);
+    if (result != SM_OK) {
+        free(offsets), free(indices);
+        return result;
+    }
+    sm_object *object = &next->objects[index];
+    object->mass = 0.0;
+    for (int32_t i = 0; i < count; i++) {
+        copy_particle(next, world, piece[i], index);
+        object->mass += world->mass[piece[i]];
+    }
+    object->particle_count = count;
+    object->cluster_count = clusters;
+    object->membership_count = offsets[clusters];
+    for (int32_t c = 0; c < clusters; c++) {
+        const int32_t *list = indices + offsets[c], size = offsets[c + 1] - offsets[c];
+        const int32_t kept = surviving_cluster(world, piece, list, size);
+        const sm_mat3 plastic = kept >= 0 ? world->clusters[kept].plastic : inherited_plastic(world, piece, list, size);
+        sm_world_append_cluster(next, index, first, list, size, plastic);
+        sm_cluster *cluster = &next->clusters[next->cluster_count - 1];
+        // its state now: the centre of mass of its particles, and (the device's warm start) the
+        // rotation of the old cluster of its first particle
+        sm_vec3 center = {0, 0, 0};
+        for (int32_t m = 0; m < size; m++) center = v3_add(center, v3_scale(world->position[piece[list[m]]], world->mass[piece[list[m]]]));
+        cluster->center = v3_scale(center, 1.0 / cluster->mass);
+        const int32_t i = piece[list[0]];
+        if (world->particle_member_offsets[i + 1] > world->particle_member_offsets[i]) {
+            const sm_cluster *old = &world->clusters[world->member_cluster[world->particle_members[world->particle_member_offsets[i]]]];
+            cluster->rotation = old->rotation;
+            memcpy(cluster->warm_start, old->warm_start, sizeof cluster->warm_start);
+            cluster->warm_start_set = old->warm_start_set;
+        }
+        info->kept_clusters += kept >= 0;
+        info->degraded_clusters += sm_cluster_note_modes(next, index, next->cluster_count - 1);
+    }
+    free(offsets), free(indices);
+    result = grow_skin_centers(next);
+    if (result != SM_OK || !surface || surface->vertex_count == 0) return result;
+    info->cap_triangles += surface->cap_triangle_count;
+    return add_surface(next, index, surface->rest, surface->position, surface->vertex_count, surface->triangles,
+                       surface->triangle_count);
+}
+
+/// Moves `next`'s objects, particles, clusters and surfaces into `world`, freeing the old ones;
+/// everything else of `world` (its def, colliders, pusher, time, profile, backend) stays.
+static void swap_in(sm_world *world, sm_world *next)
+{
+    sm_world old = *world;
+    *world = *next;
+    world->def = old.def;
+    world->backend_name = old.backend_name;
+    world->pusher = old.pusher;
+    world->collider_count = old.collider_count;
+    world->collider_capacity = old.collider_capacity;
+    world->colliders = old.colliders;
+    world->time = old.time;
+    world->profile = old.profile;
+    world->cl = old.cl;
+    world->map_dirty = true;
+    world->grid_dirty = true;
+    sm_world_free_objects(&old);
+    free(next);
+}
+
+sm_result sm_world_cut(sm_world *world, int32_t object, sm_plane plane, int32_t *particle_map, sm_cut_info *out)
+{
+    sm_cut_info info = {.back_object = object, .front_object = -1};
+    if (out) *out = info;
+    if (!world || object < 0 || object >= world->object_count)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_cut: no object %d (the world has %d)", object,
+                       world ? world->object_count : 0);
+    if (!v3_is_finite(plane.point) || !v3_is_finite(plane.normal) || !(v3_length(plane.normal) > 0.0))
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_cut: the plane needs a finite point and a non-zero normal");
+    sm_result result = sm_cl_pull(world); // the device's state is the world's: bring it to the host first
+    if (result == SM_OK) result = sm_world_update_map(world);
+    if (result != SM_OK) return result;
+
+    // the sides, by current position: back first, each in the object's order
+    const sm_object *source = &world->objects[object];
+    const int32_t n = source->particle_count, p0 = source->first_particle;
+    int32_t *order = malloc(sizeof *order * (size_t)(n > 0 ? n : 1));
+    if (!order) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory cutting an object");
+    int32_t back = 0;
+    for (int32_t i = p0; i < p0 + n; i++)
+        if (!(v3_dot(v3_sub(world->position[i], plane.point), plane.normal) > 0.0)) order[back++] = i;
+    for (int32_t i = p0, f = back; i < p0 + n; i++)
+        if (v3_dot(v3_sub(world->position[i], plane.point), plane.normal) > 0.0) order[f++] = i;
+    if (back == 0 || back == n) {
+        free(order);
+        sm_log(world, SM_LOG_NOTICE, "sm_world_cut: object %d lies wholly %s the plane: nothing to cut", object,
+               back == 0 ? "in front of" : "behind");
+        if (particle_map)
+            for (int32_t i = 0; i < n; i++) particle_map[i] = p0 + i;
+        return SM_OK;
+    }
+
+    // the surface, cut with the same plane at its current positions
+    sm_cut_piece pieces[2] = {{0}, {0}};
+    if (source->surface_vertex_count > 0) {
+        const int32_t v0 = source->first_surface_vertex;
+        const sm_cut_input in = {
+            .position = world->surface_position + v0,
+            .rest = world->surface_rest + v0,
+            .vertex_count = source->surface_vertex_count,
+            .triangles = world->surface_triangles_local + 3 * (size_t)source->first_surface_triangle,
+            .triangle_count = source->surface_triangle_count,
+            .point = plane.point,
+            .normal = plane.normal,
+        };
+        result = sm_cut_surface(&in, &pieces[0], &pieces[1], &info.open_loops);
+    }
+
+    // the world's objects again, the cut one as its two pieces
+    sm_world *next = calloc(1, sizeof *next);
+    if (!next && result == SM_OK) result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory cutting an object");
+    if (next) next->def = world->def; // for the log
+    char name[300];
+    for (int32_t j = 0; j < world->object_count && result == SM_OK; j++) {
+        if (j != object) {
+            result = copy_object(next, world, j);
+            continue;
+        }
+        const char *base = source->name ? source->name : "";
+        result = add_piece(next, world, object, order, back, base, &pieces[0], &info);
+        snprintf(name, sizeof name, "%s%s%d", base, *base ? "/" : "piece ", object + 1);
+        if (result == SM_OK) result = add_piece(next, world, object, order + back, n - back, name, &pieces[1], &info);
+    }
+    sm_cut_piece_free(&pieces[0]);
+    sm_cut_piece_free(&pieces[1]);
+    if (result != SM_OK) {
+        if (next) sm_world_free_objects(next);
+        free(next), free(order);
+        return result;
+    }
+    if (particle_map)
+        for (int32_t k = 0; k < n; k++) particle_map[order[k] - p0] = p0 + k;
+    free(order);
+    swap_in(world, next);
+    sm_cl_mark_host_changed(world); // the next step uploads the new layout
+    info.cut = true;
+    info.front_object = object + 1;
+    info.back_particles = back;
+    info.front_particles = n - back;
+    sm_log(world, SM_LOG_NOTICE,
+           "sm_world_cut: object %d cut into objects %d (%d particles) and %d (%d); %d of their clusters kept whole, %d "
+           "degraded, %d cap triangles%s",
+           object, object, back, object + 1, n - back, info.kept_clusters, info.degraded_clusters, info.cap_triangles,
+           info.open_loops > 0 ? " (an open surface: some boundary left unsealed)" : "");
+    if (out) *out = info;
+    return SM_OK;
+}
