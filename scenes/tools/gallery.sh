@@ -14,9 +14,9 @@ mkdir -p "$out"
 export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$build/pocl-cache} SM_CACHE_DIR=${SM_CACHE_DIR:-$build/sm-cache}
 # scene and frames: the modes mid-impact, the plastic cubes after unloading, the sticks pulled,
 # the piles settled, the Wuson hit by the ball, the duck back after its squeeze, the capped
-# and uncapped cubes on the wall
+# and uncapped cubes on the wall, the duck and the box after their cuts
 shots=(fig4_modes:75 fig6_plasticity:300 fig7_sticks:120 fig1_teaser:240 fig9_massive:240 fig10_head:60
-    fig11_duck:300 hw2007_cap:20)
+    fig11_duck:300 hw2007_cap:20 hw2007_cut:100)
 for shot in "${shots[@]}"; do
     name=${shot%%:*} frames=${shot##*:}
     start=$SECONDS
