@@ -607,7 +607,21 @@ static void sieve_cut_at_random(void)
     }
     printf("  sieve: 100 random cuts, %d of the 50 along the plate with 16 holes; worst |cap area - loop area| / area %.2e\n",
            sixteen, worst_area);
-    mesh_free(&sieve);
+
+    // diagonal planes through lattice vertices and along voxel edges: where a hole's wall meets
+    // the plate's face on the plane, the section pinches to nothing, and loops touch
+    mesh thick = make_voxels(rows, 9, 3);
+    const sm_vec3 diagonal[][2] = {{{1, 1, 4}, {1, 1, 0}}, {{8, 0, 0}, {-1, -1, 0}}, {{4, 2, 4}, {1, -1, -1}},
+                                   {{7, 3, 2}, {0, -1, 1}}, {{1, 2, 8}, {1, -1, 1}}, {{3, 0, 3}, {0, -1, 1}}};
+    int32_t pinched = 0;
+    for (int k = 0; k < 6; k++) {
+        const int before = sm_test_failures;
+        cut_closed(NULL, &thick, diagonal[k][0], diagonal[k][1], &back, &front);
+        pinched += sm_test_failures == before;
+        sm_cut_piece_free(&back), sm_cut_piece_free(&front);
+    }
+    printf("  thick sieve along lattice diagonals: %d of 6 cuts closed with exact caps\n", pinched);
+    mesh_free(&sieve), mesh_free(&thick);
 }
 
 /// The torus by planes at random: every cut gives closed pieces, caps that fill their loops.

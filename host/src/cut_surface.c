@@ -547,6 +547,7 @@ static int32_t first_on_segment(const polygon *poly, p2 m, int32_t v)
 {
     const p2 d = minus(poly->point[v], m);
     const double length2 = d.x * d.x + d.y * d.y;
+    if (!(length2 > 0.0)) return v;
     int32_t first = v;
     double first_s = 1.0;
     for (int32_t i = 0; i < poly->count; i++) {
@@ -620,11 +621,14 @@ static void bridge_hole(polygon *poly, const int32_t *hole_label, const p2 *hole
 
 /* ---- Ear clipping ------------------------------------------------------------------------- */
 
-/// The ear clipper's working state: the polygon's corners left, as a doubly linked list.
+/// The ear clipper's working state: the polygon's corners left, as a doubly linked list, with
+/// each corner's turn (twice the signed area of its triangle with its neighbours: > 0 convex).
 typedef struct clipper {
     const polygon *poly;
     int32_t *prev, *next;
-    double flat; // |twice the area| of a corner at or below which it counts as flat
+    double *turn;
+    bool *twin;  // another corner lies at the same point (a bridge's copies, coinciding cut points)
+    double flat; // |turn| at or below which a corner counts as flat
 } clipper;
 
 static double corner_turn(const clipper *e, int32_t i)
@@ -638,8 +642,9 @@ static bool same_corner(const polygon *poly, int32_t j, int32_t k)
     return poly->label[j] == poly->label[k] || same_point(poly->point[j], poly->point[k]);
 }
 
-/// How many corners left lie in corner i's triangle (with its boundary, to round-off, when
-/// `boundary`; else strictly inside), leaving out those that coincide with its corners.
+/// How many reflex (or flat) corners left lie in corner i's triangle (with its boundary, to
+/// round-off, when `boundary`; else strictly inside), leaving out those that coincide with its
+/// corners. A triangle that holds some corner of a simple polygon holds a reflex one.
 static int32_t corners_inside(const clipper *e, int32_t i, bool boundary)
 {
     const polygon *poly = e->poly;
@@ -647,9 +652,8 @@ static int32_t corners_inside(const clipper *e, int32_t i, bool boundary)
     const p2 pa = poly->point[a], pi = poly->point[i], pc = poly->point[c];
     int32_t count = 0;
     for (int32_t j = e->next[c]; j != a; j = e->next[j]) {
-        if (same_corner(poly, j, a) || same_corner(poly, j, i) || same_corner(poly, j, c)) continue;
-        const p2 p = poly->point[j];
-        if (in_ccw_triangle(pa, pi, pc, p, boundary ? e->flat : -e->flat)) count++;
+        if (e->turn[j] > e->flat || !in_ccw_triangle(pa, pi, pc, poly->point[j], boundary ? e->flat : -e->flat)) continue;
+        if (!same_corner(poly, j, a) && !same_corner(poly, j, i) && !same_corner(poly, j, c)) count++;
     }
     return count;
 }
@@ -664,24 +668,25 @@ static bool segments_cross(p2 p, p2 q, p2 r, p2 s, double margin)
 }
 
 /// Whether the diagonal that clipping corner i adds (from its previous corner to its next)
-/// crosses none of the edges left. With no corner inside the triangle this always holds in a
-/// simple polygon; where corners coincide (the plane through a vertex or along an edge) an edge
-/// may enter the triangle at one of its corners, and only this sees it.
+/// crosses none of the edges left. With no corner inside the triangle this holds, unless an
+/// edge enters the triangle at one of its corners, from another corner at the same point: only
+/// then is it checked.
 static bool diagonal_clear(const clipper *e, int32_t i)
 {
     const polygon *poly = e->poly;
     const int32_t a = e->prev[i], c = e->next[i];
+    if (!e->twin[a] && !e->twin[i] && !e->twin[c]) return true;
     for (int32_t j = c; j != a; j = e->next[j])
         if (segments_cross(poly->point[a], poly->point[c], poly->point[j], poly->point[e->next[j]], e->flat)) return false;
     return true;
 }
 
-/// An ear among the `left` corners from `from` on: a convex corner whose triangle holds no other
-/// corner, not even on its boundary, and whose diagonal crosses no edge. -1: none.
+/// An ear among the `left` corners from `from` on: a convex corner whose triangle holds no
+/// reflex corner, not even on its boundary, and whose diagonal crosses no edge. -1: none.
 static int32_t find_ear(const clipper *e, int32_t from, int32_t left)
 {
     for (int32_t k = 0, i = from; k < left; k++, i = e->next[i])
-        if (corner_turn(e, i) > e->flat && corners_inside(e, i, true) == 0 && diagonal_clear(e, i)) return i;
+        if (e->turn[i] > e->flat && corners_inside(e, i, true) == 0 && diagonal_clear(e, i)) return i;
     return -1;
 }
 
@@ -693,13 +698,12 @@ static int32_t find_fallback(const clipper *e, int32_t from, int32_t left)
 {
     int32_t convex = -1, convex_inside = INT32_MAX, least_reflex = from;
     for (int32_t k = 0, i = from; k < left; k++, i = e->next[i]) {
-        const double area = corner_turn(e, i);
-        if (fabs(area) <= e->flat) return i;
-        if (area > 0.0) {
+        if (fabs(e->turn[i]) <= e->flat) return i;
+        if (e->turn[i] > 0.0) {
             const int32_t inside = corners_inside(e, i, false);
             if (inside < convex_inside) convex = i, convex_inside = inside;
         }
-        if (area > corner_turn(e, least_reflex)) least_reflex = i;
+        if (e->turn[i] > e->turn[least_reflex]) least_reflex = i;
     }
     return convex >= 0 ? convex : least_reflex;
 }
@@ -714,13 +718,40 @@ static bool emit_corner(const clipper *e, int32_t i, piece_builder *b)
     return add_triangle(b, a, v, c);
 }
 
+typedef struct sorted_point {
+    p2 point;
+    int32_t corner;
+} sorted_point;
+
+static int compare_points(const void *pa, const void *pb)
+{
+    const p2 a = ((const sorted_point *)pa)->point, b = ((const sorted_point *)pb)->point;
+    if (a.x != b.x) return a.x < b.x ? -1 : 1;
+    if (a.y != b.y) return a.y < b.y ? -1 : 1;
+    return 0;
+}
+
+/// Marks the corners that share their point with another (sorted by point, runs of equals).
+static bool find_twins(const polygon *poly, bool *twin)
+{
+    sorted_point *sorted = malloc(sizeof *sorted * (size_t)poly->count);
+    if (!sorted) return false;
+    for (int32_t i = 0; i < poly->count; i++) sorted[i] = (sorted_point){poly->point[i], i}, twin[i] = false;
+    qsort(sorted, (size_t)poly->count, sizeof *sorted, compare_points);
+    for (int32_t i = 1; i < poly->count; i++)
+        if (same_point(sorted[i].point, sorted[i - 1].point)) twin[sorted[i].corner] = twin[sorted[i - 1].corner] = true;
+    free(sorted);
+    return true;
+}
+
 /// Triangulates the CCW polygon by ear clipping into the piece. False: out of memory.
 static bool ear_clip(const polygon *poly, piece_builder *b)
 {
     const int32_t n = poly->count;
     if (n < 3) return true;
-    clipper e = {poly, malloc(sizeof(int32_t) * (size_t)n), malloc(sizeof(int32_t) * (size_t)n), 0.0};
-    bool ok = e.prev && e.next;
+    clipper e = {poly, malloc(sizeof(int32_t) * (size_t)n), malloc(sizeof(int32_t) * (size_t)n), malloc(sizeof(double) * (size_t)n),
+                 malloc(sizeof(bool) * (size_t)n), 0.0};
+    bool ok = e.prev && e.next && e.turn && e.twin && find_twins(poly, e.twin);
     if (ok) {
         p2 lo = poly->point[0], hi = poly->point[0];
         for (int32_t i = 0; i < n; i++) {
@@ -729,6 +760,7 @@ static bool ear_clip(const polygon *poly, piece_builder *b)
             lo = (p2){fmin(lo.x, poly->point[i].x), fmin(lo.y, poly->point[i].y)};
             hi = (p2){fmax(hi.x, poly->point[i].x), fmax(hi.y, poly->point[i].y)};
         }
+        for (int32_t i = 0; i < n; i++) e.turn[i] = corner_turn(&e, i);
         const p2 size = minus(hi, lo);
         e.flat = 1e-13 * (size.x * size.x + size.y * size.y);
         int32_t corner = 0;
@@ -736,13 +768,14 @@ static bool ear_clip(const polygon *poly, piece_builder *b)
             int32_t ear = find_ear(&e, corner, left);
             if (ear < 0) ear = find_fallback(&e, corner, left);
             ok = emit_corner(&e, ear, b);
-            e.next[e.prev[ear]] = e.next[ear];
-            e.prev[e.next[ear]] = e.prev[ear];
-            corner = e.next[ear];
+            const int32_t a = e.prev[ear], c = e.next[ear];
+            e.next[a] = c, e.prev[c] = a;
+            e.turn[a] = corner_turn(&e, a), e.turn[c] = corner_turn(&e, c);
+            corner = c;
         }
         ok = ok && emit_corner(&e, corner, b);
     }
-    free(e.prev), free(e.next);
+    free(e.prev), free(e.next), free(e.turn), free(e.twin);
     return ok;
 }
 
