@@ -18,9 +18,10 @@ cd "$(dirname "$0")/.."
 # compiler and build tools, the JSON library, OpenCL (the ICD loader, headers, and PoCL, which
 # runs OpenCL on any CPU; a GPU's own OpenCL driver is used too when installed), the viewer's
 # GLFW, glad 2 generator and stb headers, Xvfb for its tests, numpy for the trajectory checks, and
-# assimp to read mesh files, with its test models (the mesh tests' inputs and the paper-figure scenes' meshes)
+# assimp to read mesh files, with its test models (the mesh tests' inputs and the paper-figure scenes' meshes),
+# and gnuplot for the plot of `shapematch bench fig8`
 packages=(build-essential cmake pkg-config libcjson-dev ocl-icd-opencl-dev opencl-headers pocl-opencl-icd python3-numpy
-    libglfw3-dev python3-glad libstb-dev xvfb xauth libassimp-dev assimp-testmodels)
+    libglfw3-dev python3-glad libstb-dev xvfb xauth libassimp-dev assimp-testmodels gnuplot-nox)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -177,7 +177,9 @@ static int compare_keyed(const void *a, const void *b)
     return compare_doubles(&((const sm_keyed_point *)a)->x, &((const sm_keyed_point *)b)->x);
 }
 
-/// The median distance from a point to its nearest distinct neighbour, found by a sweep along x.
+/// The median distance from a point to its nearest distinct neighbour, found by a sweep along x;
+/// over every point up to 4,096 of them, over every (count / 4096)-th point (in x order) beyond,
+/// so that a million scattered points take a fraction of a second rather than minutes.
 static double points_spacing(const sm_vec3 *points, int32_t count)
 {
     if (count < 2) return 0.0;
@@ -190,7 +192,8 @@ static double points_spacing(const sm_vec3 *points, int32_t count)
     for (int32_t i = 0; i < count; i++) order[i] = (sm_keyed_point){points[i].x, i};
     qsort(order, (size_t)count, sizeof *order, compare_keyed);
     int32_t found = 0;
-    for (int32_t a = 0; a < count; a++) {
+    const int32_t stride = count > 4096 ? count / 4096 : 1;
+    for (int32_t a = 0; a < count; a += stride) {
         const sm_vec3 p = points[order[a].index];
         double best = INFINITY;
         for (int dir = -1; dir <= 1; dir += 2)

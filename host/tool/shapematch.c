@@ -1,4 +1,5 @@
 /* The shapematch command: inspect and run scene files. */
+#include "bench.h"
 #include "npy.h"
 
 #include <shapematch/shapematch.h>
@@ -26,6 +27,7 @@ static const char *usage_main =
     "  run SCENE       run a scene headless and optionally write its trajectory (.npy) and surfaces (.ply)\n"
     "  compare SCENE   run a scene on the CPU reference and on OpenCL and print how far apart they are\n"
     "  devices         list the OpenCL devices\n"
+    "  bench           measure: the paper's Fig. 8 (bench fig8), a scene's speed, passes and memory (bench scene)\n"
     "\n"
     "Run 'shapematch <command> --help' for the options of a command.\n";
 
@@ -802,5 +804,6 @@ int main(int argc, char **argv)
     if (strcmp(command, "run") == 0) return command_run(argc - 2, argv + 2);
     if (strcmp(command, "compare") == 0) return command_compare(argc - 2, argv + 2);
     if (strcmp(command, "devices") == 0) return command_devices(argc - 2, argv + 2);
-    return usage_error(NULL, "unknown command '%s' (commands: info, run, compare, devices)", command);
+    if (strcmp(command, "bench") == 0) return sm_tool_bench(argc - 2, argv + 2);
+    return usage_error(NULL, "unknown command '%s' (commands: info, run, compare, devices, bench)", command);
 }

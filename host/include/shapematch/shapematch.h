@@ -372,6 +372,21 @@ typedef struct sm_counts {
 /// Totals of the world.
 SM_API sm_counts sm_world_get_counts(const sm_world *world);
 
+/// The device memory of an OpenCL world's buffers, by what each scales with (all 0 on the CPU
+/// reference, and before the first step or after objects are added, until the next step).
+typedef struct sm_memory {
+    int64_t device_bytes;     ///< all of the world's device buffers
+    int64_t particle_bytes;   ///< buffers with an entry per particle (positions, velocities, forces, maps)
+    int64_t membership_bytes; ///< buffers with an entry per cluster membership (rest offsets, weights, CSR)
+    int64_t cluster_bytes;    ///< buffers with an entry per cluster (and per object)
+    int64_t surface_bytes;    ///< skinned surfaces: per vertex, binding and triangle
+    int64_t contact_bytes;    ///< the collision grid: per colliding particle and hash bucket
+    int64_t other_bytes;      ///< colliders, their per-step states and the targets
+} sm_memory;
+
+/// The world's device memory.
+SM_API sm_memory sm_world_get_memory(const sm_world *world);
+
 /// Which backend runs the world: "cpu" or "opencl".
 SM_API const char *sm_world_backend_name(const sm_world *world);
 

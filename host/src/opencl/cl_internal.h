@@ -70,6 +70,16 @@ typedef enum sm_cl_kernel {
     SM_CLK_COUNT
 } sm_cl_kernel;
 
+/// What a device buffer's size scales with (sm_memory).
+typedef enum sm_cl_memory_kind {
+    SM_CL_MEM_PARTICLES,
+    SM_CL_MEM_MEMBERSHIPS,
+    SM_CL_MEM_CLUSTERS,
+    SM_CL_MEM_SURFACES,
+    SM_CL_MEM_CONTACT,
+    SM_CL_MEM_KINDS
+} sm_cl_memory_kind;
+
 /// Fields that can be copied into GL buffers (sm_particle_field).
 #define SM_CL_GL_FIELDS 5
 
@@ -105,6 +115,7 @@ struct sm_cl_backend {
     // reads and writes between host and device enqueued so far (a cache-like count: also
     // updated by queries on a const world)
     int64_t transfers, transfer_bytes;
+    int64_t memory[SM_CL_MEM_KINDS]; ///< bytes of the layout's buffers by kind
 };
 
 /// Counts one transfer of `bytes` between host and device.

@@ -84,6 +84,7 @@ static void release_buffers(sm_cl_backend *cl)
     for (size_t i = 0; i < sizeof cl->buffers / sizeof(cl_mem); i++)
         if (all[i]) clReleaseMemObject(all[i]);
     memset(&cl->buffers, 0, sizeof cl->buffers);
+    memset(cl->memory, 0, sizeof cl->memory);
     cl->objects_on_device = -1;
     cl->colliders_on_device = -1;
     cl->collider_state_capacity = 0;
@@ -149,52 +150,53 @@ static sm_result make_buffers(sm_world *world)
         cl_mem *buffer;
         size_t element;
         int64_t count;
+        sm_cl_memory_kind kind;
     } plan[] = {
-        {&b->objects, sizeof(sm_k_object), world->object_count},
-        {&b->clusters, sizeof(sm_k_cluster), c},
-        {&b->cluster_rest, sizeof(sm_k_cluster_rest), c},
-        {&b->plastic, sizeof(sm_k_mat3), c},
-        {&b->center, sizeof(cl_float4), c},
-        {&b->center_offset, sizeof(cl_float4), c},
-        {&b->apq, sizeof(sm_k_mat3), c},
-        {&b->fit9, sizeof(sm_k_mat39), c9},
-        {&b->quat, sizeof(cl_float4), c},
-        {&b->rotation, sizeof(sm_k_mat3), c},
-        {&b->linear_fit, sizeof(sm_k_mat3), c},
-        {&b->transform, sizeof(sm_k_mat39), c},
-        {&b->member_particle, sizeof(cl_int), k},
-        {&b->member_cluster, sizeof(cl_int), k},
-        {&b->member_q, sizeof(cl_float4), k},
-        {&b->member_rest, sizeof(cl_float4), k},
-        {&b->member_w, sizeof(sm_k_weights), k9},
-        {&b->position, sizeof(cl_float4), n},
-        {&b->position_lo, sizeof(cl_float4), n},
-        {&b->velocity, sizeof(cl_float4), n},
-        {&b->goal, sizeof(cl_float4), n},
-        {&b->force, sizeof(cl_float4), n},
-        {&b->particle_object, sizeof(cl_int), n},
-        {&b->particle_member_offsets, sizeof(cl_int), n + 1},
-        {&b->particle_members, sizeof(cl_int), k},
-        {&b->contact, sizeof(cl_float4), nc},
-        {&b->cell, sizeof(cl_int4), nc},
-        {&b->bucket_count, sizeof(cl_int), table},
-        {&b->bucket_start, sizeof(cl_int), table},
-        {&b->block_sum, sizeof(cl_int), (table + SM_K_SCAN_BLOCK - 1) / SM_K_SCAN_BLOCK},
-        {&b->sorted, sizeof(cl_int), nc},
-        {&b->sorted_cell, sizeof(cl_int4), nc},
-        {&b->bucket_object, sizeof(cl_int), table},
-        {&b->contact_dx, sizeof(cl_float4), nc},
-        {&b->contact_dv, sizeof(cl_float4), nc},
-        {&b->surface_binding_offsets, sizeof(cl_int), world->surface_vertex_count + 1},
-        {&b->surface_binding_cluster, sizeof(cl_int), world->surface_binding_count},
-        {&b->surface_binding_rest, sizeof(cl_float4), world->surface_binding_count},
-        {&b->surface_triangles, 3 * sizeof(cl_int), world->surface_triangle_count},
-        {&b->surface_incident_offsets, sizeof(cl_int), world->surface_vertex_count + 1},
-        {&b->surface_incident, sizeof(cl_int), 3 * (int64_t)world->surface_triangle_count},
-        {&b->skin_center, sizeof(cl_float4), world->surface_vertex_count > 0 ? c : 1},
-        {&b->skin_center_offset, sizeof(cl_float4), world->surface_vertex_count > 0 ? c : 1},
-        {&b->surface_position, sizeof(cl_float4), world->surface_vertex_count},
-        {&b->surface_normal, sizeof(cl_float4), world->surface_vertex_count},
+        {&b->objects, sizeof(sm_k_object), world->object_count, SM_CL_MEM_CLUSTERS},
+        {&b->clusters, sizeof(sm_k_cluster), c, SM_CL_MEM_CLUSTERS},
+        {&b->cluster_rest, sizeof(sm_k_cluster_rest), c, SM_CL_MEM_CLUSTERS},
+        {&b->plastic, sizeof(sm_k_mat3), c, SM_CL_MEM_CLUSTERS},
+        {&b->center, sizeof(cl_float4), c, SM_CL_MEM_CLUSTERS},
+        {&b->center_offset, sizeof(cl_float4), c, SM_CL_MEM_CLUSTERS},
+        {&b->apq, sizeof(sm_k_mat3), c, SM_CL_MEM_CLUSTERS},
+        {&b->fit9, sizeof(sm_k_mat39), c9, SM_CL_MEM_CLUSTERS},
+        {&b->quat, sizeof(cl_float4), c, SM_CL_MEM_CLUSTERS},
+        {&b->rotation, sizeof(sm_k_mat3), c, SM_CL_MEM_CLUSTERS},
+        {&b->linear_fit, sizeof(sm_k_mat3), c, SM_CL_MEM_CLUSTERS},
+        {&b->transform, sizeof(sm_k_mat39), c, SM_CL_MEM_CLUSTERS},
+        {&b->member_particle, sizeof(cl_int), k, SM_CL_MEM_MEMBERSHIPS},
+        {&b->member_cluster, sizeof(cl_int), k, SM_CL_MEM_MEMBERSHIPS},
+        {&b->member_q, sizeof(cl_float4), k, SM_CL_MEM_MEMBERSHIPS},
+        {&b->member_rest, sizeof(cl_float4), k, SM_CL_MEM_MEMBERSHIPS},
+        {&b->member_w, sizeof(sm_k_weights), k9, SM_CL_MEM_MEMBERSHIPS},
+        {&b->position, sizeof(cl_float4), n, SM_CL_MEM_PARTICLES},
+        {&b->position_lo, sizeof(cl_float4), n, SM_CL_MEM_PARTICLES},
+        {&b->velocity, sizeof(cl_float4), n, SM_CL_MEM_PARTICLES},
+        {&b->goal, sizeof(cl_float4), n, SM_CL_MEM_PARTICLES},
+        {&b->force, sizeof(cl_float4), n, SM_CL_MEM_PARTICLES},
+        {&b->particle_object, sizeof(cl_int), n, SM_CL_MEM_PARTICLES},
+        {&b->particle_member_offsets, sizeof(cl_int), n + 1, SM_CL_MEM_PARTICLES},
+        {&b->particle_members, sizeof(cl_int), k, SM_CL_MEM_MEMBERSHIPS},
+        {&b->contact, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
+        {&b->cell, sizeof(cl_int4), nc, SM_CL_MEM_CONTACT},
+        {&b->bucket_count, sizeof(cl_int), table, SM_CL_MEM_CONTACT},
+        {&b->bucket_start, sizeof(cl_int), table, SM_CL_MEM_CONTACT},
+        {&b->block_sum, sizeof(cl_int), (table + SM_K_SCAN_BLOCK - 1) / SM_K_SCAN_BLOCK, SM_CL_MEM_CONTACT},
+        {&b->sorted, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
+        {&b->sorted_cell, sizeof(cl_int4), nc, SM_CL_MEM_CONTACT},
+        {&b->bucket_object, sizeof(cl_int), table, SM_CL_MEM_CONTACT},
+        {&b->contact_dx, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
+        {&b->contact_dv, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
+        {&b->surface_binding_offsets, sizeof(cl_int), world->surface_vertex_count + 1, SM_CL_MEM_SURFACES},
+        {&b->surface_binding_cluster, sizeof(cl_int), world->surface_binding_count, SM_CL_MEM_SURFACES},
+        {&b->surface_binding_rest, sizeof(cl_float4), world->surface_binding_count, SM_CL_MEM_SURFACES},
+        {&b->surface_triangles, 3 * sizeof(cl_int), world->surface_triangle_count, SM_CL_MEM_SURFACES},
+        {&b->surface_incident_offsets, sizeof(cl_int), world->surface_vertex_count + 1, SM_CL_MEM_SURFACES},
+        {&b->surface_incident, sizeof(cl_int), 3 * (int64_t)world->surface_triangle_count, SM_CL_MEM_SURFACES},
+        {&b->skin_center, sizeof(cl_float4), world->surface_vertex_count > 0 ? c : 1, SM_CL_MEM_SURFACES},
+        {&b->skin_center_offset, sizeof(cl_float4), world->surface_vertex_count > 0 ? c : 1, SM_CL_MEM_SURFACES},
+        {&b->surface_position, sizeof(cl_float4), world->surface_vertex_count, SM_CL_MEM_SURFACES},
+        {&b->surface_normal, sizeof(cl_float4), world->surface_vertex_count, SM_CL_MEM_SURFACES},
     };
     for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
         sm_result result = make_buffer(cl, plan[i].buffer, plan[i].element, plan[i].count);
@@ -202,6 +204,7 @@ static sm_result make_buffers(sm_world *world)
             release_buffers(cl);
             return result;
         }
+        cl->memory[plan[i].kind] += (int64_t)plan[i].element * (plan[i].count > 0 ? plan[i].count : 1);
     }
     cl->objects_on_device = world->object_count;
     cl->particles_on_device = world->particle_count;
@@ -673,6 +676,24 @@ sm_result sm_cl_write(sm_world *world, sm_cl_field field, int32_t first, int32_t
         if (result != SM_OK || made) return result;
     }
     return write_particles(world, field, first, count);
+}
+
+sm_memory sm_world_get_memory(const sm_world *world)
+{
+    sm_memory m = {0};
+    if (!world || !world->cl) return m;
+    const sm_cl_backend *cl = world->cl;
+    m.particle_bytes = cl->memory[SM_CL_MEM_PARTICLES];
+    m.membership_bytes = cl->memory[SM_CL_MEM_MEMBERSHIPS];
+    m.cluster_bytes = cl->memory[SM_CL_MEM_CLUSTERS];
+    m.surface_bytes = cl->memory[SM_CL_MEM_SURFACES];
+    m.contact_bytes = cl->memory[SM_CL_MEM_CONTACT];
+    // made apart from the layout: the colliders, their states and the targets
+    m.other_bytes = (int64_t)sizeof(sm_k_collider) * (cl->colliders_on_device > 0 ? cl->colliders_on_device : 0) +
+                    (int64_t)sizeof(sm_k_collider_state) * cl->collider_state_capacity +
+                    (int64_t)sizeof(cl_float4) * cl->target_capacity;
+    m.device_bytes = m.particle_bytes + m.membership_bytes + m.cluster_bytes + m.surface_bytes + m.contact_bytes + m.other_bytes;
+    return m;
 }
 
 void sm_cl_transfer_counts(const sm_world *world, int64_t *out_transfers, int64_t *out_bytes)

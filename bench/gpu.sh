@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The whole GPU measurement in one command, for the day a GPU is at hand:
+#   bench/gpu.sh [OUT_DIR]        (default: bench/gpu-<date>)
+# Builds shapematch (tool only) in build-gpu/, lists the OpenCL devices, then on the first GPU:
+#   - paper384 with and without contact (target: 10,000 steps/s without), per pass, floor, memory;
+#   - 1,000,000 particles in one quadratic box of 8 clusters (target: 2,000 steps/s, and at least
+#     half the copy bandwidth in the shape-matching passes: the "floor" line);
+#   - the paper's Fig. 8 to 1,000,000 points on every OpenCL device (CSV and, with gnuplot, PNG).
+# Everything printed goes to OUT_DIR/*.txt too; copy the figures into bench/RESULTS.md with the
+# machine and the date.
+#
+# OpenCL: the build needs an ICD loader (libOpenCL) and the headers. Where they are missing it
+# installs Debian's (ocl-icd-opencl-dev opencl-headers) when apt-get and root are available, and
+# otherwise falls back on the ones of a CUDA toolkit (/usr/local/cuda), which ships both. The GPU's
+# own driver (e.g. NVIDIA's, with /etc/OpenCL/vendors/nvidia.icd) must be installed.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/bench/gpu-$(date -u +%Y-%m-%d)}
+mkdir -p "$out"
+cd "$root"
+
+cmake_args=(-DCMAKE_BUILD_TYPE=Release -DSM_BUILD_VIEWER=OFF -DSM_BUILD_TESTS=OFF)
+have_loader() { ldconfig -p 2> /dev/null | grep -q 'libOpenCL.so' && [ -f /usr/include/CL/cl.h ]; }
+if ! have_loader; then
+    if command -v apt-get > /dev/null && [ "$(id -u)" -eq 0 ] &&
+        DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ocl-icd-opencl-dev opencl-headers > "$out/apt.txt" 2>&1; then
+        echo "gpu.sh: installed Debian's OpenCL ICD loader and headers"
+    elif [ -f /usr/local/cuda/include/CL/cl.h ] && ls /usr/local/cuda/lib64/libOpenCL.so* > /dev/null 2>&1; then
+        echo "gpu.sh: using the OpenCL loader and headers of /usr/local/cuda"
+        cmake_args+=(-DOpenCL_INCLUDE_DIR=/usr/local/cuda/include "-DOpenCL_LIBRARY=$(ls /usr/local/cuda/lib64/libOpenCL.so* | head -1)")
+    else
+        echo "gpu.sh: no OpenCL ICD loader: install ocl-icd-opencl-dev and opencl-headers (or a CUDA toolkit)" >&2
+        exit 1
+    fi
+fi
+for dependency in libcjson-dev libassimp-dev; do
+    if ! dpkg-query -W -f='${Status}' "$dependency" 2> /dev/null | grep -q "install ok installed"; then
+        if command -v apt-get > /dev/null && [ "$(id -u)" -eq 0 ]; then
+            DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$dependency" >> "$out/apt.txt" 2>&1
+        fi
+    fi
+done
+cmake -S . -B build-gpu "${cmake_args[@]}" > "$out/cmake.txt"
+cmake --build build-gpu -j "$(nproc)" --target shapematch_tool > "$out/build.txt"
+tool=build-gpu/shapematch
+export SM_CACHE_DIR=${SM_CACHE_DIR:-$root/build-gpu/sm-cache}
+
+"$tool" devices | tee "$out/devices.txt"
+gpu=$(awk -F: '/ gpu/ {print $1; exit}' "$out/devices.txt")
+[ -n "$gpu" ] || { echo "gpu.sh: no GPU among the OpenCL devices (listed above)" >&2; exit 1; }
+{
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2> /dev/null || true
+    date -u
+} | tee "$out/machine.txt"
+
+for args in "--collisions off" "--collisions on"; do
+    "$tool" bench scene scenes/paper384.json --device "$gpu" --steps 1000 --repeat 5 $args | tee -a "$out/paper384.txt"
+done
+"$tool" bench scene scenes/paper384.json --backend cpu --collisions off --steps 50 --repeat 3 | tee -a "$out/paper384.txt"
+"$tool" bench scene bench/million_quadratic.json --device "$gpu" --steps 200 --repeat 5 | tee "$out/million_quadratic.txt"
+"$tool" bench fig8 --backend opencl --out "$out" | tee "$out/fig8.txt"
+echo "gpu.sh: the figures are in $out"
