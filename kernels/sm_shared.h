@@ -55,6 +55,13 @@ typedef float sm_float;
  * mean of its contacts' corrections (1 would separate an isolated pair exactly; soft bodies
  * give way under a contact, and 1.5 makes up for it without overshooting in piles). */
 #define SM_K_CONTACT_RELAXATION 1.5f
+/* On a GPU, clusters of at least SM_K_LARGE_CLUSTER members are reduced by a work-group each
+ * (pass 1's second kernel), of up to SM_K_GROUP_SIZE work-items, instead of one work-item's loop
+ * (on a CPU device the loop is faster; $SM_LARGE_CLUSTER sets the threshold on any device). */
+#define SM_K_LARGE_CLUSTER 1024
+#define SM_K_GROUP_SIZE 128
+#define SM_K_MOMENT_TERMS 36 /* A_pq (9) and the quadratic fit (27) */
+
 /* Work-items per block of the bucket scan: each scans SM_K_SCAN_BLOCK buckets in turn. */
 #define SM_K_SCAN_BLOCK 256
 

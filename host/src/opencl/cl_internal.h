@@ -26,6 +26,8 @@ _Static_assert(SM_K_MODE_RIGID == SM_MODE_RIGID && SM_K_MODE_LINEAR == SM_MODE_L
 typedef struct sm_cl_buffers {
     // objects and clusters
     cl_mem objects, clusters, cluster_rest, plastic;
+    // the clusters of at least SM_K_LARGE_CLUSTER members (reduced by a work-group each)
+    cl_mem large_clusters;
     // the clusters' step state (fit9: the quadratic fit ~A_pq ~A_qq)
     // x_cm = center + center_offset (an anchor and a small offset, see sm_shared.h)
     cl_mem center, center_offset, apq, fit9, quat, rotation, linear_fit, transform;
@@ -51,6 +53,7 @@ typedef struct sm_cl_buffers {
 /// The kernels, in pipeline order; a pass may take several.
 typedef enum sm_cl_kernel {
     SM_CLK_CLUSTER_MOMENTS,
+    SM_CLK_CLUSTER_MOMENTS_GROUP,
     SM_CLK_ROTATION,
     SM_CLK_GOAL_TRANSFORM,
     SM_CLK_BLEND_INTEGRATE,
@@ -110,6 +113,8 @@ struct sm_cl_backend {
     int32_t collider_state_capacity;  ///< states the collider_state buffer holds
     int32_t substep;                  ///< the step of the current sm_cl_step() being enqueued
     int32_t target_capacity;          ///< particles the target buffer holds
+    int32_t large_count;              ///< clusters in large_clusters
+    int32_t large_threshold;          ///< members from which a cluster is reduced by a work-group
     // the caller's device inputs (sm_world_set_cl_inputs()), retained; NULL: none
     cl_mem input_force, input_target;
     // reads and writes between host and device enqueued so far (a cache-like count: also

@@ -4,7 +4,7 @@
 #include "cl_internal.h"
 
 static const char *kernel_names[SM_CLK_COUNT] = {
-    "sm_cluster_moments", "sm_rotation",        "sm_goal_transform",  "sm_blend_integrate",
+    "sm_cluster_moments", "sm_cluster_moments_group", "sm_rotation",        "sm_goal_transform",  "sm_blend_integrate",
     "sm_grid_hash",       "sm_grid_scan_blocks", "sm_grid_scan_totals", "sm_grid_scan_apply",
     "sm_grid_scatter",    "sm_grid_sort_buckets", "sm_collide",        "sm_apply_contacts",
     "sm_ground",          "sm_plasticity",      "sm_skin_centers",    "sm_skin_vertices",
@@ -22,6 +22,9 @@ sm_result sm_cl_create_kernels(sm_cl_backend *cl)
                                            &group, NULL));
         // 64 suits every device we know; the kernels guard against the padding
         cl->group[p] = group < 64 ? group : 64;
+        // a work-group per large cluster: the largest power of two up to SM_K_GROUP_SIZE
+        if (p == SM_CLK_CLUSTER_MOMENTS_GROUP)
+            for (cl->group[p] = 1; 2 * cl->group[p] <= group && 2 * cl->group[p] <= SM_K_GROUP_SIZE;) cl->group[p] *= 2;
     }
 cleanup:
     return result;
@@ -80,10 +83,28 @@ static sm_result cluster_moments(sm_world *world)
     sm_cl_buffers *b = &world->cl->buffers;
     const cl_int n = world->cluster_count;
     const size_t m = sizeof(cl_mem);
-    const size_t sizes[] = {sizeof n, m, m, m, m, m, m, m, m, m, m, m};
-    const void *values[] = {&n, &b->clusters, &b->objects, &b->member_particle, &b->member_q, &b->member_w,
+    const cl_int threshold = world->cl->large_threshold;
+    const size_t sizes[] = {sizeof n, sizeof threshold, m, m, m, m, m, m, m, m, m, m, m};
+    const void *values[] = {&n, &threshold, &b->clusters, &b->objects, &b->member_particle, &b->member_q, &b->member_w,
                             &b->position, &b->position_lo, &b->center, &b->center_offset, &b->apq, &b->fit9};
-    return launch(world, SM_PASS_CLUSTER_MOMENTS, SM_CLK_CLUSTER_MOMENTS, n, COUNT(values), sizes, values);
+    sm_result result = launch(world, SM_PASS_CLUSTER_MOMENTS, SM_CLK_CLUSTER_MOMENTS, n, COUNT(values), sizes, values);
+    const cl_int large = world->cl->large_count;
+    if (result != SM_OK || large == 0) return result;
+    // the large clusters: one work-group each, its partial sums in local memory
+    sm_cl_backend *cl = world->cl;
+    const cl_kernel kernel = cl->kernels[SM_CLK_CLUSTER_MOMENTS_GROUP];
+    const size_t group = cl->group[SM_CLK_CLUSTER_MOMENTS_GROUP], global = group * (size_t)large;
+    const size_t group_sizes[] = {sizeof large, m, m, m, m, m, m, m, m, m, m, m, m};
+    const void *group_values[] = {&large, &b->large_clusters, &b->clusters, &b->objects, &b->member_particle, &b->member_q,
+                                  &b->member_w, &b->position, &b->position_lo, &b->center, &b->center_offset, &b->apq,
+                                  &b->fit9};
+    result = set_args(kernel, COUNT(group_values), group_sizes, group_values);
+    if (result != SM_OK) return result;
+    SM_CL_TRY(clSetKernelArg(kernel, COUNT(group_values), sizeof(cl_float) * SM_K_MOMENT_TERMS * group, NULL));
+    SM_CL_TRY(clEnqueueNDRangeKernel(cl->queue, kernel, 1, NULL, &global, &group, 0, NULL,
+                                     event_slot(world, SM_PASS_CLUSTER_MOMENTS)));
+cleanup:
+    return result;
 }
 
 /// 2. R per cluster, warm-started from the last step's quaternion.

@@ -346,6 +346,7 @@ static sm_result open_device(device_entry entry, int index, const cl_context_pro
     d->platform = entry.platform;
     d->device = entry.device;
     d->fp64 = info.fp64;
+    d->gpu = info.gpu;
     snprintf(d->name, sizeof d->name, "%s (%s)", info.name, info.platform);
     SM_CL_TRY(clGetDeviceInfo(d->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof d->max_group, &d->max_group, NULL));
     d->context = clCreateContext(properties, 1, &d->device, NULL, NULL, &status);
@@ -420,6 +421,7 @@ sm_result sm_cl_device_adopt(cl_context context, cl_device_id device, const sm_w
     d->platform = entry.platform;
     d->device = device;
     d->fp64 = info.fp64;
+    d->gpu = info.gpu;
     d->private_context = true;
     snprintf(d->name, sizeof d->name, "%s (%s)", info.name, info.platform);
     cl_int status = clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof d->max_group, &d->max_group, NULL);

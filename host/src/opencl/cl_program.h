@@ -48,6 +48,7 @@ typedef struct sm_cl_device {
     cl_program program;
     char name[300];    ///< "device name (platform name)"
     bool fp64;         ///< the program computes the plastic rest data in double
+    bool gpu;          ///< a GPU (large clusters are then reduced by work-groups)
     size_t max_group;  ///< CL_DEVICE_MAX_WORK_GROUP_SIZE
     bool private_context; ///< a context of one world (shared with GL), freed with it
 } sm_cl_device;

@@ -65,6 +65,10 @@ sm_result sm_cl_create(sm_world *world, const char *device)
     }
     result = sm_cl_create_kernels(cl);
     if (result != SM_OK) goto cleanup;
+    // a work-group per large cluster on a GPU; a CPU device's work-item loop is faster
+    cl->large_threshold = cl->device->gpu ? SM_K_LARGE_CLUSTER : INT32_MAX;
+    const char *threshold = getenv("SM_LARGE_CLUSTER");
+    if (threshold && atoi(threshold) >= 1) cl->large_threshold = atoi(threshold);
     world->cl = cl;
     sm_log(world, SM_LOG_NOTICE, "OpenCL: running on %s%s%s", cl->device->name, context ? ", on the caller's context" : "",
            cl->device->fp64 ? "" : " (no double precision: plastic rest data are refreshed in float)");
@@ -145,6 +149,8 @@ static sm_result make_buffers(sm_world *world)
     // the grid, in worlds with contact only
     const bool collide = world->grid.colliding > 0;
     const int64_t nc = collide ? n : 1, table = collide ? world->grid.table_size + 1 : 1;
+    int64_t large = 0;
+    for (int32_t i = 0; i < world->cluster_count; i++) large += world->clusters[i].member_count >= cl->large_threshold;
     sm_cl_buffers *b = &cl->buffers;
     struct {
         cl_mem *buffer;
@@ -153,6 +159,7 @@ static sm_result make_buffers(sm_world *world)
         sm_cl_memory_kind kind;
     } plan[] = {
         {&b->objects, sizeof(sm_k_object), world->object_count, SM_CL_MEM_CLUSTERS},
+        {&b->large_clusters, sizeof(cl_int), large, SM_CL_MEM_CLUSTERS},
         {&b->clusters, sizeof(sm_k_cluster), c, SM_CL_MEM_CLUSTERS},
         {&b->cluster_rest, sizeof(sm_k_cluster_rest), c, SM_CL_MEM_CLUSTERS},
         {&b->plastic, sizeof(sm_k_mat3), c, SM_CL_MEM_CLUSTERS},
@@ -210,6 +217,7 @@ static sm_result make_buffers(sm_world *world)
     cl->particles_on_device = world->particle_count;
     cl->clusters_on_device = world->cluster_count;
     cl->memberships_on_device = world->membership_count;
+    cl->large_count = (int32_t)large;
     return SM_OK;
 }
 
@@ -506,6 +514,9 @@ sm_result sm_cl_push(sm_world *world)
         for (int j = 0; j < 6; j++) rest[i].quad_mean[j] = (float)cluster->quad_mean[j];
     }
     PUT(b->clusters, sizeof *clusters, c, clusters);
+    for (int32_t i = 0, l = 0; i < c; i++)
+        if (world->clusters[i].member_count >= cl->large_threshold) ints[l++] = i;
+    PUT(b->large_clusters, sizeof *ints, cl->large_count, ints);
     PUT(b->cluster_rest, sizeof *rest, c, rest);
     for (int32_t i = 0; i < c; i++) vec4[i] = f4(world->clusters[i].center, world->clusters[i].mass);
     PUT(b->center, sizeof *vec4, c, vec4);
