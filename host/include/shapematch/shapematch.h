@@ -348,10 +348,10 @@ typedef struct sm_profile {
     int64_t steps;                 ///< number of steps of length h taken
     /// OpenCL: reads and writes between host and device memory the world has enqueued since it
     /// was created (uploads, read-backs, edits; kernels and fills on the device do not count).
-    /// Steps add none, except one write of the colliders' states per sm_world_step() when the
-    /// world has colliders (static ones included), and the upload of the whole world at the
+    /// Steps add none, except one write of the colliders' states per sm_world_step() when a
+    /// collider moves (static ones are written once), and the upload of the whole world at the
     /// first step after objects are added or the host changed everything (sm_world_copy_state(),
-    /// a mode switch).
+    /// a mode switch, a cut).
     int64_t transfers;
     int64_t transfer_bytes;        ///< bytes those transfers moved
 } sm_profile;

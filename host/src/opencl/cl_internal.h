@@ -114,6 +114,7 @@ struct sm_cl_backend {
     int32_t substep;                  ///< the step of the current sm_cl_step() being enqueued
     int32_t target_capacity;          ///< particles the target buffer holds
     int32_t large_count;              ///< clusters in large_clusters
+    int32_t static_states_written;    ///< steps of states the collider_state buffer holds for static colliders (0: none)
     int32_t large_threshold;          ///< members from which a cluster is reduced by a work-group
     // the caller's device inputs (sm_world_set_cl_inputs()), retained; NULL: none
     cl_mem input_force, input_target;

@@ -92,6 +92,7 @@ static void release_buffers(sm_cl_backend *cl)
     cl->objects_on_device = -1;
     cl->colliders_on_device = -1;
     cl->collider_state_capacity = 0;
+    cl->static_states_written = 0;
     cl->target_capacity = 0;
 }
 
@@ -866,6 +867,7 @@ static sm_result upload_colliders(sm_world *world)
     result = write_buffer(cl, cl->buffers.colliders, sizeof *k, 0, world->collider_count, k);
     free(k);
     if (result == SM_OK) cl->colliders_on_device = world->collider_count;
+    cl->static_states_written = 0; // (the states are written again for the new list)
     return result;
 }
 
@@ -882,6 +884,11 @@ static sm_result write_collider_states(sm_world *world, double h, int32_t subste
     sm_cl_backend *cl = world->cl;
     const int64_t count = (int64_t)substeps * world->collider_count;
     if (count == 0) return SM_OK;
+    // static colliders are where they were: their states, once written for this many steps, stay
+    bool all_static = true;
+    for (int32_t c = 0; c < world->collider_count; c++) all_static &= world->colliders[c].def.motion.type == SM_MOTION_STATIC;
+    if (all_static && cl->static_states_written >= substeps) return SM_OK;
+    cl->static_states_written = 0;
     sm_result result = SM_OK;
     if (count > cl->collider_state_capacity) {
         if (cl->buffers.collider_state) clReleaseMemObject(cl->buffers.collider_state);
@@ -917,6 +924,7 @@ static sm_result write_collider_states(sm_world *world, double h, int32_t subste
         free(k);
     }
     clReleaseEvent(written);
+    cl->static_states_written = all_static ? substeps : 0;
     return SM_OK;
 }
 
