@@ -100,6 +100,13 @@ static void a_box_cut_in_half_falls_apart(void)
         ENSURE_OK(sm_world_cut(world, 1, (sm_plane){{0.0, 100.0, 0.0}, {0.0, 1.0, 0.0}}, NULL, &info));
         ENSURE(!info.cut && sm_world_get_counts(world).objects == 2);
         ENSURE(sm_world_cut(world, 2, (sm_plane){{0, 0, 0}, {1, 0, 0}}, NULL, &info) == SM_ERROR_INVALID_ARGUMENT);
+        // the same counts, other particles: a twin cut with the plane turned round is not its copy
+        sm_world *twin = new_world(backends[b], false);
+        ENSURE_OK(sm_world_add_object(twin, &od, NULL));
+        ENSURE_OK(sm_world_cut(twin, 0, (sm_plane){{0.0, 2.0, 0.0}, {-1.0, 0.0, 0.0}}, NULL, &info));
+        ENSURE(sm_world_get_counts(twin).clusters == sm_world_get_counts(world).clusters);
+        ENSURE(sm_world_copy_state(twin, world) == SM_ERROR_INVALID_ARGUMENT && strstr(sm_last_error(), "cut differently"));
+        sm_world_destroy(twin);
         ENSURE(sm_world_cut(world, 0, (sm_plane){{0, 0, 0}, {0, 0, 0}}, NULL, &info) == SM_ERROR_INVALID_ARGUMENT);
         sm_world_destroy(world);
     }
@@ -458,6 +465,39 @@ static void scenes_cut_on_time(void)
     }
 }
 
+/// A piece that no explicit cluster covers still cuts cleanly: its surface is left unbound (a
+/// warning), nothing is read out of range, and both pieces keep simulating.
+static void a_piece_without_clusters(void)
+{
+    static const sm_vec3 corners[8] = {{-0.5, -0.5, -0.5}, {0.5, -0.5, -0.5}, {0.5, 0.5, -0.5}, {-0.5, 0.5, -0.5},
+                                       {-0.5, -0.5, 0.5},  {0.5, -0.5, 0.5},  {0.5, 0.5, 0.5},  {-0.5, 0.5, 0.5}};
+    static const int32_t faces[36] = {0, 3, 2, 0, 2, 1, 4, 5, 6, 4, 6, 7, 0, 1, 5, 0, 5, 4,
+                                      3, 7, 6, 3, 6, 2, 0, 4, 7, 0, 7, 3, 1, 2, 6, 1, 6, 5};
+    for (int b = 0; b < 2; b++) {
+        sm_world *world = new_world(backends[b], true);
+        if (!world) return;
+        sm_object_def od = sm_object_def_default();
+        od.position = (sm_vec3){0.0, 1.0, 0.0};
+        int32_t offsets[2] = {0, 0}, indices[64];
+        for (int32_t i = 0; i < 64; i++)
+            if (i % 4 < 2) indices[offsets[1]++] = i; // one cluster: the left half only
+        od.clusters.list_offsets = offsets, od.clusters.list_indices = indices, od.clusters.list_count = 1;
+        od.surface.vertices = corners, od.surface.vertex_count = 8;
+        od.surface.triangles = faces, od.surface.triangle_count = 12;
+        ENSURE_OK(sm_world_add_object(world, &od, NULL));
+        sm_cut_info info;
+        ENSURE_OK(sm_world_cut(world, 0, (sm_plane){{0.0, 0.0, 0.0}, {1.0, 0.0, 0.0}}, NULL, &info));
+        sm_object_info front;
+        ENSURE_OK(sm_world_get_object(world, 1, &front));
+        printf("  %s: the uncovered piece: %d particles, %d clusters, %d surface vertices\n", sm_world_backend_name(world),
+               front.particle_count, front.cluster_count, front.surface_vertex_count);
+        ENSURE(info.cut && front.cluster_count == 0 && front.particle_count == 32);
+        for (int s = 0; s < 30; s++) ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
+        ENSURE(all_finite(world));
+        sm_world_destroy(world);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const sm_test_case tests[] = {
@@ -468,6 +508,7 @@ int main(int argc, char **argv)
         TEST(a_torus_cut_through_its_hole_is_sealed),
         TEST(clusters_that_survive_keep_their_plastic_state),
         TEST(scenes_cut_on_time),
+        TEST(a_piece_without_clusters),
     };
     return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
 }

@@ -60,8 +60,8 @@ static sm_result add_surface(sm_world *next, int32_t object, const sm_vec3 *rest
     sm_surface surface = {.vertices = rest, .vertex_count = vertex_count, .triangles = triangles,
                           .triangle_count = triangle_count, .enabled = true};
     sm_result result = sm_surface_add(next, object, &surface, m3_identity(), v3(0.0, 0.0, 0.0));
-    if (result != SM_OK || vertex_count == 0) return result;
     const sm_object *o = &next->objects[object];
+    if (result != SM_OK || o->surface_vertex_count == 0) return result; // (none added: no cluster to bind to)
     memcpy(next->surface_position + o->first_surface_vertex, position, sizeof(sm_vec3) * (size_t)vertex_count);
     sm_surface_normals(next, next->surface_position, next->surface_normal, o->first_surface_vertex, vertex_count);
     return SM_OK;
@@ -233,9 +233,10 @@ static sm_result add_piece(sm_world *next, const sm_world *world, int32_t o, con
     free(offsets), free(indices);
     result = grow_skin_centers(next);
     if (result != SM_OK || !surface || surface->vertex_count == 0) return result;
-    info->cap_triangles += surface->cap_triangle_count;
-    return add_surface(next, index, surface->rest, surface->position, surface->vertex_count, surface->triangles,
-                       surface->triangle_count);
+    result = add_surface(next, index, surface->rest, surface->position, surface->vertex_count, surface->triangles,
+                         surface->triangle_count);
+    if (next->objects[index].surface_vertex_count > 0) info->cap_triangles += surface->cap_triangle_count;
+    return result;
 }
 
 /// Moves `next`'s objects, particles, clusters and surfaces into `world`, freeing the old ones;

@@ -948,7 +948,7 @@ static sm_result load_scene(const char *json, const char *origin, const char *fo
             context cctx = {ctx.origin, i, "cut", ctx.folder};
             const double earliest = i > 0 ? scene->cuts[i - 1].time : 0.0; // in the order they happen
             if ((r = parse_cut(&cctx, e, scene->info.object_count + i, earliest, &scene->cuts[i])) != SM_OK) goto done;
-            scene->cut_count = i + 1;
+            scene->cut_count = scene->info.cut_count = i + 1;
         }
     }
 

@@ -36,6 +36,10 @@ sm_result sm_surface_add(sm_world *world, int32_t object_index, const sm_surface
     object->surface_vertex_count = object->surface_triangle_count = 0;
     const int32_t nv = surface->vertex_count, nt = surface->triangle_count;
     if (!surface->enabled || nv == 0) return SM_OK;
+    if (object->cluster_count == 0) { // nothing to bind to (a piece of a cut left without clusters)
+        sm_log(world, SM_LOG_WARNING, "object %d has no cluster: its surface is not drawn", object_index);
+        return SM_OK;
+    }
 
     // the clusters of each particle of the object, from its memberships (CSR by particle)
     const int32_t np = object->particle_count, p0 = object->first_particle;

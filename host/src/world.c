@@ -873,6 +873,13 @@ sm_result sm_world_copy_state(sm_world *target, const sm_world *source)
         if (target->objects[o].particle_count != source->objects[o].particle_count ||
             target->objects[o].cluster_count != source->objects[o].cluster_count)
             return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_copy_state: object %d differs between the worlds", o);
+    // the same counts can hold different particles (an object cut along different planes)
+    const size_t np = (size_t)source->particle_count, nk = (size_t)source->membership_count;
+    if ((np > 0 && memcmp(target->particle_object, source->particle_object, np * sizeof(int32_t)) != 0) ||
+        (nk > 0 && (memcmp(target->member_particle, source->member_particle, nk * sizeof(int32_t)) != 0 ||
+                    memcmp(target->member_rest, source->member_rest, nk * sizeof(sm_vec3)) != 0)))
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT,
+                       "sm_world_copy_state: the worlds' clusters hold different particles (objects cut differently?)");
     // the source's host arrays are a cache of its device state: refreshing them leaves it unchanged
     sm_result result = sm_cl_pull((sm_world *)source);
     if (result != SM_OK) return result;
@@ -883,11 +890,12 @@ sm_result sm_world_copy_state(sm_world *target, const sm_world *source)
     memcpy(target->force, source->force, n * sizeof(sm_vec3));
     memcpy(target->target, source->target, 4 * n * sizeof(double));
     memcpy(target->position_hi, source->position_hi, 3 * n * sizeof(float));
+    if (!source->cl) sm_forget_position_split(target, 0, source->particle_count); // (a CPU world's are stale)
     target->target_count = source->target_count;
     memcpy(target->member_q, source->member_q, k * sizeof(sm_vec3));
     memcpy(target->clusters, source->clusters, (size_t)source->cluster_count * sizeof(sm_cluster));
     target->time = source->time;
-    if (target->surface_vertex_count == source->surface_vertex_count) {
+    if (target->surface_vertex_count == source->surface_vertex_count && source->surface_vertex_count > 0) {
         memcpy(target->surface_position, source->surface_position, sizeof(sm_vec3) * (size_t)source->surface_vertex_count);
         memcpy(target->surface_normal, source->surface_normal, sizeof(sm_vec3) * (size_t)source->surface_vertex_count);
     }

@@ -709,6 +709,7 @@ typedef struct sm_scene_info {
     int32_t substeps;      ///< solver steps per step
     int32_t steps;         ///< suggested number of steps to run
     int32_t object_count;  ///< number of objects
+    int32_t cut_count;     ///< number of timed cuts (`cuts`)
 } sm_scene_info;
 
 /// Reads and validates a JSON scene file (format in scenes/README.md). Errors name the

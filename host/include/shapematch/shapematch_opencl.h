@@ -27,7 +27,7 @@
  * enqueue no host transfer (sm_profile.transfers says when one happens); the host calls that read
  * (sm_world_get_positions() and the like) wait for the queue.
  *
- * Buffers stay valid until the world's layout changes: sm_world_add_object(), or
+ * Buffers stay valid until the world's layout changes: sm_world_add_object(), sm_world_cut(), or
  * sm_world_set_object_params() switching an object's mode or turning plasticity on (ask again
  * after those). */
 #ifndef SHAPEMATCH_OPENCL_H
