@@ -569,6 +569,45 @@ static void colliders_and_transfers(void)
     }
 }
 
+/// "A diverging world stops with a message naming the object instead of spreading NaN": the
+/// state check (check_interval) on both backends; without it the steps go on.
+static void the_state_check_stops_a_diverging_world(void)
+{
+    for (int b = 0; b < 2; b++) {
+        for (int interval = 0; interval <= 5; interval += 5) {
+            sm_world_def wd = sm_world_def_default();
+            wd.backend = b == 0 ? SM_BACKEND_CPU : SM_BACKEND_OPENCL;
+            wd.check_interval = interval;
+            sm_world *world = NULL;
+            ENSURE_OK(sm_world_create(&wd, &world));
+            if (!world) return;
+            sm_object_def calm = sm_object_def_default(), wild = sm_object_def_default();
+            calm.name = "calm", wild.name = "wild";
+            wild.position = (sm_vec3){3.0, 0.0, 0.0};
+            ENSURE_OK(sm_world_add_object(world, &calm, NULL));
+            ENSURE_OK(sm_world_add_object(world, &wild, NULL));
+            ENSURE_OK(sm_world_set_force(world, 64 + 5, (sm_vec3){1e307, 0.0, 0.0})); // finite, but not divided by its mass
+            int stopped = 0;
+            sm_result r = SM_OK;
+            for (int s = 1; s <= 20 && !stopped; s++)
+                if ((r = sm_world_step(world, 1.0 / 60.0, 1)) != SM_OK) stopped = s;
+            printf("  %s, check every %d steps: %s\n", sm_world_backend_name(world), interval,
+                   stopped ? sm_last_error() : "20 steps, no check");
+            if (interval > 0) {
+                ENSURE(stopped > 0 && stopped % interval == 0 && r == SM_ERROR_NOT_FINITE);
+                ENSURE(strstr(sm_last_error(), "object 1, wild") != NULL);
+            } else {
+                ENSURE(stopped == 0);
+            }
+            sm_world_destroy(world);
+        }
+    }
+    sm_world_def bad = sm_world_def_default();
+    bad.check_interval = -1;
+    sm_world *world = NULL;
+    ENSURE(sm_world_create(&bad, &world) == SM_ERROR_INVALID_ARGUMENT);
+}
+
 int main(int argc, char **argv)
 {
     const sm_test_case tests[] = {
@@ -580,6 +619,7 @@ int main(int argc, char **argv)
         TEST(parameters_change_without_rebuilding),
         TEST(reset_puts_an_object_back_at_rest),
         TEST(colliders_and_transfers),
+        TEST(the_state_check_stops_a_diverging_world),
     };
     return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
 }

@@ -16,6 +16,7 @@ const char *sm_result_name(sm_result result)
     case SM_ERROR_IO: return "SM_ERROR_IO";
     case SM_ERROR_SCENE: return "SM_ERROR_SCENE";
     case SM_ERROR_UNAVAILABLE: return "SM_ERROR_UNAVAILABLE";
+    case SM_ERROR_NOT_FINITE: return "SM_ERROR_NOT_FINITE";
     }
     return "SM_ERROR_UNKNOWN";
 }

@@ -111,6 +111,8 @@ sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
         if (!in_unit_interval(c->friction))
             return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: collision friction must be in [0, 1] (got %g)", c->friction);
     }
+    if (def->check_interval < 0)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: check_interval must be >= 0 (got %d)", def->check_interval);
     if (def->backend != SM_BACKEND_DEFAULT && def->backend != SM_BACKEND_CPU && def->backend != SM_BACKEND_OPENCL)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: unknown backend %d", (int)def->backend);
     const bool callers_opencl = def->opencl.context || def->opencl.device || def->opencl.queue;
@@ -602,12 +604,37 @@ sm_result sm_world_step_check(sm_world *world, double dt, int32_t substeps, cons
     return result;
 }
 
+/// The state check (sm_world_def.check_interval): fails with SM_ERROR_NOT_FINITE naming the
+/// first particle whose position or velocity is not finite.
+static sm_result check_finite(sm_world *world)
+{
+    int32_t bad = -1;
+    if (world->cl) {
+        sm_result result = sm_cl_check_finite(world, &bad);
+        if (result != SM_OK) return result;
+    } else {
+        for (int32_t i = 0; i < world->particle_count && bad < 0; i++)
+            if (!v3_is_finite(world->position[i]) || !v3_is_finite(world->velocity[i])) bad = i;
+    }
+    if (bad < 0) return SM_OK;
+    const int32_t object = world->particle_object[bad];
+    const char *name = world->objects[object].name;
+    return sm_fail(SM_ERROR_NOT_FINITE,
+                   "sm_world_step: particle %d (object %d%s%s%s) has a non-finite position or velocity after %lld steps "
+                   "(%g s): the simulation diverged",
+                   bad, object, name ? ", " : "", name ? name : "", "", (long long)world->profile.steps, world->time);
+}
+
 sm_result sm_world_step(sm_world *world, double dt, int32_t substeps)
 {
     double h = 0.0;
     sm_result result = sm_world_step_check(world, dt, substeps, "sm_world_step", &h);
     if (result != SM_OK) return result;
-    if (world->cl) return sm_cl_step(world, h, substeps);
+    const bool check = world->def.check_interval > 0 && ++world->step_calls % world->def.check_interval == 0;
+    if (world->cl) {
+        result = sm_cl_step(world, h, substeps);
+        return result == SM_OK && check ? check_finite(world) : result;
+    }
     double *ms = world->profile.pass_ms;
     const bool collide = world->grid.colliding > 0;
     const double start = now_ms();
@@ -637,7 +664,7 @@ sm_result sm_world_step(sm_world *world, double dt, int32_t substeps)
         ms[SM_PASS_SKIN] += now_ms() - t0;
     }
     world->profile.step_ms += now_ms() - start;
-    return SM_OK;
+    return check ? check_finite(world) : SM_OK;
 }
 
 sm_profile sm_world_get_profile(const sm_world *world)

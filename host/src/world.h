@@ -149,6 +149,7 @@ struct sm_world {
     double time;            ///< s simulated so far
 
     sm_profile profile;
+    int64_t step_calls; ///< sm_world_step() calls, for the state check's interval
 
     // the OpenCL backend (opencl/cl_backend.h), NULL on the CPU reference
     struct sm_cl_backend *cl;

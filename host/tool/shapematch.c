@@ -184,6 +184,7 @@ static bool create(const sm_scene *scene, const char *path, sm_backend backend, 
     def.backend = backend;
     def.device = wo.device;
     def.profile = wo.profile;
+    def.check_interval = 60; // stop a diverging run with a message instead of writing NaN
     def.collisions.enabled = collisions_on(scene, wo);
     def.log = print_log;
     def.log_user = log;

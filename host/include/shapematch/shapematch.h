@@ -74,6 +74,7 @@ typedef enum sm_result {
     SM_ERROR_IO,               ///< a file could not be opened, read or written
     SM_ERROR_SCENE,            ///< a scene file is malformed or holds a bad value
     SM_ERROR_UNAVAILABLE,      ///< the requested backend or device is not available, or the device failed
+    SM_ERROR_NOT_FINITE,       ///< the state check found a particle with a non-finite position or velocity (sm_world_def.check_interval)
 } sm_result;
 
 /// Short constant name of a result code, e.g. "SM_ERROR_SCENE".
@@ -159,6 +160,11 @@ typedef struct sm_world_def {
     /// OpenCL: time every pass with device events; each step then waits for the device.
     /// Default false (the CPU reference always times its passes).
     bool profile;
+    /// Every this many sm_world_step() calls, check that every particle's position and velocity
+    /// is finite (on OpenCL a device pass and one 4-byte read, which waits for the device); when
+    /// one is not, that step returns SM_ERROR_NOT_FINITE naming the particle and its object, and
+    /// the world keeps the state it reached. 0: never (default; `shapematch run` checks every 60).
+    int32_t check_interval;
     /// OpenCL: the GL context to share buffers with (see sm_world_gl_sharing()), default none.
     sm_gl_context gl;
     /// OpenCL: the caller's context, device and queue to run on, default none (the world opens

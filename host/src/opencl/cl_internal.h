@@ -44,6 +44,8 @@ typedef struct sm_cl_buffers {
     cl_mem colliders, collider_state;
     // the host's targets (sm_world_set_target()), made when the first is set
     cl_mem target;
+    // the state check's answer: the lowest index of a non-finite particle
+    cl_mem check_flag;
     // skinned surfaces (world.h): the bindings (CSR by vertex), triangles and the triangles around
     // each vertex (CSR), the clusters' centres after the step, and the vertices and normals
     cl_mem surface_binding_offsets, surface_binding_cluster, surface_binding_rest, surface_triangles,
@@ -70,6 +72,7 @@ typedef enum sm_cl_kernel {
     SM_CLK_SKIN_CENTERS,
     SM_CLK_SKIN_VERTICES,
     SM_CLK_SKIN_NORMALS,
+    SM_CLK_CHECK_FINITE,
     SM_CLK_COUNT
 } sm_cl_kernel;
 

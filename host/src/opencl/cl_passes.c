@@ -8,7 +8,7 @@ static const char *kernel_names[SM_CLK_COUNT] = {
     "sm_grid_hash",       "sm_grid_scan_blocks", "sm_grid_scan_totals", "sm_grid_scan_apply",
     "sm_grid_scatter",    "sm_grid_sort_buckets", "sm_collide",        "sm_apply_contacts",
     "sm_ground",          "sm_plasticity",      "sm_skin_centers",    "sm_skin_vertices",
-    "sm_skin_normals"};
+    "sm_skin_normals",    "sm_check_finite"};
 
 sm_result sm_cl_create_kernels(sm_cl_backend *cl)
 {
@@ -278,6 +278,30 @@ static sm_result skin(sm_world *world)
     const void *normal_values[] = {&v, &b->surface_incident_offsets, &b->surface_incident, &b->surface_triangles,
                                    &b->surface_position, &b->surface_normal};
     return launch(world, SM_PASS_SKIN, SM_CLK_SKIN_NORMALS, v, COUNT(normal_values), normal_sizes, normal_values);
+}
+
+sm_result sm_cl_check_finite(sm_world *world, int32_t *out_first_bad)
+{
+    sm_cl_backend *cl = world->cl;
+    sm_cl_buffers *b = &cl->buffers;
+    sm_result result = SM_OK;
+    const cl_int none = INT32_MAX, n = world->particle_count;
+    cl_int first_bad = none;
+    SM_CL_TRY(clEnqueueFillBuffer(cl->queue, b->check_flag, &none, sizeof none, 0, sizeof none, 0, NULL, NULL));
+    const size_t m = sizeof(cl_mem);
+    const size_t sizes[] = {sizeof n, m, m, m, m};
+    const void *values[] = {&n, &b->position, &b->position_lo, &b->velocity, &b->check_flag};
+    // (not a pass of the step: no profiling event)
+    const cl_kernel kernel = cl->kernels[SM_CLK_CHECK_FINITE];
+    result = set_args(kernel, COUNT(values), sizes, values);
+    if (result != SM_OK) return result;
+    const size_t group = cl->group[SM_CLK_CHECK_FINITE], global = ((size_t)(n > 0 ? n : 1) + group - 1) / group * group;
+    SM_CL_TRY(clEnqueueNDRangeKernel(cl->queue, kernel, 1, NULL, &global, &group, 0, NULL, NULL));
+    sm_cl_count_transfer(cl, sizeof first_bad);
+    SM_CL_TRY(clEnqueueReadBuffer(cl->queue, b->check_flag, CL_TRUE, 0, sizeof first_bad, &first_bad, 0, NULL, NULL));
+    *out_first_bad = first_bad == none ? -1 : first_bad;
+cleanup:
+    return result;
 }
 
 sm_result sm_cl_enqueue_pass(sm_world *world, sm_pass pass, float h)

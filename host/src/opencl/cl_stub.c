@@ -68,3 +68,9 @@ sm_memory sm_world_get_memory(const sm_world *world)
     (void)world;
     return (sm_memory){0};
 }
+sm_result sm_cl_check_finite(sm_world *world, int32_t *out_first_bad)
+{
+    (void)world;
+    *out_first_bad = -1;
+    return SM_OK;
+}

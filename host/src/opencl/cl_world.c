@@ -160,6 +160,7 @@ static sm_result make_buffers(sm_world *world)
         sm_cl_memory_kind kind;
     } plan[] = {
         {&b->objects, sizeof(sm_k_object), world->object_count, SM_CL_MEM_CLUSTERS},
+        {&b->check_flag, sizeof(cl_int), 1, SM_CL_MEM_CLUSTERS},
         {&b->large_clusters, sizeof(cl_int), large, SM_CL_MEM_CLUSTERS},
         {&b->clusters, sizeof(sm_k_cluster), c, SM_CL_MEM_CLUSTERS},
         {&b->cluster_rest, sizeof(sm_k_cluster_rest), c, SM_CL_MEM_CLUSTERS},
