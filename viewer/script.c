@@ -53,12 +53,12 @@ bool script_load(const char *path, view_script *out, char *error, size_t error_s
             ok = *end == '\0' && fields == 3;
         } else if (ok && strcmp(kind, "key") == 0) {
             e.type = VIEW_KEY;
-            snprintf(e.key, sizeof e.key, "%s", a);
+            snprintf(e.key, sizeof e.key, "%.15s", a); // (longer names are no key)
             for (char *c = e.key; *c; c++) *c = (char)toupper((unsigned char)*c);
             ok = fields == 3;
         } else if (ok && strcmp(kind, "mod") == 0) {
             e.type = VIEW_MOD;
-            snprintf(e.key, sizeof e.key, "%s", a);
+            snprintf(e.key, sizeof e.key, "%.15s", a); // (longer names are no key)
             for (char *c = e.key; *c; c++) *c = (char)toupper((unsigned char)*c);
             e.x = strcmp(b, "on") == 0;
             ok = fields == 4 && strcmp(e.key, "SHIFT") == 0 && (strcmp(b, "on") == 0 || strcmp(b, "off") == 0);
