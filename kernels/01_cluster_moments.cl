@@ -9,6 +9,27 @@
  * work-item's loop. Both orders are fixed, so the result is the same every run. */
 #include "sm_math.h"
 
+/// Adds membership k's m p q^T to terms[0..9) (A_pq, row-major) and, in quadratic mode, its
+/// m p w^T to terms[9..36) (the fit), with p = x - x_cm formed from the anchor and the offset.
+inline void sm_add_member_moments(int k, float3 anchor, float3 offset, bool quadratic, __global const int *member_particle,
+                                  __global const float4 *member_q, __global const sm_k_weights *member_w,
+                                  __global const float4 *position, __global const float4 *position_lo, float *terms)
+{
+    const int i = member_particle[k];
+    const float4 x = position[i]; // w: mass
+    const float3 p = ((x.xyz - anchor) + position_lo[i].xyz) - offset;
+    const float mp[3] = {x.w * p.x, x.w * p.y, x.w * p.z};
+    const float4 q = member_q[k];
+    for (int r = 0; r < 3; r++) {
+        terms[r * 3 + 0] += mp[r] * q.x;
+        terms[r * 3 + 1] += mp[r] * q.y;
+        terms[r * 3 + 2] += mp[r] * q.z;
+    }
+    if (quadratic)
+        for (int r = 0; r < 3; r++)
+            for (int j = 0; j < 9; j++) terms[9 + r * 9 + j] += mp[r] * member_w[k].w[j];
+}
+
 /// x_cm = center + center_offset (center.w: M_c), A_pq and the quadratic fit ~A of every cluster.
 __kernel void sm_cluster_moments(const int cluster_count, const int large_threshold, __global const sm_k_cluster *clusters,
                                  __global const sm_k_object *objects, __global const int *member_particle,
@@ -33,30 +54,15 @@ __kernel void sm_cluster_moments(const int cluster_count, const int large_thresh
     }
     const float3 offset = sum * (1.0f / cluster.mass);
 
-    float a[9] = {0};
-    float a9[27] = {0};
-    for (int k = begin; k < end; k++) {
-        const int i = member_particle[k];
-        const float4 x = position[i];
-        const float m = x.w;
-        const float3 p = ((x.xyz - anchor) + position_lo[i].xyz) - offset;
-        const float4 q = member_q[k];
-        const float mp[3] = {m * p.x, m * p.y, m * p.z};
-        for (int i = 0; i < 3; i++) {
-            a[i * 3 + 0] += mp[i] * q.x;
-            a[i * 3 + 1] += mp[i] * q.y;
-            a[i * 3 + 2] += mp[i] * q.z;
-        }
-        if (quadratic)
-            for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 9; j++) a9[i * 9 + j] += mp[i] * member_w[k].w[j];
-    }
+    float terms[SM_K_MOMENT_TERMS] = {0};
+    for (int k = begin; k < end; k++)
+        sm_add_member_moments(k, anchor, offset, quadratic, member_particle, member_q, member_w, position, position_lo, terms);
     center[c] = (float4)(anchor, cluster.mass);
     center_offset[c] = (float4)(offset, 0.0f);
-    sm_store_mat3(&apq[c], a);
+    sm_store_mat3(&apq[c], terms);
     if (quadratic)
         for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 9; j++) fit9[c].m[i][j] = a9[i * 9 + j];
+            for (int j = 0; j < 9; j++) fit9[c].m[i][j] = terms[9 + i * 9 + j];
 }
 
 /// Sums `count` floats per work-item, scratch[lid * SM_K_MOMENT_TERMS + j], over the work-group
@@ -106,21 +112,8 @@ __kernel void sm_cluster_moments_group(const int large_count, __global const int
     // A_pq and the quadratic fit
     float terms[SM_K_MOMENT_TERMS];
     for (int j = 0; j < SM_K_MOMENT_TERMS; j++) terms[j] = 0.0f;
-    for (int k = begin + lid; k < end; k += size) {
-        const int i = member_particle[k];
-        const float4 x = position[i];
-        const float3 p = ((x.xyz - anchor) + position_lo[i].xyz) - offset;
-        const float mp[3] = {x.w * p.x, x.w * p.y, x.w * p.z};
-        const float4 q = member_q[k];
-        for (int r = 0; r < 3; r++) {
-            terms[r * 3 + 0] += mp[r] * q.x;
-            terms[r * 3 + 1] += mp[r] * q.y;
-            terms[r * 3 + 2] += mp[r] * q.z;
-        }
-        if (quadratic)
-            for (int r = 0; r < 3; r++)
-                for (int j = 0; j < 9; j++) terms[9 + r * 9 + j] += mp[r] * member_w[k].w[j];
-    }
+    for (int k = begin + lid; k < end; k += size)
+        sm_add_member_moments(k, anchor, offset, quadratic, member_particle, member_q, member_w, position, position_lo, terms);
     const int count = quadratic ? SM_K_MOMENT_TERMS : 9;
     for (int j = 0; j < count; j++) scratch[lid * SM_K_MOMENT_TERMS + j] = terms[j];
     sm_group_sum(scratch, count, lid, size);
