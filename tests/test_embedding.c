@@ -608,6 +608,49 @@ static void the_state_check_stops_a_diverging_world(void)
     ENSURE(sm_world_create(&bad, &world) == SM_ERROR_INVALID_ARGUMENT);
 }
 
+/// What the log callback received: every error message, joined.
+typedef struct captured_log {
+    char text[65536];
+    size_t length;
+} captured_log;
+
+static void capture_log(sm_log_level level, const char *message, void *user)
+{
+    captured_log *log = user;
+    if (level != SM_LOG_ERROR) return;
+    log->length += (size_t)snprintf(log->text + log->length, sizeof log->text - log->length, "%s\n", message);
+    if (log->length >= sizeof log->text) log->length = sizeof log->text - 1;
+}
+
+/// "A kernel that fails to build is reported with its full build log": kernels from
+/// $SM_KERNEL_DIR with a syntax error, built in the caller's context (a program of its own).
+static void a_kernel_that_fails_to_build_is_reported(void)
+{
+    char dir[512], command[4096];
+    snprintf(dir, sizeof dir, "%s/broken_kernels", SM_TEST_TMP);
+    snprintf(command, sizeof command, "rm -rf '%s' && mkdir -p '%s' && cp '%s'/* '%s'/ && printf '\\nthis is not OpenCL C;\\n' >> '%s/05_collision_grid.cl'",
+             dir, dir, SM_KERNELS_DIR, dir, dir);
+    ENSURE(system(command) == 0);
+    caller c;
+    if (!caller_open(&c)) return;
+    setenv("SM_KERNEL_DIR", dir, 1);
+    static captured_log log;
+    log.length = 0, log.text[0] = '\0';
+    sm_world_def wd = sm_world_def_default();
+    wd.opencl.queue = c.queue;
+    wd.log = capture_log, wd.log_user = &log;
+    sm_world *world = NULL;
+    const sm_result r = sm_world_create(&wd, &world);
+    unsetenv("SM_KERNEL_DIR");
+    printf("  sm_world_create: %s; the error begins \"%.60s...\"; the log callback got %zu bytes\n", sm_result_name(r),
+           sm_last_error(), log.length);
+    ENSURE(r == SM_ERROR_UNAVAILABLE && !world);
+    ENSURE(strstr(sm_last_error(), "build log") && strstr(sm_last_error(), "sent to the log callback"));
+    ENSURE(strstr(log.text, "build log") && strstr(log.text, "error")); // the compiler's own words
+    sm_world_destroy(world);
+    caller_close(&c);
+}
+
 int main(int argc, char **argv)
 {
     const sm_test_case tests[] = {
@@ -620,6 +663,7 @@ int main(int argc, char **argv)
         TEST(reset_puts_an_object_back_at_rest),
         TEST(colliders_and_transfers),
         TEST(the_state_check_stops_a_diverging_world),
+        TEST(a_kernel_that_fails_to_build_is_reported),
     };
     return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
 }

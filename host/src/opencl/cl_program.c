@@ -312,11 +312,25 @@ static sm_result build_program(sm_cl_device *d, const sm_world *world)
         }
         status = clBuildProgram(program, 1, &d->device, options, NULL, NULL);
         if (status != CL_SUCCESS) {
-            char log[6000] = "";
-            clGetProgramBuildInfo(program, d->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
-            log[sizeof log - 1] = '\0';
-            result = sm_fail(SM_ERROR_UNAVAILABLE, "OpenCL: building the kernels for %s failed (%s); build log:\n%s",
-                             d->name, sm_cl_error_name(status), log);
+            // the whole build log: to the world's log callback, and as much as fits into the error
+            size_t size = 0;
+            clGetProgramBuildInfo(program, d->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size);
+            char *log = calloc(size + 1, 1);
+            if (log && size > 0) clGetProgramBuildInfo(program, d->device, CL_PROGRAM_BUILD_LOG, size, log, NULL);
+            if (log && world->def.log) {
+                const char *intro = "OpenCL: the build log of the kernels for ";
+                char *message = malloc(strlen(intro) + strlen(d->name) + strlen(log) + 4);
+                if (message) {
+                    sprintf(message, "%s%s:\n%s", intro, d->name, log);
+                    world->def.log(SM_LOG_ERROR, message, world->def.log_user);
+                }
+                free(message);
+            }
+            result = sm_fail(SM_ERROR_UNAVAILABLE,
+                             "OpenCL: building the kernels for %s failed (%s); build log (%zu bytes%s):\n%s", d->name,
+                             sm_cl_error_name(status), size, world->def.log ? ", all of it sent to the log callback" : "",
+                             log ? log : "(out of memory reading it)");
+            free(log);
             clReleaseProgram(program);
             program = NULL;
             goto cleanup;
