@@ -572,7 +572,7 @@ bool sm_cluster_note_modes(const sm_world *world, int32_t object, int32_t c)
     const sm_cluster *cluster = &world->clusters[c];
     const int full = o->mode == SM_MODE_QUADRATIC ? 9 : 3;
     if (o->mode == SM_MODE_RIGID || cluster->modes >= full) return false;
-    const char *name = o->name ? o->name : NULL;
+    const char *name = o->name;
     sm_log(world, SM_LOG_NOTICE, "object %d%s%s%s cluster %d: its %d particles support %d of the %d %s modes; the rest follow R%s",
            object, name ? " (" : "", name ? name : "", name ? ")" : "", c - o->first_cluster, cluster->member_count,
            cluster->modes, full, sm_mode_name(o->mode),
@@ -803,6 +803,7 @@ static sm_result copy_in(sm_world *world, sm_vec3 *target, sm_cl_field field, in
     for (int32_t i = 0; i < 3 * count; i++)
         if (!isfinite(xyz[i])) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "%s: value %d is not finite", call, i);
     memcpy(target + first, xyz, sizeof(sm_vec3) * (size_t)count);
+    if (field == SM_CL_POSITION) sm_forget_position_split(world, first, count); // (the host set them)
     return sm_cl_write(world, field, first, count);
 }
 
@@ -813,8 +814,6 @@ void sm_forget_position_split(sm_world *world, int32_t first, int32_t count)
 
 sm_result sm_world_set_positions(sm_world *world, int32_t first, int32_t count, const double *xyz)
 {
-    if (world && check_range(world, first, count, xyz, "sm_world_set_positions") == SM_OK)
-        sm_forget_position_split(world, first, count);
     return copy_in(world, world ? world->position : NULL, SM_CL_POSITION, first, count, xyz, "sm_world_set_positions");
 }
 

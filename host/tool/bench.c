@@ -2,6 +2,7 @@
  * and the steps per second, per-pass times and memory of a scene. Timings are wall time with
  * the device synchronised (one position read back) at the end of each timed run. */
 #include "bench.h"
+#include "parse.h"
 
 #include <shapematch/shapematch.h>
 #ifdef SM_TOOL_OPENCL
@@ -50,16 +51,6 @@ static int compare_doubles(const void *a, const void *b)
 {
     const double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
-}
-
-static bool parse_count(const char *text, long long lo, long long hi, long long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    const long long v = strtoll(text, &end, 10);
-    if (errno || end == text || *end != '\0' || v < lo || v > hi) return false;
-    *out = v;
-    return true;
 }
 
 static int bench_usage_error(const char *message, const char *value)
@@ -137,7 +128,7 @@ static int bench_scene(int argc, char **argv)
         const char *a = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--steps") == 0 || strcmp(a, "--repeat") == 0) {
             long long *target = a[2] == 's' ? &steps : &repeat;
-            if (!value || !parse_count(value, 1, 1000000000, target)) return bench_usage_error(a, "needs an integer >= 1");
+            if (!value || !parse_int(value, 1, 1000000000, target)) return bench_usage_error(a, "needs an integer >= 1");
             i++;
         } else if (strcmp(a, "--backend") == 0) {
             if (!value || (strcmp(value, "opencl") && strcmp(value, "cpu"))) return bench_usage_error("--backend needs opencl or cpu, got", value);
@@ -340,7 +331,7 @@ static int bench_fig8(int argc, char **argv)
         if (strcmp(a, "--out") == 0 && value) {
             dir = value, i++;
         } else if ((strcmp(a, "--max-points") == 0 || strcmp(a, "--cpu-max-points") == 0) && value) {
-            if (!parse_count(value, 1000, 100000000, a[2] == 'm' ? &max_points : &cpu_max_points))
+            if (!parse_int(value, 1000, 100000000, a[2] == 'm' ? &max_points : &cpu_max_points))
                 return bench_usage_error(a, "needs an integer of at least 1000");
             i++;
         } else if (strcmp(a, "--backend") == 0 && value) {

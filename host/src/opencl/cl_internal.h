@@ -135,6 +135,10 @@ static inline void sm_cl_count_transfer(const sm_cl_backend *cl, size_t bytes)
     counted->transfer_bytes += (int64_t)bytes;
 }
 
+/// One blocking read of `count` elements of `element` bytes from element `first` of `buffer`
+/// (counted as a transfer).
+sm_result sm_cl_read_buffer(const sm_cl_backend *cl, cl_mem buffer, size_t element, int64_t first, int64_t count,
+                            void *data);
 /// Whether the device buffers hold every particle of the world.
 bool sm_cl_buffers_current(const sm_cl_backend *cl, const sm_world *world);
 /// sm_cl_step() after the caller's events; *out_event (may be NULL) receives an event that

@@ -39,11 +39,12 @@ cleanup:
     return result;
 }
 
-/// Where the event of the next command of `pass` goes: a slot of cl->events when profiling.
+/// Where the event of the next command of `pass` goes: a slot of cl->events when profiling
+/// (none for SM_PASS_COUNT: work outside the step's passes).
 static cl_event *event_slot(sm_world *world, sm_pass pass)
 {
     sm_cl_backend *cl = world->cl;
-    if (!world->def.profile || cl->event_count == SM_CL_MAX_STEP_COMMANDS) return NULL;
+    if (!world->def.profile || pass == SM_PASS_COUNT || cl->event_count == SM_CL_MAX_STEP_COMMANDS) return NULL;
     cl->event_pass[cl->event_count] = pass;
     return &cl->events[cl->event_count++];
 }
@@ -291,14 +292,8 @@ sm_result sm_cl_check_finite(sm_world *world, int32_t *out_first_bad)
     const size_t m = sizeof(cl_mem);
     const size_t sizes[] = {sizeof n, m, m, m, m};
     const void *values[] = {&n, &b->position, &b->position_lo, &b->velocity, &b->check_flag};
-    // (not a pass of the step: no profiling event)
-    const cl_kernel kernel = cl->kernels[SM_CLK_CHECK_FINITE];
-    result = set_args(kernel, COUNT(values), sizes, values);
-    if (result != SM_OK) return result;
-    const size_t group = cl->group[SM_CLK_CHECK_FINITE], global = ((size_t)(n > 0 ? n : 1) + group - 1) / group * group;
-    SM_CL_TRY(clEnqueueNDRangeKernel(cl->queue, kernel, 1, NULL, &global, &group, 0, NULL, NULL));
-    sm_cl_count_transfer(cl, sizeof first_bad);
-    SM_CL_TRY(clEnqueueReadBuffer(cl->queue, b->check_flag, CL_TRUE, 0, sizeof first_bad, &first_bad, 0, NULL, NULL));
+    result = launch(world, SM_PASS_COUNT, SM_CLK_CHECK_FINITE, n, COUNT(values), sizes, values); // (not a pass of the step)
+    if (result == SM_OK) result = sm_cl_read_buffer(cl, b->check_flag, sizeof first_bad, 0, 1, &first_bad);
     *out_first_bad = first_bad == none ? -1 : first_bad;
 cleanup:
     return result;

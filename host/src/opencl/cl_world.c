@@ -314,8 +314,8 @@ cleanup:
     return result;
 }
 
-static sm_result read_buffer(const sm_cl_backend *cl, cl_mem buffer, size_t element, int64_t first, int64_t count,
-                             void *data)
+sm_result sm_cl_read_buffer(const sm_cl_backend *cl, cl_mem buffer, size_t element, int64_t first, int64_t count,
+                            void *data)
 {
     sm_result result = SM_OK;
     if (count <= 0) return SM_OK;
@@ -589,7 +589,7 @@ sm_result sm_cl_pull(sm_world *world)
         goto cleanup;
     }
 #define GET(buffer, element, count, data)                                                     \
-    if (result == SM_OK) result = read_buffer(cl, buffer, element, 0, count, data)
+    if (result == SM_OK) result = sm_cl_read_buffer(cl, buffer, element, 0, count, data)
     GET(b->position, sizeof *vec4, n, vec4);
     GET(b->position_lo, sizeof *lo, n, lo);
     for (int32_t i = 0; i < n && result == SM_OK; i++) {
@@ -662,9 +662,9 @@ sm_result sm_cl_read(const sm_world *world, sm_cl_field field, int32_t first, in
     cl_float4 *data = calloc((size_t)count * 2, sizeof *data);
     if (!data) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory reading %d particles", count);
     cl_float4 *lo = data + count; // zero unless the field is a double-float pair
-    sm_result result = read_buffer(cl, field_buffer(cl, field), sizeof *data, first, count, data);
+    sm_result result = sm_cl_read_buffer(cl, field_buffer(cl, field), sizeof *data, first, count, data);
     if (result == SM_OK && field == SM_CL_POSITION)
-        result = read_buffer(cl, cl->buffers.position_lo, sizeof *lo, first, count, lo);
+        result = sm_cl_read_buffer(cl, cl->buffers.position_lo, sizeof *lo, first, count, lo);
     for (int32_t i = 0; i < count && result == SM_OK; i++) {
         sm_vec3 v = from_pair(data[i], lo[i]);
         xyz[3 * i] = v.x, xyz[3 * i + 1] = v.y, xyz[3 * i + 2] = v.z;
@@ -724,11 +724,11 @@ sm_result sm_cl_read_cluster(const sm_world *world, int32_t index)
     cl_float4 center, offset;
     sm_k_mat3 rotation, plastic;
     sm_k_mat39 transform;
-    sm_result result = read_buffer(cl, b->center, sizeof center, index, 1, &center);
-    if (result == SM_OK) result = read_buffer(cl, b->center_offset, sizeof offset, index, 1, &offset);
-    if (result == SM_OK) result = read_buffer(cl, b->rotation, sizeof rotation, index, 1, &rotation);
-    if (result == SM_OK) result = read_buffer(cl, b->plastic, sizeof plastic, index, 1, &plastic);
-    if (result == SM_OK) result = read_buffer(cl, b->transform, sizeof transform, index, 1, &transform);
+    sm_result result = sm_cl_read_buffer(cl, b->center, sizeof center, index, 1, &center);
+    if (result == SM_OK) result = sm_cl_read_buffer(cl, b->center_offset, sizeof offset, index, 1, &offset);
+    if (result == SM_OK) result = sm_cl_read_buffer(cl, b->rotation, sizeof rotation, index, 1, &rotation);
+    if (result == SM_OK) result = sm_cl_read_buffer(cl, b->plastic, sizeof plastic, index, 1, &plastic);
+    if (result == SM_OK) result = sm_cl_read_buffer(cl, b->transform, sizeof transform, index, 1, &transform);
     if (result != SM_OK) return result;
     // the host record is a cache of the device here (the world is logically unchanged)
     cluster->center = from_pair(center, offset);
@@ -745,7 +745,7 @@ sm_result sm_cl_read_float4(const sm_world *world, sm_particle_field field, int3
     const sm_cl_backend *cl = world->cl;
     *done = false;
     if (!cl || !cl->device_ahead || count <= 0) return SM_OK;
-    sm_result result = read_buffer(cl, particle_field_buffer(cl, field), sizeof(cl_float4), first, count, out);
+    sm_result result = sm_cl_read_buffer(cl, particle_field_buffer(cl, field), sizeof(cl_float4), first, count, out);
     *done = result == SM_OK;
     return result;
 }
