@@ -62,6 +62,13 @@ typedef float sm_float;
 #define SM_K_GROUP_SIZE 128
 #define SM_K_MOMENT_TERMS 36 /* A_pq (9) and the quadratic fit (27) */
 
+/* Contact candidates (pass 5): each colliding particle keeps the particles whose reference
+ * positions lie within the sum of their radii plus the skin of its own, at most
+ * SM_K_CANDIDATES of them (more: it searches the grid in every sweep instead). A particle's
+ * reference is its position when it last moved more than SM_K_SKIN_TRIGGER times the skin. */
+#define SM_K_CANDIDATES 32
+#define SM_K_SKIN_TRIGGER 0.45f
+
 /* Work-items per block of the bucket scan: each scans SM_K_SCAN_BLOCK buckets in turn. */
 #define SM_K_SCAN_BLOCK 256
 

@@ -376,6 +376,61 @@ static void collisions_are_bit_identical_and_match_the_reference(void)
     sm_world_destroy(device);
 }
 
+/// Contact candidate lists (pass 5) change the speed, never the result: a skin so thin that
+/// lists are made again in nearly every step, the default, and one so wide that lists overflow
+/// into the sweeps' own search give bit-identical states after 150 steps of objects falling onto
+/// each other; with the default most lists are kept from one step to the next.
+static void candidate_lists_give_the_same_result_for_every_skin(void)
+{
+    const char *scene =
+        "{\"ground\": {}, \"collisions\": {\"iterations\": 3, \"radius_scale\": 1.3, \"skin\": %g}, \"objects\": ["
+        " {\"shape\": \"box\", \"resolution\": [5, 5, 5], \"position\": [0, 0.5, 0], \"mode\": \"quadratic\"},"
+        " {\"shape\": \"sphere\", \"spacing\": 0.2, \"position\": [0.2, 1.6, 0.1], \"clusters\": {\"grid\": [2, 2, 2]},"
+        "  \"velocity\": [0, -6, 0]},"
+        " {\"shape\": \"torus\", \"spacing\": 0.1, \"position\": [-0.1, 2.6, 0], \"rotation\": [80, 0, 0],"
+        "  \"collisions\": {\"self\": true}},"
+        " {\"shape\": \"capsule\", \"spacing\": 0.1, \"radius\": 0.15, \"position\": [0, 3.4, 0.2], \"mode\": \"rigid\","
+        "  \"alpha\": 1, \"velocity\": [0, -3, 0]}]}";
+    const double skins[3] = {0.02, 0.5, 2.0};
+    uint64_t hashes[3] = {0, 0, 0};
+    for (int k = 0; k < 3; k++) {
+        char json[1024];
+        snprintf(json, sizeof json, scene, skins[k]);
+        sm_world *world = make_world(json, SM_BACKEND_OPENCL);
+        if (!world) return;
+        const int32_t n = sm_world_get_counts(world).particles;
+        cl_int *count = malloc(sizeof *count * (size_t)n), *moved = malloc(sizeof *moved * (size_t)n);
+        int64_t overflowing = 0, remade = 0, kept = 0, most_pairs = 0;
+        for (int s = 0; s < 150; s++) {
+            ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 2));
+            const sm_cl_backend *cl = world->cl;
+            ENSURE_OK(sm_cl_read_buffer(cl, cl->buffers.candidate_count, sizeof *count, 0, n, count));
+            ENSURE_OK(sm_cl_read_buffer(cl, cl->buffers.moved, sizeof *moved, 0, n, moved));
+            for (int32_t i = 0; i < n; i++) {
+                overflowing += count[i] < 0;
+                // moved before the step's last sweep: a new reference (and new lists around it)
+                if (moved[i] == cl->contact_generation) remade++;
+                else kept++;
+            }
+            sm_contact_stats stats;
+            if (s % 10 == 9 && sm_world_get_contact_stats(world, &stats) == SM_OK && stats.pairs > most_pairs)
+                most_pairs = stats.pairs;
+        }
+        printf("  skin %.2f: state hash %016llx; particle-steps with a new reference %lld, without %lld;"
+               " with more than %d candidates %lld; most overlapping pairs %lld\n",
+               skins[k], (unsigned long long)state_hash(world), (long long)remade, (long long)kept, SM_K_CANDIDATES,
+               (long long)overflowing, (long long)most_pairs);
+        hashes[k] = state_hash(world);
+        ENSURE(most_pairs > 0);
+        ENSURE(!world_has_nan(world));
+        if (k == 1) ENSURE(kept > 4 * remade); // the default keeps most lists
+        if (k == 2) ENSURE(overflowing > 0);   // the wide skin exercises the sweeps' own search
+        free(count), free(moved);
+        sm_world_destroy(world);
+    }
+    ENSURE(hashes[0] == hashes[1] && hashes[1] == hashes[2]);
+}
+
 /// The viewer's edits on the device: a pusher moving through a box, a mode switched from linear
 /// to quadratic and alpha changed while running; one device step from the reference's state
 /// lands within 1e-5 of the scene's size of the reference's, at the origin and 100 m from it,
@@ -727,6 +782,7 @@ int main(int argc, char **argv)
         TEST(single_steps_agree_for_every_mode),
         TEST(runs_are_bit_identical),
         TEST(collisions_are_bit_identical_and_match_the_reference),
+        TEST(candidate_lists_give_the_same_result_for_every_skin),
         TEST(pusher_and_parameter_changes_match_the_reference),
         TEST(colliders_match_the_reference),
         TEST(skinned_surfaces_match_the_reference),

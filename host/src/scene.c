@@ -640,7 +640,7 @@ static sm_result parse_ground(const context *ctx, const cJSON *item, sm_ground *
 
 static sm_result parse_collisions(const context *ctx, const cJSON *item, sm_collisions *out)
 {
-    static const char *const known[] = {"enabled", "iterations", "radius_scale", "restitution", "friction", NULL};
+    static const char *const known[] = {"enabled", "iterations", "radius_scale", "restitution", "friction", "skin", NULL};
     if (!cJSON_IsObject(item))
         return field_error(ctx, "collisions",
                            "must be {\"iterations\": n, \"radius_scale\": s, \"restitution\": e, \"friction\": mu}, got %s",
@@ -662,6 +662,9 @@ static sm_result parse_collisions(const context *ctx, const cJSON *item, sm_coll
         return r;
     if ((e = cJSON_GetObjectItemCaseSensitive(item, "friction")) &&
         (r = read_range(ctx, e, "collisions.friction", 0.0, 1.0, false, "", &out->friction)))
+        return r;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "skin")) &&
+        (r = read_range(ctx, e, "collisions.skin", 0.0, 10.0, true, "", &out->skin)))
         return r;
     return SM_OK;
 }

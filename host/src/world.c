@@ -15,7 +15,7 @@ sm_world_def sm_world_def_default(void)
     memset(&def, 0, sizeof def);
     def.gravity = v3(0.0, -9.81, 0.0);
     def.ground = (sm_ground){.enabled = false, .height = 0.0, .restitution = 0.3, .friction = 0.2};
-    def.collisions = (sm_collisions){.enabled = false, .iterations = 2, .radius_scale = 1.0, .restitution = 0.2, .friction = 0.3};
+    def.collisions = (sm_collisions){.enabled = false, .iterations = 2, .radius_scale = 1.0, .restitution = 0.2, .friction = 0.3, .skin = 0.5};
     def.backend = SM_BACKEND_DEFAULT;
     def.internal_value = SM_DEF_COOKIE;
     return def;
@@ -110,6 +110,8 @@ sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
             return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: collision restitution must be in [0, 1] (got %g)", c->restitution);
         if (!in_unit_interval(c->friction))
             return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: collision friction must be in [0, 1] (got %g)", c->friction);
+        if (!(c->skin > 0.0 && c->skin <= 10.0))
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: collision skin must be in (0, 10] (got %g)", c->skin);
     }
     if (def->check_interval < 0)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: check_interval must be >= 0 (got %d)", def->check_interval);

@@ -123,6 +123,13 @@ typedef struct sm_collisions {
     double radius_scale;
     double restitution;  ///< in [0, 1]: fraction of the approach speed kept after a contact, default 0.2
     double friction;     ///< in [0, 1]: fraction of the tangential relative velocity removed per contact, default 0.3
+    /// OpenCL: the skin of each particle's list of contact candidates, as a multiple of the
+    /// largest particle radius, in (0, 10], default 0.5. A list holds the particles within the
+    /// two radii plus the skin, and is made again only when a particle near it has moved more
+    /// than 0.45 skins since: a larger skin makes longer lists, made less often. The result is
+    /// the same, bit for bit, for every skin well above the float spacing of the positions; only
+    /// the speed changes. The CPU reference searches its grid every sweep.
+    double skin;
 } sm_collisions;
 
 /// The OpenGL context an OpenCL world may share buffers with (cl_khr_gl_sharing), set in the

@@ -36,10 +36,14 @@ typedef struct sm_cl_buffers {
     // particles and the particle-to-membership map
     // positions are double-float pairs: position (w: mass) + position_lo
     cl_mem position, position_lo, velocity, goal, force, particle_object, particle_member_offsets, particle_members;
-    // the collide passes: contact = (rest position, radius) per particle; the grid (cell =
-    // (x, y, z, bucket) per particle, the bucket counts and beginnings, the scan's block sums,
-    // the sorted particles with their (cell, object), the object of each bucket); the corrections of a sweep
-    cl_mem contact, cell, bucket_count, bucket_start, block_sum, sorted, sorted_cell, bucket_object, contact_dx, contact_dv;
+    // the collide passes: contact = (rest position, radius) per particle; the candidates (each
+    // particle's reference position, the sweep it last moved in, the flag that one moved, the
+    // lists, their lengths and the additions to them); the grid of the references
+    // (cell = (x, y, z, bucket) per particle, the bucket counts and beginnings, the scan's block
+    // sums, the sorted particles with their (cell, object) and object runs, the object of each
+    // bucket); the corrections of a sweep
+    cl_mem contact, reference, moved, any_moved, candidates, candidate_count, candidate_extra;
+    cl_mem cell, bucket_count, bucket_start, block_sum, sorted, sorted_cell, run_end, bucket_object, contact_dx, contact_dv;
     // the colliders' shapes, and their state in each step of one sm_cl_step() (step-major)
     cl_mem colliders, collider_state;
     // the host's targets (sm_world_set_target()), made when the first is set
@@ -59,12 +63,16 @@ typedef enum sm_cl_kernel {
     SM_CLK_ROTATION,
     SM_CLK_GOAL_TRANSFORM,
     SM_CLK_BLEND_INTEGRATE,
+    SM_CLK_CONTACT_REFRESH,
     SM_CLK_GRID_HASH,
     SM_CLK_GRID_SCAN_BLOCKS,
     SM_CLK_GRID_SCAN_TOTALS,
     SM_CLK_GRID_SCAN_APPLY,
     SM_CLK_GRID_SCATTER,
     SM_CLK_GRID_SORT_BUCKETS,
+    SM_CLK_CONTACT_LISTS,
+    SM_CLK_CONTACT_INSERT,
+    SM_CLK_CONTACT_TIDY,
     SM_CLK_COLLIDE,
     SM_CLK_APPLY_CONTACTS,
     SM_CLK_GROUND,
@@ -90,8 +98,8 @@ typedef enum sm_cl_memory_kind {
 #define SM_CL_GL_FIELDS 5
 
 /// Most commands one step enqueues (for profiling): the passes' kernels and buffer fills,
-/// with the largest number of collision sweeps.
-#define SM_CL_MAX_STEP_COMMANDS (SM_CLK_COUNT + 2 + 2 * 64)
+/// with the largest number of collision sweeps (and the candidates made again before each but the first).
+#define SM_CL_MAX_STEP_COMMANDS (SM_CLK_COUNT + 3 + 2 * 64 + 13 * 63)
 
 struct sm_cl_backend {
     sm_cl_device *device;
@@ -119,6 +127,7 @@ struct sm_cl_backend {
     int32_t large_count;              ///< clusters in large_clusters
     int32_t static_states_written;    ///< steps of states the collider_state buffer holds for static colliders (0: none)
     int32_t large_threshold;          ///< members from which a cluster is reduced by a work-group
+    int32_t contact_generation;       ///< numbers the candidates' refreshes, one per sweep (pass 5)
     // the caller's device inputs (sm_world_set_cl_inputs()), retained; NULL: none
     cl_mem input_force, input_target;
     // reads and writes between host and device enqueued so far (a cache-like count: also

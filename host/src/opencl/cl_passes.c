@@ -5,8 +5,8 @@
 
 static const char *kernel_names[SM_CLK_COUNT] = {
     "sm_cluster_moments", "sm_cluster_moments_group", "sm_rotation",        "sm_goal_transform",  "sm_blend_integrate",
-    "sm_grid_hash",       "sm_grid_scan_blocks", "sm_grid_scan_totals", "sm_grid_scan_apply",
-    "sm_grid_scatter",    "sm_grid_sort_buckets", "sm_collide",        "sm_apply_contacts",
+    "sm_contact_refresh", "sm_grid_hash",       "sm_grid_scan_blocks", "sm_grid_scan_totals", "sm_grid_scan_apply",
+    "sm_grid_scatter",    "sm_grid_sort_buckets", "sm_contact_lists", "sm_contact_insert", "sm_contact_tidy", "sm_collide",        "sm_apply_contacts",
     "sm_ground",          "sm_plasticity",      "sm_skin_centers",    "sm_skin_vertices",
     "sm_skin_normals",    "sm_check_finite"};
 
@@ -152,71 +152,125 @@ static sm_result blend_integrate(sm_world *world, float h)
     return launch(world, SM_PASS_BLEND_INTEGRATE, SM_CLK_BLEND_INTEGRATE, n, COUNT(values), sizes, values);
 }
 
-/// 8a. The colliding particles sorted by bucket: hash and count, scan, scatter, sort each bucket.
+/// The skin of the contact candidates in metres, and the edge of the reference grid's cells.
+static void candidate_skin(const sm_world *world, cl_float *skin, cl_float *cell)
+{
+    const double largest_radius = 0.5 * world->grid.cell_size; // the CPU grid's cell: twice the largest radius
+    *skin = (float)(world->def.collisions.skin * largest_radius);
+    *cell = (float)(world->grid.cell_size + *skin);
+}
+
+/// 8a. The contact candidates, before each sweep (the sweeps move particles too): new references
+/// for the particles that moved past the trigger; if any did, the reference grid (hash and
+/// count, scan, scatter, sort each bucket), new lists for the moved particles, which add
+/// themselves to their candidates' lists, and the lists added to tidied.
 static sm_result collision_grid(sm_world *world)
 {
     const sm_pass pass = SM_PASS_COLLISION_GRID;
-    sm_cl_buffers *b = &world->cl->buffers;
+    sm_cl_backend *cl = world->cl;
+    sm_cl_buffers *b = &cl->buffers;
     const size_t m = sizeof(cl_mem);
     const cl_int n = world->particle_count, table = world->grid.table_size, mask = table - 1, entries = table + 1;
     const cl_int blocks = (entries + SM_K_SCAN_BLOCK - 1) / SM_K_SCAN_BLOCK;
-    const cl_float inv_cell = (float)(1.0 / world->grid.cell_size);
+    cl_float skin = 0.0f, cell = 0.0f;
+    candidate_skin(world, &skin, &cell);
+    const cl_float inv_cell = 1.0f / cell, trigger = SM_K_SKIN_TRIGGER * skin;
+    cl->contact_generation = cl->contact_generation < INT32_MAX - 1 ? cl->contact_generation + 1 : 0;
+    const cl_int generation = cl->contact_generation;
 
-    sm_result result = zero_ints(world, pass, b->bucket_count, entries);
+    sm_result result = zero_ints(world, pass, b->any_moved, 1);
     if (result != SM_OK) return result;
-    const size_t hash_sizes[] = {sizeof n, sizeof inv_cell, sizeof mask, m, m, m, m};
-    const void *hash_values[] = {&n, &inv_cell, &mask, &b->contact, &b->position, &b->cell, &b->bucket_count};
+    const size_t refresh_sizes[] = {sizeof n, sizeof trigger, sizeof generation, m, m, m, m, m, m};
+    const void *refresh_values[] = {&n, &trigger, &generation, &b->contact, &b->position, &b->position_lo,
+                                    &b->reference, &b->moved, &b->any_moved};
+    result = launch(world, pass, SM_CLK_CONTACT_REFRESH, n, COUNT(refresh_values), refresh_sizes, refresh_values);
+    if (result != SM_OK) return result;
+
+    // the grid of the references: every kernel returns at once unless a particle moved
+    result = zero_ints(world, pass, b->bucket_count, entries);
+    if (result != SM_OK) return result;
+    const size_t hash_sizes[] = {sizeof n, sizeof inv_cell, sizeof mask, m, m, m, m, m};
+    const void *hash_values[] = {&n, &inv_cell, &mask, &b->any_moved, &b->contact, &b->reference, &b->cell, &b->bucket_count};
     result = launch(world, pass, SM_CLK_GRID_HASH, n, COUNT(hash_values), hash_sizes, hash_values);
     if (result != SM_OK) return result;
 
-    const size_t blocks_sizes[] = {sizeof entries, m, m};
-    const void *blocks_values[] = {&entries, &b->bucket_count, &b->block_sum};
+    const size_t blocks_sizes[] = {sizeof entries, m, m, m};
+    const void *blocks_values[] = {&entries, &b->any_moved, &b->bucket_count, &b->block_sum};
     result = launch(world, pass, SM_CLK_GRID_SCAN_BLOCKS, blocks, COUNT(blocks_values), blocks_sizes, blocks_values);
     if (result != SM_OK) return result;
-    const size_t totals_sizes[] = {sizeof blocks, m};
-    const void *totals_values[] = {&blocks, &b->block_sum};
+    const size_t totals_sizes[] = {sizeof blocks, m, m};
+    const void *totals_values[] = {&blocks, &b->any_moved, &b->block_sum};
     result = launch(world, pass, SM_CLK_GRID_SCAN_TOTALS, 1, COUNT(totals_values), totals_sizes, totals_values);
     if (result != SM_OK) return result;
-    const size_t apply_sizes[] = {sizeof entries, m, m, m};
-    const void *apply_values[] = {&entries, &b->bucket_count, &b->block_sum, &b->bucket_start};
+    const size_t apply_sizes[] = {sizeof entries, m, m, m, m};
+    const void *apply_values[] = {&entries, &b->any_moved, &b->bucket_count, &b->block_sum, &b->bucket_start};
     result = launch(world, pass, SM_CLK_GRID_SCAN_APPLY, blocks, COUNT(apply_values), apply_sizes, apply_values);
     if (result != SM_OK) return result;
 
     // the counts are spent: they become the buckets' cursors
     result = zero_ints(world, pass, b->bucket_count, entries);
     if (result != SM_OK) return result;
-    const size_t scatter_sizes[] = {sizeof n, m, m, m, m};
-    const void *scatter_values[] = {&n, &b->cell, &b->bucket_start, &b->bucket_count, &b->sorted};
+    const size_t scatter_sizes[] = {sizeof n, m, m, m, m, m};
+    const void *scatter_values[] = {&n, &b->any_moved, &b->cell, &b->bucket_start, &b->bucket_count, &b->sorted};
     result = launch(world, pass, SM_CLK_GRID_SCATTER, n, COUNT(scatter_values), scatter_sizes, scatter_values);
     if (result != SM_OK) return result;
-    const size_t sort_sizes[] = {sizeof table, m, m, m, m, m, m};
-    const void *sort_values[] = {&table, &b->bucket_start, &b->particle_object, &b->cell, &b->sorted, &b->sorted_cell,
-                                 &b->bucket_object};
-    return launch(world, pass, SM_CLK_GRID_SORT_BUCKETS, table, COUNT(sort_values), sort_sizes, sort_values);
+    const size_t sort_sizes[] = {sizeof table, m, m, m, m, m, m, m, m};
+    const void *sort_values[] = {&table, &b->any_moved, &b->bucket_start, &b->particle_object, &b->cell, &b->sorted,
+                                 &b->sorted_cell, &b->run_end, &b->bucket_object};
+    result = launch(world, pass, SM_CLK_GRID_SORT_BUCKETS, table, COUNT(sort_values), sort_sizes, sort_values);
+    if (result != SM_OK) return result;
+
+    // new lists for the particles that moved, which add themselves to their candidates' lists
+    const size_t lists_sizes[] = {sizeof n, sizeof generation, sizeof mask, sizeof skin, m, m, m, m, m, m, m, m, m, m,
+                                  m, m, m, m};
+    const void *lists_values[] = {&n, &generation, &mask, &skin, &b->any_moved, &b->moved, &b->particle_object,
+                                  &b->objects, &b->contact, &b->reference, &b->cell, &b->bucket_start, &b->sorted,
+                                  &b->sorted_cell, &b->run_end, &b->bucket_object, &b->candidates,
+                                  &b->candidate_count};
+    result = launch(world, pass, SM_CLK_CONTACT_LISTS, n, COUNT(lists_values), lists_sizes, lists_values);
+    if (result != SM_OK) return result;
+    const size_t insert_sizes[] = {sizeof n, sizeof generation, sizeof mask, sizeof skin, m, m, m, m, m, m, m, m, m,
+                                   m, m, m, m, m, m};
+    const void *insert_values[] = {&n, &generation, &mask, &skin, &b->any_moved, &b->moved, &b->particle_object,
+                                   &b->objects, &b->contact, &b->reference, &b->cell, &b->bucket_start, &b->sorted,
+                                   &b->sorted_cell, &b->run_end, &b->bucket_object, &b->candidates,
+                                   &b->candidate_count, &b->candidate_extra};
+    result = launch(world, pass, SM_CLK_CONTACT_INSERT, n, COUNT(insert_values), insert_sizes, insert_values);
+    if (result != SM_OK) return result;
+    const size_t tidy_sizes[] = {sizeof n, sizeof mask, sizeof skin, m, m, m, m, m, m, m, m, m, m, m, m, m, m};
+    const void *tidy_values[] = {&n, &mask, &skin, &b->any_moved, &b->particle_object, &b->objects, &b->contact,
+                                 &b->reference, &b->cell, &b->bucket_start, &b->sorted, &b->sorted_cell, &b->run_end,
+                                 &b->bucket_object, &b->candidates, &b->candidate_count, &b->candidate_extra};
+    return launch(world, pass, SM_CLK_CONTACT_TIDY, n, COUNT(tidy_values), tidy_sizes, tidy_values);
 }
 
-/// 8b. Contact: `iterations` sweeps of corrections, each computed for every particle, then applied.
+/// 8b. Contact: `iterations` sweeps of corrections, each computed for every particle, then
+/// applied; the candidates are brought up to date before each sweep after the first.
 static sm_result collide(sm_world *world, float h)
 {
     const sm_pass pass = SM_PASS_COLLIDE;
     sm_cl_buffers *b = &world->cl->buffers;
     const size_t m = sizeof(cl_mem);
     const sm_collisions *c = &world->def.collisions;
-    const cl_int n = world->grid.colliding, mask = world->grid.table_size - 1;
+    const cl_int n = world->particle_count, mask = world->grid.table_size - 1;
     const cl_float restitution = (float)c->restitution, friction = (float)c->friction;
+    cl_float skin = 0.0f, cell = 0.0f;
+    candidate_skin(world, &skin, &cell);
     sm_result result = SM_OK;
     for (int32_t sweep = 0; sweep < c->iterations && result == SM_OK; sweep++) {
+        if (sweep > 0) result = collision_grid(world); // (the first sweep's are pass 8a)
+        if (result != SM_OK) break;
         const cl_int respond = sweep == 0; // velocities respond once per step, in the first sweep
-        const size_t sizes[] = {sizeof n, sizeof h, sizeof mask, sizeof respond, sizeof restitution, sizeof friction,
-                                m, m, m, m, m, m, m, m, m, m, m, m, m, m};
-        const void *values[] = {&n, &h, &mask, &respond, &restitution, &friction, &b->particle_object, &b->objects,
-                                &b->contact, &b->cell, &b->bucket_start, &b->sorted, &b->sorted_cell, &b->bucket_object,
-                                &b->force, &b->position,
-                                &b->position_lo, &b->velocity, &b->contact_dx, &b->contact_dv};
+        const size_t sizes[] = {sizeof n, sizeof h, sizeof mask, sizeof skin, sizeof respond, sizeof restitution,
+                                sizeof friction, m, m, m, m, m, m, m, m, m, m, m, m, m, m, m, m, m, m};
+        const void *values[] = {&n, &h, &mask, &skin, &respond, &restitution, &friction, &b->particle_object,
+                                &b->objects, &b->contact, &b->reference, &b->cell, &b->bucket_start, &b->sorted,
+                                &b->sorted_cell, &b->run_end, &b->bucket_object, &b->candidates, &b->candidate_count,
+                                &b->force, &b->position, &b->position_lo, &b->velocity, &b->contact_dx, &b->contact_dv};
         result = launch(world, pass, SM_CLK_COLLIDE, n, COUNT(values), sizes, values);
         if (result != SM_OK) break;
-        const size_t apply_sizes[] = {sizeof n, sizeof h, sizeof respond, m, m, m, m, m, m};
-        const void *apply_values[] = {&n, &h, &respond, &b->sorted, &b->contact_dx, &b->contact_dv, &b->position, &b->position_lo,
+        const size_t apply_sizes[] = {sizeof n, sizeof h, sizeof respond, m, m, m, m, m};
+        const void *apply_values[] = {&n, &h, &respond, &b->contact_dx, &b->contact_dv, &b->position, &b->position_lo,
                                       &b->velocity};
         result = launch(world, pass, SM_CLK_APPLY_CONTACTS, n, COUNT(apply_values), apply_sizes, apply_values);
     }

@@ -187,12 +187,19 @@ static sm_result make_buffers(sm_world *world)
         {&b->particle_member_offsets, sizeof(cl_int), n + 1, SM_CL_MEM_PARTICLES},
         {&b->particle_members, sizeof(cl_int), k, SM_CL_MEM_MEMBERSHIPS},
         {&b->contact, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
+        {&b->reference, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
+        {&b->moved, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
+        {&b->any_moved, sizeof(cl_int), 1, SM_CL_MEM_CONTACT},
+        {&b->candidates, sizeof(cl_int), nc * SM_K_CANDIDATES, SM_CL_MEM_CONTACT},
+        {&b->candidate_count, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
+        {&b->candidate_extra, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->cell, sizeof(cl_int4), nc, SM_CL_MEM_CONTACT},
         {&b->bucket_count, sizeof(cl_int), table, SM_CL_MEM_CONTACT},
         {&b->bucket_start, sizeof(cl_int), table, SM_CL_MEM_CONTACT},
         {&b->block_sum, sizeof(cl_int), (table + SM_K_SCAN_BLOCK - 1) / SM_K_SCAN_BLOCK, SM_CL_MEM_CONTACT},
         {&b->sorted, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->sorted_cell, sizeof(cl_int4), nc, SM_CL_MEM_CONTACT},
+        {&b->run_end, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->bucket_object, sizeof(cl_int), table, SM_CL_MEM_CONTACT},
         {&b->contact_dx, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
         {&b->contact_dv, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
@@ -310,6 +317,17 @@ static sm_result write_buffer(sm_cl_backend *cl, cl_mem buffer, size_t element, 
     sm_cl_count_transfer(cl, element * (size_t)count);
     SM_CL_TRY(clEnqueueWriteBuffer(cl->queue, buffer, CL_TRUE, element * (size_t)first, element * (size_t)count, data, 0,
                                    NULL, NULL));
+cleanup:
+    return result;
+}
+
+/// Fills the first `count` elements of `buffer` with the `size` bytes of `pattern` (on the device:
+/// not a transfer).
+static sm_result fill_buffer(sm_cl_backend *cl, cl_mem buffer, const void *pattern, size_t size, int64_t count)
+{
+    sm_result result = SM_OK;
+    if (count <= 0) return SM_OK;
+    SM_CL_TRY(clEnqueueFillBuffer(cl->queue, buffer, pattern, size, 0, size * (size_t)count, 0, NULL, NULL));
 cleanup:
     return result;
 }
@@ -489,6 +507,12 @@ sm_result sm_cl_push(sm_world *world)
         for (int32_t i = 0; i < n && contact; i++) contact[i] = f4(world->rest_position[i], world->radius[i]);
         PUT(b->contact, sizeof *contact, n, contact);
         free(contact);
+        // no references yet (w = 0): every particle takes a new list in the next step
+        const cl_float4 none = {{0.0f, 0.0f, 0.0f, 0.0f}};
+        const cl_int never = -1, zero = 0;
+        if (result == SM_OK) result = fill_buffer(cl, b->reference, &none, sizeof none, n);
+        if (result == SM_OK) result = fill_buffer(cl, b->moved, &never, sizeof never, n);
+        if (result == SM_OK) result = fill_buffer(cl, b->candidate_extra, &zero, sizeof zero, n);
     }
 
     // memberships
