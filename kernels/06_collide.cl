@@ -45,14 +45,9 @@ inline void sm_contact(const int i, const int j, const float h, const int respon
 
 /// dx = (the weighted position correction, the sum of the weights), dv = (the weighted velocity
 /// change, 0) of every particle (0 for those that do not collide), over its candidates (pass 5)
-/// in their order; contact = (rest position, radius); force.w: inverse mass.
-__kernel void sm_collide(const int particle_count, const float h, const int mask, const float skin, const int respond,
-                         const float restitution, const float friction, __global const int *particle_object,
-                         __global const sm_k_object *objects, __global const float4 *contact,
-                         __global const float4 *reference, __global const int4 *cell,
-                         __global const int *bucket_start, __global const int *sorted,
-                         __global const int4 *sorted_cell, __global const int *run_end,
-                         __global const int *bucket_object, __global const int *list, __global const int *count,
+/// in index order; contact = (rest position, radius); force.w: inverse mass.
+__kernel void sm_collide(const int particle_count, const float h, const int respond, const float restitution,
+                         const float friction, SM_K_GRID_ARGS, __global const int *list, __global const int *count,
                          __global const float4 *force, __global const float4 *position,
                          __global const float4 *position_lo, __global const float4 *velocity, __global float4 *dx,
                          __global float4 *dv)
@@ -72,16 +67,13 @@ __kernel void sm_collide(const int particle_count, const float h, const int mask
                 sm_contact(i, own[k], h, respond, restitution, friction, w_i, c_i.w, x_i, x_lo_i, v_i, contact, force,
                            position, position_lo, velocity, &sum_dx, &sum_dv, &weight);
         } else { // more candidates than a list holds: pass 5's walk, in index order a list's worth at a time
-            const int object = particle_object[i];
-            const bool self = (objects[object].flags & SM_K_SELF_COLLIDE) != 0;
-            const float3 r_i = reference[i].xyz;
+            const sm_k_grid g = SM_K_GRID();
             int next[SM_K_CANDIDATES];
             for (int last = -1, found = SM_K_CANDIDATES; found == SM_K_CANDIDATES;) {
                 // the SM_K_CANDIDATES lowest candidates above `last`, in order
                 found = 0;
-                sm_k_walk walk = sm_walk_begin(cell, i);
-                for (int j; (j = sm_walk_next(&walk, i, object, self, c_i, r_i, mask, skin, contact, reference,
-                                              bucket_start, sorted, sorted_cell, run_end, bucket_object)) >= 0;) {
+                sm_k_walk walk = sm_walk_begin(&g, objects, i);
+                for (int j; (j = sm_walk_next(&walk, &g, i)) >= 0;) {
                     if (j <= last || (found == SM_K_CANDIDATES && j > next[found - 1])) continue;
                     int t = found < SM_K_CANDIDATES ? found++ : found - 1;
                     for (; t > 0 && next[t - 1] > j; t--) next[t] = next[t - 1];

@@ -68,6 +68,8 @@ typedef float sm_float;
  * reference is its position when it last moved more than SM_K_SKIN_TRIGGER times the skin. */
 #define SM_K_CANDIDATES 32
 #define SM_K_SKIN_TRIGGER 0.45f
+/* Particles whose place in the grid may be out of date before the grid is rebuilt. */
+#define SM_K_DIRTY 1024
 
 /* Work-items per block of the bucket scan: each scans SM_K_SCAN_BLOCK buckets in turn. */
 #define SM_K_SCAN_BLOCK 256

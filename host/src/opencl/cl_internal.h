@@ -37,12 +37,14 @@ typedef struct sm_cl_buffers {
     // positions are double-float pairs: position (w: mass) + position_lo
     cl_mem position, position_lo, velocity, goal, force, particle_object, particle_member_offsets, particle_members;
     // the collide passes: contact = (rest position, radius) per particle; the candidates (each
-    // particle's reference position, the sweep it last moved in, the flag that one moved, the
-    // lists, their lengths and the additions to them); the grid of the references
+    // particle's reference position, the refresh it last moved in and the list of this refresh's,
+    // the state (kernels/05), the dirty flags and list, the lists, their lengths, the additions
+    // to them and the lists added to); the grid of the references
     // (cell = (x, y, z, bucket) per particle, the bucket counts and beginnings, the scan's block
     // sums, the sorted particles with their (cell, object) and object runs, the object of each
     // bucket); the corrections of a sweep
-    cl_mem contact, reference, moved, any_moved, candidates, candidate_count, candidate_extra;
+    cl_mem contact, reference, moved, moved_list, candidate_state, dirty, dirty_list, candidates, candidate_count,
+        candidate_extra, touched;
     cl_mem cell, bucket_count, bucket_start, block_sum, sorted, sorted_cell, run_end, bucket_object, contact_dx, contact_dv;
     // the colliders' shapes, and their state in each step of one sm_cl_step() (step-major)
     cl_mem colliders, collider_state;
@@ -64,6 +66,7 @@ typedef enum sm_cl_kernel {
     SM_CLK_GOAL_TRANSFORM,
     SM_CLK_BLEND_INTEGRATE,
     SM_CLK_CONTACT_REFRESH,
+    SM_CLK_CONTACT_DECIDE,
     SM_CLK_GRID_HASH,
     SM_CLK_GRID_SCAN_BLOCKS,
     SM_CLK_GRID_SCAN_TOTALS,

@@ -5,7 +5,7 @@
 
 static const char *kernel_names[SM_CLK_COUNT] = {
     "sm_cluster_moments", "sm_cluster_moments_group", "sm_rotation",        "sm_goal_transform",  "sm_blend_integrate",
-    "sm_contact_refresh", "sm_grid_hash",       "sm_grid_scan_blocks", "sm_grid_scan_totals", "sm_grid_scan_apply",
+    "sm_contact_refresh", "sm_contact_decide", "sm_grid_hash",       "sm_grid_scan_blocks", "sm_grid_scan_totals", "sm_grid_scan_apply",
     "sm_grid_scatter",    "sm_grid_sort_buckets", "sm_contact_lists", "sm_contact_insert", "sm_contact_tidy", "sm_collide",        "sm_apply_contacts",
     "sm_ground",          "sm_plasticity",      "sm_skin_centers",    "sm_skin_vertices",
     "sm_skin_normals",    "sm_check_finite"};
@@ -160,10 +160,50 @@ static void candidate_skin(const sm_world *world, cl_float *skin, cl_float *cell
     *cell = (float)(world->grid.cell_size + *skin);
 }
 
+/// Binds the arguments of kernels/05's SM_K_GRID_ARGS from argument `first` of `kernel` on.
+static sm_result bind_grid(sm_world *world, cl_kernel kernel, cl_uint first)
+{
+    sm_cl_buffers *b = &world->cl->buffers;
+    const size_t m = sizeof(cl_mem);
+    const cl_int mask = world->grid.table_size - 1;
+    cl_float skin = 0.0f, cell = 0.0f;
+    candidate_skin(world, &skin, &cell);
+    const cl_float inv_cell = 1.0f / cell;
+    const size_t sizes[] = {sizeof mask, sizeof inv_cell, sizeof skin, m, m, m, m, m, m, m, m, m, m, m, m};
+    const void *values[] = {&mask, &inv_cell, &skin, &b->candidate_state, &b->objects, &b->contact, &b->reference,
+                            &b->particle_object, &b->bucket_start, &b->sorted, &b->sorted_cell, &b->run_end,
+                            &b->bucket_object, &b->dirty, &b->dirty_list};
+    sm_result result = SM_OK;
+    for (int a = 0; a < COUNT(values); a++) SM_CL_TRY(clSetKernelArg(kernel, first + (cl_uint)a, sizes[a], values[a]));
+cleanup:
+    return result;
+}
+
+/// Launches `kernel` over `items` work-items with `count` arguments before the grid's (which
+/// bind_grid() binds) and `after` arguments after them.
+static sm_result launch_walk(sm_world *world, sm_pass pass, sm_cl_kernel kernel, int32_t items, int count,
+                             const size_t *sizes, const void *const *values, int after, const size_t *after_sizes,
+                             const void *const *after_values)
+{
+    sm_cl_backend *cl = world->cl;
+    const cl_kernel k = cl->kernels[kernel];
+    sm_result result = set_args(k, count, sizes, values);
+    if (result == SM_OK) result = bind_grid(world, k, (cl_uint)count);
+    for (int a = 0; a < after && result == SM_OK; a++)
+        SM_CL_TRY(clSetKernelArg(k, (cl_uint)(count + 15 + a), after_sizes[a], after_values[a]));
+    if (result != SM_OK || items == 0) return result;
+    const size_t group = cl->group[kernel];
+    const size_t global = ((size_t)items + group - 1) / group * group;
+    SM_CL_TRY(clEnqueueNDRangeKernel(cl->queue, k, 1, NULL, &global, &group, 0, NULL, event_slot(world, pass)));
+cleanup:
+    return result;
+}
+
 /// 8a. The contact candidates, before each sweep (the sweeps move particles too): new references
-/// for the particles that moved past the trigger; if any did, the reference grid (hash and
-/// count, scan, scatter, sort each bucket), new lists for the moved particles, which add
-/// themselves to their candidates' lists, and the lists added to tidied.
+/// for the particles that moved past the trigger, which become dirty; when too many are, the
+/// grid of the references rebuilt (hash and count, scan, scatter, sort each bucket); new lists
+/// for the moved particles, which add themselves to their candidates' lists, and the lists
+/// added to tidied.
 static sm_result collision_grid(sm_world *world)
 {
     const sm_pass pass = SM_PASS_COLLISION_GRID;
@@ -178,70 +218,80 @@ static sm_result collision_grid(sm_world *world)
     cl->contact_generation = cl->contact_generation < INT32_MAX - 1 ? cl->contact_generation + 1 : 0;
     const cl_int generation = cl->contact_generation;
 
-    sm_result result = zero_ints(world, pass, b->any_moved, 1);
-    if (result != SM_OK) return result;
-    const size_t refresh_sizes[] = {sizeof n, sizeof trigger, sizeof generation, m, m, m, m, m, m};
+    // the kernels that often have nothing to do run on few work-items (kernels/05's SM_K_EACH)
+    const int32_t few = cl->device->gpu ? 65536 : 1024;
+    const int32_t particles = n < few ? n : few, buckets = table < few ? table : few, scan = blocks < few ? blocks : few;
+
+    // none moved yet in this refresh: the state's flags and counts after the dirty count zeroed
+    sm_result result = SM_OK;
+    const cl_int zero = 0;
+    SM_CL_TRY(clEnqueueFillBuffer(cl->queue, b->candidate_state, &zero, sizeof zero, sizeof zero, 4 * sizeof zero, 0,
+                                  NULL, event_slot(world, pass)));
+    const size_t refresh_sizes[] = {sizeof n, sizeof trigger, sizeof generation, m, m, m, m, m, m, m, m, m};
     const void *refresh_values[] = {&n, &trigger, &generation, &b->contact, &b->position, &b->position_lo,
-                                    &b->reference, &b->moved, &b->any_moved};
+                                    &b->reference, &b->moved, &b->dirty, &b->dirty_list, &b->moved_list,
+                                    &b->candidate_state};
     result = launch(world, pass, SM_CLK_CONTACT_REFRESH, n, COUNT(refresh_values), refresh_sizes, refresh_values);
     if (result != SM_OK) return result;
+    const size_t decide_sizes[] = {m};
+    const void *decide_values[] = {&b->candidate_state};
+    result = launch(world, pass, SM_CLK_CONTACT_DECIDE, 1, COUNT(decide_values), decide_sizes, decide_values);
+    if (result != SM_OK) return result;
 
-    // the grid of the references: every kernel returns at once unless a particle moved
+    // the grid of the references: these kernels return at once unless it is rebuilt
     result = zero_ints(world, pass, b->bucket_count, entries);
     if (result != SM_OK) return result;
-    const size_t hash_sizes[] = {sizeof n, sizeof inv_cell, sizeof mask, m, m, m, m, m};
-    const void *hash_values[] = {&n, &inv_cell, &mask, &b->any_moved, &b->contact, &b->reference, &b->cell, &b->bucket_count};
-    result = launch(world, pass, SM_CLK_GRID_HASH, n, COUNT(hash_values), hash_sizes, hash_values);
+    const size_t hash_sizes[] = {sizeof n, sizeof inv_cell, sizeof mask, m, m, m, m, m, m};
+    const void *hash_values[] = {&n, &inv_cell, &mask, &b->candidate_state, &b->contact, &b->reference, &b->cell,
+                                 &b->bucket_count, &b->dirty};
+    result = launch(world, pass, SM_CLK_GRID_HASH, particles, COUNT(hash_values), hash_sizes, hash_values);
     if (result != SM_OK) return result;
-
     const size_t blocks_sizes[] = {sizeof entries, m, m, m};
-    const void *blocks_values[] = {&entries, &b->any_moved, &b->bucket_count, &b->block_sum};
-    result = launch(world, pass, SM_CLK_GRID_SCAN_BLOCKS, blocks, COUNT(blocks_values), blocks_sizes, blocks_values);
+    const void *blocks_values[] = {&entries, &b->candidate_state, &b->bucket_count, &b->block_sum};
+    result = launch(world, pass, SM_CLK_GRID_SCAN_BLOCKS, scan, COUNT(blocks_values), blocks_sizes, blocks_values);
     if (result != SM_OK) return result;
     const size_t totals_sizes[] = {sizeof blocks, m, m};
-    const void *totals_values[] = {&blocks, &b->any_moved, &b->block_sum};
+    const void *totals_values[] = {&blocks, &b->candidate_state, &b->block_sum};
     result = launch(world, pass, SM_CLK_GRID_SCAN_TOTALS, 1, COUNT(totals_values), totals_sizes, totals_values);
     if (result != SM_OK) return result;
     const size_t apply_sizes[] = {sizeof entries, m, m, m, m};
-    const void *apply_values[] = {&entries, &b->any_moved, &b->bucket_count, &b->block_sum, &b->bucket_start};
-    result = launch(world, pass, SM_CLK_GRID_SCAN_APPLY, blocks, COUNT(apply_values), apply_sizes, apply_values);
+    const void *apply_values[] = {&entries, &b->candidate_state, &b->bucket_count, &b->block_sum, &b->bucket_start};
+    result = launch(world, pass, SM_CLK_GRID_SCAN_APPLY, scan, COUNT(apply_values), apply_sizes, apply_values);
     if (result != SM_OK) return result;
-
     // the counts are spent: they become the buckets' cursors
     result = zero_ints(world, pass, b->bucket_count, entries);
     if (result != SM_OK) return result;
     const size_t scatter_sizes[] = {sizeof n, m, m, m, m, m};
-    const void *scatter_values[] = {&n, &b->any_moved, &b->cell, &b->bucket_start, &b->bucket_count, &b->sorted};
-    result = launch(world, pass, SM_CLK_GRID_SCATTER, n, COUNT(scatter_values), scatter_sizes, scatter_values);
+    const void *scatter_values[] = {&n, &b->candidate_state, &b->cell, &b->bucket_start, &b->bucket_count, &b->sorted};
+    result = launch(world, pass, SM_CLK_GRID_SCATTER, particles, COUNT(scatter_values), scatter_sizes, scatter_values);
     if (result != SM_OK) return result;
     const size_t sort_sizes[] = {sizeof table, m, m, m, m, m, m, m, m};
-    const void *sort_values[] = {&table, &b->any_moved, &b->bucket_start, &b->particle_object, &b->cell, &b->sorted,
-                                 &b->sorted_cell, &b->run_end, &b->bucket_object};
-    result = launch(world, pass, SM_CLK_GRID_SORT_BUCKETS, table, COUNT(sort_values), sort_sizes, sort_values);
+    const void *sort_values[] = {&table, &b->candidate_state, &b->bucket_start, &b->particle_object, &b->cell,
+                                 &b->sorted, &b->sorted_cell, &b->run_end, &b->bucket_object};
+    result = launch(world, pass, SM_CLK_GRID_SORT_BUCKETS, buckets, COUNT(sort_values), sort_sizes, sort_values);
     if (result != SM_OK) return result;
 
     // new lists for the particles that moved, which add themselves to their candidates' lists
-    const size_t lists_sizes[] = {sizeof n, sizeof generation, sizeof mask, sizeof skin, m, m, m, m, m, m, m, m, m, m,
-                                  m, m, m, m};
-    const void *lists_values[] = {&n, &generation, &mask, &skin, &b->any_moved, &b->moved, &b->particle_object,
-                                  &b->objects, &b->contact, &b->reference, &b->cell, &b->bucket_start, &b->sorted,
-                                  &b->sorted_cell, &b->run_end, &b->bucket_object, &b->candidates,
-                                  &b->candidate_count};
-    result = launch(world, pass, SM_CLK_CONTACT_LISTS, n, COUNT(lists_values), lists_sizes, lists_values);
+    const size_t list_sizes[] = {m};
+    const void *lists_values[] = {&b->moved_list};
+    const size_t out_sizes[] = {m, m, m, m, m};
+    const void *lists_out[] = {&b->candidates, &b->candidate_count};
+    result = launch_walk(world, pass, SM_CLK_CONTACT_LISTS, particles, COUNT(lists_values), list_sizes, lists_values,
+                         COUNT(lists_out), out_sizes, lists_out);
     if (result != SM_OK) return result;
-    const size_t insert_sizes[] = {sizeof n, sizeof generation, sizeof mask, sizeof skin, m, m, m, m, m, m, m, m, m,
-                                   m, m, m, m, m, m};
-    const void *insert_values[] = {&n, &generation, &mask, &skin, &b->any_moved, &b->moved, &b->particle_object,
-                                   &b->objects, &b->contact, &b->reference, &b->cell, &b->bucket_start, &b->sorted,
-                                   &b->sorted_cell, &b->run_end, &b->bucket_object, &b->candidates,
-                                   &b->candidate_count, &b->candidate_extra};
-    result = launch(world, pass, SM_CLK_CONTACT_INSERT, n, COUNT(insert_values), insert_sizes, insert_values);
+    const size_t insert_sizes[] = {sizeof generation, m, m};
+    const void *insert_values[] = {&generation, &b->moved, &b->moved_list};
+    const void *insert_out[] = {&b->candidates, &b->candidate_count, &b->candidate_extra, &b->touched,
+                                &b->candidate_state};
+    result = launch_walk(world, pass, SM_CLK_CONTACT_INSERT, particles, COUNT(insert_values), insert_sizes,
+                         insert_values, COUNT(insert_out), out_sizes, insert_out);
     if (result != SM_OK) return result;
-    const size_t tidy_sizes[] = {sizeof n, sizeof mask, sizeof skin, m, m, m, m, m, m, m, m, m, m, m, m, m, m};
-    const void *tidy_values[] = {&n, &mask, &skin, &b->any_moved, &b->particle_object, &b->objects, &b->contact,
-                                 &b->reference, &b->cell, &b->bucket_start, &b->sorted, &b->sorted_cell, &b->run_end,
-                                 &b->bucket_object, &b->candidates, &b->candidate_count, &b->candidate_extra};
-    return launch(world, pass, SM_CLK_CONTACT_TIDY, n, COUNT(tidy_values), tidy_sizes, tidy_values);
+    const void *tidy_values[] = {&b->touched};
+    const void *tidy_out[] = {&b->candidates, &b->candidate_count, &b->candidate_extra};
+    return launch_walk(world, pass, SM_CLK_CONTACT_TIDY, particles, COUNT(tidy_values), list_sizes, tidy_values,
+                       COUNT(tidy_out), out_sizes, tidy_out);
+cleanup:
+    return result;
 }
 
 /// 8b. Contact: `iterations` sweeps of corrections, each computed for every particle, then
@@ -252,22 +302,20 @@ static sm_result collide(sm_world *world, float h)
     sm_cl_buffers *b = &world->cl->buffers;
     const size_t m = sizeof(cl_mem);
     const sm_collisions *c = &world->def.collisions;
-    const cl_int n = world->particle_count, mask = world->grid.table_size - 1;
+    const cl_int n = world->particle_count;
     const cl_float restitution = (float)c->restitution, friction = (float)c->friction;
-    cl_float skin = 0.0f, cell = 0.0f;
-    candidate_skin(world, &skin, &cell);
     sm_result result = SM_OK;
     for (int32_t sweep = 0; sweep < c->iterations && result == SM_OK; sweep++) {
         if (sweep > 0) result = collision_grid(world); // (the first sweep's are pass 8a)
         if (result != SM_OK) break;
         const cl_int respond = sweep == 0; // velocities respond once per step, in the first sweep
-        const size_t sizes[] = {sizeof n, sizeof h, sizeof mask, sizeof skin, sizeof respond, sizeof restitution,
-                                sizeof friction, m, m, m, m, m, m, m, m, m, m, m, m, m, m, m, m, m, m};
-        const void *values[] = {&n, &h, &mask, &skin, &respond, &restitution, &friction, &b->particle_object,
-                                &b->objects, &b->contact, &b->reference, &b->cell, &b->bucket_start, &b->sorted,
-                                &b->sorted_cell, &b->run_end, &b->bucket_object, &b->candidates, &b->candidate_count,
-                                &b->force, &b->position, &b->position_lo, &b->velocity, &b->contact_dx, &b->contact_dv};
-        result = launch(world, pass, SM_CLK_COLLIDE, n, COUNT(values), sizes, values);
+        const size_t sizes[] = {sizeof n, sizeof h, sizeof respond, sizeof restitution, sizeof friction};
+        const void *values[] = {&n, &h, &respond, &restitution, &friction};
+        const size_t after_sizes[] = {m, m, m, m, m, m, m, m};
+        const void *after_values[] = {&b->candidates, &b->candidate_count, &b->force, &b->position, &b->position_lo,
+                                      &b->velocity, &b->contact_dx, &b->contact_dv};
+        result = launch_walk(world, pass, SM_CLK_COLLIDE, n, COUNT(values), sizes, values, COUNT(after_values),
+                             after_sizes, after_values);
         if (result != SM_OK) break;
         const size_t apply_sizes[] = {sizeof n, sizeof h, sizeof respond, m, m, m, m, m};
         const void *apply_values[] = {&n, &h, &respond, &b->contact_dx, &b->contact_dv, &b->position, &b->position_lo,

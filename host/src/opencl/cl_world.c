@@ -189,7 +189,11 @@ static sm_result make_buffers(sm_world *world)
         {&b->contact, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
         {&b->reference, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
         {&b->moved, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
-        {&b->any_moved, sizeof(cl_int), 1, SM_CL_MEM_CONTACT},
+        {&b->moved_list, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
+        {&b->touched, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
+        {&b->candidate_state, sizeof(cl_int), 5, SM_CL_MEM_CONTACT},
+        {&b->dirty, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
+        {&b->dirty_list, sizeof(cl_int), SM_K_DIRTY, SM_CL_MEM_CONTACT},
         {&b->candidates, sizeof(cl_int), nc * SM_K_CANDIDATES, SM_CL_MEM_CONTACT},
         {&b->candidate_count, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->candidate_extra, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
@@ -507,12 +511,15 @@ sm_result sm_cl_push(sm_world *world)
         for (int32_t i = 0; i < n && contact; i++) contact[i] = f4(world->rest_position[i], world->radius[i]);
         PUT(b->contact, sizeof *contact, n, contact);
         free(contact);
-        // no references yet (w = 0): every particle takes a new list in the next step
+        // no references yet (w = 0): every particle takes a new list in the next step, and the
+        // grid is built then (more dirty particles than SM_K_DIRTY)
         const cl_float4 none = {{0.0f, 0.0f, 0.0f, 0.0f}};
-        const cl_int never = -1, zero = 0;
+        const cl_int never = -1, zero = 0, rebuild = SM_K_DIRTY + 1;
         if (result == SM_OK) result = fill_buffer(cl, b->reference, &none, sizeof none, n);
         if (result == SM_OK) result = fill_buffer(cl, b->moved, &never, sizeof never, n);
+        if (result == SM_OK) result = fill_buffer(cl, b->dirty, &zero, sizeof zero, n);
         if (result == SM_OK) result = fill_buffer(cl, b->candidate_extra, &zero, sizeof zero, n);
+        if (result == SM_OK) result = fill_buffer(cl, b->candidate_state, &rebuild, sizeof rebuild, 1);
     }
 
     // memberships
