@@ -92,8 +92,9 @@ __kernel void sm_collide(const int particle_count, const float h, const int resp
 
 /// x += c and v += c / h with c = SM_K_CONTACT_RELAXATION dx / weight (x in double-float), and in
 /// the responding sweep v += dv / weight.
-__kernel void sm_apply_contacts(const int particle_count, const float h, const int respond, __global const float4 *dx, __global const float4 *dv, __global float4 *position,
-                                __global float4 *position_lo, __global float4 *velocity)
+__kernel void sm_apply_contacts(const int particle_count, const float h, const int respond, __global const float4 *dx,
+                                __global const float4 *dv, __global float4 *position, __global float4 *position_lo,
+                                __global float4 *velocity)
 {
     const int i = get_global_id(0);
     if (i >= particle_count) return;

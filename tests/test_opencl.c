@@ -416,11 +416,11 @@ static void candidate_lists_give_the_same_result_for_every_skin(void)
             if (s % 10 == 9 && sm_world_get_contact_stats(world, &stats) == SM_OK && stats.pairs > most_pairs)
                 most_pairs = stats.pairs;
         }
+        hashes[k] = state_hash(world);
         printf("  skin %.2f: state hash %016llx; particle-steps with a new reference %lld, without %lld;"
                " with more than %d candidates %lld; most overlapping pairs %lld\n",
-               skins[k], (unsigned long long)state_hash(world), (long long)remade, (long long)kept, SM_K_CANDIDATES,
+               skins[k], (unsigned long long)hashes[k], (long long)remade, (long long)kept, SM_K_CANDIDATES,
                (long long)overflowing, (long long)most_pairs);
-        hashes[k] = state_hash(world);
         ENSURE(most_pairs > 0);
         ENSURE(!world_has_nan(world));
         if (k == 1) ENSURE(kept > 4 * remade); // the default keeps most lists

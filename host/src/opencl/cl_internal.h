@@ -101,8 +101,9 @@ typedef enum sm_cl_memory_kind {
 #define SM_CL_GL_FIELDS 5
 
 /// Most commands one step enqueues (for profiling): the passes' kernels and buffer fills,
-/// with the largest number of collision sweeps (and the candidates made again before each but the first).
-#define SM_CL_MAX_STEP_COMMANDS (SM_CLK_COUNT + 3 + 2 * 64 + 13 * 63)
+/// with the largest number of collision sweeps, and the contact candidates (3 fills and 11
+/// kernels) made again before each sweep but the first.
+#define SM_CL_MAX_STEP_COMMANDS (SM_CLK_COUNT + 3 + 2 * 64 + 14 * 63)
 
 struct sm_cl_backend {
     sm_cl_device *device;
@@ -151,6 +152,10 @@ static inline void sm_cl_count_transfer(const sm_cl_backend *cl, size_t bytes)
 /// (counted as a transfer).
 sm_result sm_cl_read_buffer(const sm_cl_backend *cl, cl_mem buffer, size_t element, int64_t first, int64_t count,
                             void *data);
+/// Fills `count` elements of `size` bytes from element `first` of `buffer` with `pattern`, on
+/// the device (not a transfer); `event` may be NULL.
+sm_result sm_cl_fill_buffer(const sm_cl_backend *cl, cl_mem buffer, const void *pattern, size_t size, int64_t first,
+                            int64_t count, cl_event *event);
 /// Whether the device buffers hold every particle of the world.
 bool sm_cl_buffers_current(const sm_cl_backend *cl, const sm_world *world);
 /// sm_cl_step() after the caller's events; *out_event (may be NULL) receives an event that

@@ -5,8 +5,9 @@
 
 static const char *kernel_names[SM_CLK_COUNT] = {
     "sm_cluster_moments", "sm_cluster_moments_group", "sm_rotation",        "sm_goal_transform",  "sm_blend_integrate",
-    "sm_contact_refresh", "sm_contact_decide", "sm_grid_hash",       "sm_grid_scan_blocks", "sm_grid_scan_totals", "sm_grid_scan_apply",
-    "sm_grid_scatter",    "sm_grid_sort_buckets", "sm_contact_lists", "sm_contact_insert", "sm_contact_tidy", "sm_collide",        "sm_apply_contacts",
+    "sm_contact_refresh", "sm_contact_decide", "sm_grid_hash",       "sm_grid_scan_blocks", "sm_grid_scan_totals",
+    "sm_grid_scan_apply", "sm_grid_scatter",    "sm_grid_sort_buckets", "sm_contact_lists",  "sm_contact_insert",
+    "sm_contact_tidy",    "sm_collide",        "sm_apply_contacts",
     "sm_ground",          "sm_plasticity",      "sm_skin_centers",    "sm_skin_vertices",
     "sm_skin_normals",    "sm_check_finite"};
 
@@ -64,15 +65,12 @@ cleanup:
     return result;
 }
 
-/// Zeroes the first `count` ints of `buffer`.
-static sm_result zero_ints(sm_world *world, sm_pass pass, cl_mem buffer, int32_t count)
+/// Zeroes `count` ints of `buffer` from int `first` on.
+static sm_result zero_ints(sm_world *world, sm_pass pass, cl_mem buffer, int32_t first, int32_t count)
 {
-    sm_result result = SM_OK;
     const cl_int zero = 0;
-    SM_CL_TRY(clEnqueueFillBuffer(world->cl->queue, buffer, &zero, sizeof zero, 0, sizeof zero * (size_t)count, 0, NULL,
-                                  event_slot(world, pass)));
-cleanup:
-    return result;
+    if (count <= 0) return SM_OK;
+    return sm_cl_fill_buffer(world->cl, buffer, &zero, sizeof zero, first, count, event_slot(world, pass));
 }
 
 /// The number of elements of an array.
@@ -160,6 +158,9 @@ static void candidate_skin(const sm_world *world, cl_float *skin, cl_float *cell
     *cell = (float)(world->grid.cell_size + *skin);
 }
 
+/// The number of arguments in kernels/05's SM_K_GRID_ARGS.
+enum { GRID_ARG_COUNT = 15 };
+
 /// Binds the arguments of kernels/05's SM_K_GRID_ARGS from argument `first` of `kernel` on.
 static sm_result bind_grid(sm_world *world, cl_kernel kernel, cl_uint first)
 {
@@ -173,6 +174,7 @@ static sm_result bind_grid(sm_world *world, cl_kernel kernel, cl_uint first)
     const void *values[] = {&mask, &inv_cell, &skin, &b->candidate_state, &b->objects, &b->contact, &b->reference,
                             &b->particle_object, &b->bucket_start, &b->sorted, &b->sorted_cell, &b->run_end,
                             &b->bucket_object, &b->dirty, &b->dirty_list};
+    _Static_assert(COUNT(values) == GRID_ARG_COUNT, "bind_grid binds SM_K_GRID_ARGS");
     sm_result result = SM_OK;
     for (int a = 0; a < COUNT(values); a++) SM_CL_TRY(clSetKernelArg(kernel, first + (cl_uint)a, sizes[a], values[a]));
 cleanup:
@@ -190,7 +192,7 @@ static sm_result launch_walk(sm_world *world, sm_pass pass, sm_cl_kernel kernel,
     sm_result result = set_args(k, count, sizes, values);
     if (result == SM_OK) result = bind_grid(world, k, (cl_uint)count);
     for (int a = 0; a < after && result == SM_OK; a++)
-        SM_CL_TRY(clSetKernelArg(k, (cl_uint)(count + 15 + a), after_sizes[a], after_values[a]));
+        SM_CL_TRY(clSetKernelArg(k, (cl_uint)(count + GRID_ARG_COUNT + a), after_sizes[a], after_values[a]));
     if (result != SM_OK || items == 0) return result;
     const size_t group = cl->group[kernel];
     const size_t global = ((size_t)items + group - 1) / group * group;
@@ -223,10 +225,8 @@ static sm_result collision_grid(sm_world *world)
     const int32_t particles = n < few ? n : few, buckets = table < few ? table : few, scan = blocks < few ? blocks : few;
 
     // none moved yet in this refresh: the state's flags and counts after the dirty count zeroed
-    sm_result result = SM_OK;
-    const cl_int zero = 0;
-    SM_CL_TRY(clEnqueueFillBuffer(cl->queue, b->candidate_state, &zero, sizeof zero, sizeof zero, 4 * sizeof zero, 0,
-                                  NULL, event_slot(world, pass)));
+    sm_result result = zero_ints(world, pass, b->candidate_state, 1, 4);
+    if (result != SM_OK) return result;
     const size_t refresh_sizes[] = {sizeof n, sizeof trigger, sizeof generation, m, m, m, m, m, m, m, m, m};
     const void *refresh_values[] = {&n, &trigger, &generation, &b->contact, &b->position, &b->position_lo,
                                     &b->reference, &b->moved, &b->dirty, &b->dirty_list, &b->moved_list,
@@ -239,7 +239,7 @@ static sm_result collision_grid(sm_world *world)
     if (result != SM_OK) return result;
 
     // the grid of the references: these kernels return at once unless it is rebuilt
-    result = zero_ints(world, pass, b->bucket_count, entries);
+    result = zero_ints(world, pass, b->bucket_count, 0, entries);
     if (result != SM_OK) return result;
     const size_t hash_sizes[] = {sizeof n, sizeof inv_cell, sizeof mask, m, m, m, m, m, m};
     const void *hash_values[] = {&n, &inv_cell, &mask, &b->candidate_state, &b->contact, &b->reference, &b->cell,
@@ -259,7 +259,7 @@ static sm_result collision_grid(sm_world *world)
     result = launch(world, pass, SM_CLK_GRID_SCAN_APPLY, scan, COUNT(apply_values), apply_sizes, apply_values);
     if (result != SM_OK) return result;
     // the counts are spent: they become the buckets' cursors
-    result = zero_ints(world, pass, b->bucket_count, entries);
+    result = zero_ints(world, pass, b->bucket_count, 0, entries);
     if (result != SM_OK) return result;
     const size_t scatter_sizes[] = {sizeof n, m, m, m, m, m};
     const void *scatter_values[] = {&n, &b->candidate_state, &b->cell, &b->bucket_start, &b->bucket_count, &b->sorted};
@@ -290,8 +290,6 @@ static sm_result collision_grid(sm_world *world)
     const void *tidy_out[] = {&b->candidates, &b->candidate_count, &b->candidate_extra};
     return launch_walk(world, pass, SM_CLK_CONTACT_TIDY, particles, COUNT(tidy_values), list_sizes, tidy_values,
                        COUNT(tidy_out), out_sizes, tidy_out);
-cleanup:
-    return result;
 }
 
 /// 8b. Contact: `iterations` sweeps of corrections, each computed for every particle, then
@@ -387,17 +385,16 @@ sm_result sm_cl_check_finite(sm_world *world, int32_t *out_first_bad)
 {
     sm_cl_backend *cl = world->cl;
     sm_cl_buffers *b = &cl->buffers;
-    sm_result result = SM_OK;
     const cl_int none = INT32_MAX, n = world->particle_count;
     cl_int first_bad = none;
-    SM_CL_TRY(clEnqueueFillBuffer(cl->queue, b->check_flag, &none, sizeof none, 0, sizeof none, 0, NULL, NULL));
+    sm_result result = sm_cl_fill_buffer(cl, b->check_flag, &none, sizeof none, 0, 1, NULL);
     const size_t m = sizeof(cl_mem);
     const size_t sizes[] = {sizeof n, m, m, m, m};
     const void *values[] = {&n, &b->position, &b->position_lo, &b->velocity, &b->check_flag};
-    result = launch(world, SM_PASS_COUNT, SM_CLK_CHECK_FINITE, n, COUNT(values), sizes, values); // (not a pass of the step)
+    if (result == SM_OK) // (not a pass of the step)
+        result = launch(world, SM_PASS_COUNT, SM_CLK_CHECK_FINITE, n, COUNT(values), sizes, values);
     if (result == SM_OK) result = sm_cl_read_buffer(cl, b->check_flag, sizeof first_bad, 0, 1, &first_bad);
     *out_first_bad = first_bad == none ? -1 : first_bad;
-cleanup:
     return result;
 }
 

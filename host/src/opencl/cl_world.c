@@ -325,13 +325,13 @@ cleanup:
     return result;
 }
 
-/// Fills the first `count` elements of `buffer` with the `size` bytes of `pattern` (on the device:
-/// not a transfer).
-static sm_result fill_buffer(sm_cl_backend *cl, cl_mem buffer, const void *pattern, size_t size, int64_t count)
+sm_result sm_cl_fill_buffer(const sm_cl_backend *cl, cl_mem buffer, const void *pattern, size_t size, int64_t first,
+                            int64_t count, cl_event *event)
 {
     sm_result result = SM_OK;
     if (count <= 0) return SM_OK;
-    SM_CL_TRY(clEnqueueFillBuffer(cl->queue, buffer, pattern, size, 0, size * (size_t)count, 0, NULL, NULL));
+    SM_CL_TRY(clEnqueueFillBuffer(cl->queue, buffer, pattern, size, size * (size_t)first, size * (size_t)count, 0, NULL,
+                                  event));
 cleanup:
     return result;
 }
@@ -515,11 +515,11 @@ sm_result sm_cl_push(sm_world *world)
         // grid is built then (more dirty particles than SM_K_DIRTY)
         const cl_float4 none = {{0.0f, 0.0f, 0.0f, 0.0f}};
         const cl_int never = -1, zero = 0, rebuild = SM_K_DIRTY + 1;
-        if (result == SM_OK) result = fill_buffer(cl, b->reference, &none, sizeof none, n);
-        if (result == SM_OK) result = fill_buffer(cl, b->moved, &never, sizeof never, n);
-        if (result == SM_OK) result = fill_buffer(cl, b->dirty, &zero, sizeof zero, n);
-        if (result == SM_OK) result = fill_buffer(cl, b->candidate_extra, &zero, sizeof zero, n);
-        if (result == SM_OK) result = fill_buffer(cl, b->candidate_state, &rebuild, sizeof rebuild, 1);
+        if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->reference, &none, sizeof none, 0, n, NULL);
+        if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->moved, &never, sizeof never, 0, n, NULL);
+        if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->dirty, &zero, sizeof zero, 0, n, NULL);
+        if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->candidate_extra, &zero, sizeof zero, 0, n, NULL);
+        if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->candidate_state, &rebuild, sizeof rebuild, 0, 1, NULL);
     }
 
     // memberships
