@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine and builds shapematch, then runs the main job or the tests.
 #   cmake/bootstrap.sh run    install what is missing, build, run the paper's 384-object scene
-#   cmake/bootstrap.sh test   install what is missing, build (warnings are errors), run every test
+#   cmake/bootstrap.sh test   install what is missing, build (warnings are errors), run every test,
+#                             then each libFuzzer harness for 60 s (tests/fuzz/run.sh)
 # Packages are installed with apt-get, which needs root; nothing is installed when all are present.
 set -euo pipefail
 
@@ -19,9 +20,11 @@ cd "$(dirname "$0")/.."
 # runs OpenCL on any CPU; a GPU's own OpenCL driver is used too when installed), the viewer's
 # GLFW, glad 2 generator and stb headers, Xvfb for its tests, numpy for the trajectory checks, and
 # assimp to read mesh files, with its test models (the mesh tests' inputs and the paper-figure scenes' meshes),
-# and gnuplot for the plot of `shapematch bench fig8`
+# and gnuplot for the plot of `shapematch bench fig8`; for the test command also clang with its
+# libFuzzer and sanitizer runtimes (the fuzzers)
 packages=(build-essential cmake pkg-config libcjson-dev ocl-icd-opencl-dev opencl-headers pocl-opencl-icd python3-numpy
     libglfw3-dev python3-glad libstb-dev xvfb xauth libassimp-dev assimp-testmodels gnuplot-nox)
+[ "$mode" = test ] && packages+=(clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -54,4 +57,5 @@ if [ "$mode" = run ]; then
     ./build/shapematch run scenes/paper384.json
 else
     ctest --test-dir build --output-on-failure -j "$jobs"
+    ./tests/fuzz/run.sh 60
 fi

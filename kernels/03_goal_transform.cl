@@ -2,17 +2,72 @@
  * preservation and the deformation cap, and A_lin = A_pq A_qq for the plasticity pass. */
 #include "sm_math.h"
 
-/// Volume treatment and soft cap of the linear block a (in place), given the cluster's r.
-inline void sm_treat_linear_block(float *a, const float *r, const sm_k_object object)
+/// The a' with det a' = 1 nearest to a (in place) in the cluster's mass-weighted metric, given
+/// the metric's roots: sm_volume_projection of the reference, step for step.
+inline void sm_volume_projection(float *a, __global const sm_k_cluster_rest *rest)
 {
+    float root[9], root_inv[9], b[9], btb[9], values[3], v[9], s[3];
+    sm_load_mat3(&rest->metric_root, root);
+    sm_load_mat3(&rest->metric_root_inv, root_inv);
+    sm_mul3(a, root, b);
+    sm_mul3_tn(b, b, btb);
+    sm_sym_eigen_f(3, btb, values, v);
+    int lo = 0;
+    for (int k = 1; k < 3; k++)
+        if (values[k] < values[lo]) lo = k;
+    const int k1 = (lo + 1) % 3, k2 = (lo + 2) % 3;
+    // the smallest singular value from det B = det A, which rounding does not wipe out
+    s[k1] = sqrt(values[k1]), s[k2] = sqrt(values[k2]);
+    s[lo] = sm_det3(a) / (s[k1] * s[k2]);
+    if (!(s[lo] > 0.0f) || !isfinite(s[lo])) {
+        const float scale = 1.0f / cbrt(sm_det3(a));
+        for (int i = 0; i < 9; i++) a[i] *= scale;
+        return;
+    }
+    float y0 = s[lo], y1 = 1.0f / (s[k1] * s[k2]);
+    if (y0 > y1) {
+        const float t = y0;
+        y0 = y1, y1 = t;
+    }
+    float y = 0.0f, s1 = s[k1], s2 = s[k2];
+    for (int it = 0; it < SM_VOLUME_BISECTIONS; it++) {
+        y = sqrt(y0 * y1);
+        const float kappa = y * (y - s[lo]);
+        s1 = 0.5f * (s[k1] + sqrt(fmax(s[k1] * s[k1] + 4.0f * kappa, 0.0f)));
+        s2 = 0.5f * (s[k2] + sqrt(fmax(s[k2] * s[k2] + 4.0f * kappa, 0.0f)));
+        if (y * s1 * s2 < 1.0f) y0 = y;
+        else y1 = y;
+    }
+    float scale[3], m[9], bm[9];
+    scale[lo] = y / s[lo], scale[k1] = s1 / s[k1], scale[k2] = s2 / s[k2];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            float e = 0.0f;
+            for (int k = 0; k < 3; k++) e += v[i * 3 + k] * scale[k] * v[j * 3 + k];
+            m[i * 3 + j] = e;
+        }
+    sm_mul3(b, m, bm);
+    sm_mul3(bm, root_inv, a);
+}
+
+/// Volume treatment and soft cap of the linear block a (in place), given the cluster's r;
+/// projected gets the change the volume projection made (zero otherwise).
+inline void sm_treat_linear_block(float *a, const float *r, const sm_k_object object,
+                                  __global const sm_k_cluster_rest *rest, float *projected)
+{
+    for (int i = 0; i < 9; i++) projected[i] = 0.0f;
     if (object.flags & SM_K_VOLUME) {
         const float d = sm_det3(a);
         // an inverted or flattened match never drives the goal (Henriques & Wuensche 3.2)
-        if (d > SM_K_DET_MIN) {
+        if (!(d > SM_K_DET_MIN)) {
+            for (int i = 0; i < 9; i++) a[i] = r[i];
+        } else if (object.flags & SM_K_VOLUME_SCALE) {
             const float s = 1.0f / cbrt(d);
             for (int i = 0; i < 9; i++) a[i] *= s;
         } else {
-            for (int i = 0; i < 9; i++) a[i] = r[i];
+            for (int i = 0; i < 9; i++) projected[i] = -a[i];
+            sm_volume_projection(a, rest);
+            for (int i = 0; i < 9; i++) projected[i] += a[i];
         }
     }
     if (object.flags & SM_K_CAP) {
@@ -48,7 +103,8 @@ __kernel void sm_goal_transform(const int cluster_count, __global const sm_k_clu
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 3; j++) t[i * 9 + j] = r[i * 3 + j];
     } else if (object.mode == SM_K_MODE_LINEAR) {
-        sm_treat_linear_block(fit, r, object);
+        float projected[9];
+        sm_treat_linear_block(fit, r, object, &rest[c], projected);
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 3; j++) t[i * 9 + j] = beta * fit[i * 3 + j] + (1.0f - beta) * r[i * 3 + j];
     } else {
@@ -59,7 +115,12 @@ __kernel void sm_goal_transform(const int cluster_count, __global const sm_k_clu
         float a[9];
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 3; j++) a[i * 3 + j] = full[i * 9 + j];
-        sm_treat_linear_block(a, r, object);
+        float projected[9];
+        sm_treat_linear_block(a, r, object, &rest[c], projected);
+        // the quadratic block refitted to the projected linear one: [Q M] += (A' - A) C
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 6; j++)
+                for (int k = 0; k < 3; k++) full[i * 9 + 3 + j] += projected[i * 3 + k] * rest[c].coupling[k][j];
         for (int i = 0; i < 3; i++) {
             for (int j = 0; j < 3; j++) t[i * 9 + j] = beta * a[i * 3 + j] + (1.0f - beta) * r[i * 3 + j];
             for (int j = 3; j < 9; j++) t[i * 9 + j] = beta * full[i * 9 + j];

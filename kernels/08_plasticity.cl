@@ -16,6 +16,47 @@ inline void sm_scaled_terms(const sm_real *q, const sm_real *mean, sm_real inv, 
 }
 
 /// The plastic update of every cluster; clusters that do not yield are left untouched.
+/// The roots of the rest moments scaled to determinant 1 (sm_metric_roots of the reference),
+/// from the scaled moments mqq (not modified).
+inline void sm_store_metric_roots(const sm_real *mqq, __global sm_k_cluster_rest *rest)
+{
+    sm_real a[9], values[3], vectors[9];
+    for (int i = 0; i < 9; i++) a[i] = mqq[i];
+    sm_sym_eigen_r(3, a, values, vectors);
+    const sm_real largest = fmax(values[0], fmax(values[1], values[2]));
+    bool full = true;
+    for (int k = 0; k < 3; k++) full = full && values[k] > SM_PINV_THRESHOLD * largest;
+    const sm_real g = full ? cbrt(sqrt(values[0] * values[1] * values[2])) : 1;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            sm_real root = 0, root_inv = 0;
+            for (int k = 0; k < 3; k++) {
+                const sm_real s = sqrt(values[k]) / g;
+                root += vectors[i * 3 + k] * vectors[j * 3 + k] * s;
+                root_inv += vectors[i * 3 + k] * vectors[j * 3 + k] / s;
+            }
+            rest->metric_root.m[i][j] = (float)(full ? root : (i == j));
+            rest->metric_root_inv.m[i][j] = (float)(full ? root_inv : (i == j));
+        }
+}
+
+/// The linear block's metric in quadratic mode (sm_quadratic_volume_metric of the reference),
+/// from the pinv of the scaled 9x9 moments: ~A_qq = D^-1 pinv D^-1, D = diag(s x 3, s^2 x 6).
+inline void sm_store_quadratic_metric(const sm_real *pinv, const sm_real inv, __global sm_k_cluster_rest *rest)
+{
+    sm_real gll[9], schur[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) gll[i * 3 + j] = pinv[i * 9 + j] * inv * inv;
+    sm_sym_pinv_r(3, gll, schur);
+    sm_store_metric_roots(schur, rest);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 6; j++) {
+            sm_real sum = 0;
+            for (int k = 0; k < 3; k++) sum += schur[i * 3 + k] * pinv[k * 9 + 3 + j] * inv * inv * inv;
+            rest->coupling[i][j] = (float)sum;
+        }
+}
+
 __kernel void sm_plasticity(const int cluster_count, const float h, __global const sm_k_cluster *clusters,
                             __global const sm_k_object *objects, __global const sm_k_mat3 *rotation,
                             __global const sm_k_mat3 *linear_fit, __global const int *member_particle,
@@ -79,6 +120,7 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
         mean[0] += m * q[0] * q[0], mean[1] += m * q[1] * q[1], mean[2] += m * q[2] * q[2];
         mean[3] += m * q[0] * q[1], mean[4] += m * q[1] * q[2], mean[5] += m * q[2] * q[0];
     }
+    sm_store_metric_roots(mqq, &rest[c]);
     sm_real pinv[81];
     sm_sym_pinv_r(3, mqq, pinv);
     for (int i = 0; i < 3; i++)
@@ -99,6 +141,7 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
             for (int j = 0; j < 9; j++) m99[i * 9 + j] += m * u[i] * u[j];
     }
     sm_sym_pinv_r(9, m99, pinv);
+    sm_store_quadratic_metric(pinv, inv, &rest[c]);
     // w = ~A_qq q~ = D^-1 pinv D^-1 q~ = D^-1 pinv u
     for (int k = begin; k < end; k++) {
         const float4 qf = member_q[k];

@@ -29,10 +29,14 @@ typedef float sm_float;
 #define SM_K_MODE_QUADRATIC 2
 
 /* Object flags. */
-#define SM_K_VOLUME 1  /* divide the linear fit by cbrt(det) */
+#define SM_K_VOLUME 1  /* volume preservation: the nearest linear fit of determinant 1 */
 #define SM_K_CAP 2     /* soft deformation cap */
 #define SM_K_PLASTIC 4 /* plastic rest-shape update */
 #define SM_K_SELF_COLLIDE 8 /* its particles collide with each other (rest neighbours excepted) */
+#define SM_K_VOLUME_SCALE 16 /* volume preservation by the paper's A / cbrt(det A) instead */
+
+/* Bisections of the volume projection's one unknown (algorithm.md step 3). */
+#define SM_VOLUME_BISECTIONS 48
 
 /* Flags of the ground pass: which of its parts are on. */
 #define SM_K_GROUND 1
@@ -111,12 +115,17 @@ typedef struct sm_k_mat39 {
     sm_float m[3][9];
 } sm_k_mat39;
 
-/// Per-cluster rest data that plasticity changes (80 bytes): A_qq and the means a1..a6 of the
-/// quadratic terms.
+/// Per-cluster rest data that plasticity changes (248 bytes): A_qq, the means a1..a6 of the
+/// quadratic terms, and what volume preservation measures in: the roots of the linear block's
+/// metric scaled to determinant 1 (W = sum m q q^T; in quadratic mode the Schur complement of W
+/// in the 9x9 moments) and, in quadratic mode, the coupling C (3x6) that refits the quadratic
+/// block after the linear one changed: [Q M] += (A' - A) C.
 typedef struct sm_k_cluster_rest {
     sm_k_mat3 aqq;
     sm_float quad_mean[6];
     sm_float unused[2];
+    sm_k_mat3 metric_root, metric_root_inv;
+    sm_float coupling[3][6];
 } sm_k_cluster_rest;
 
 /// The quadratic fit weights ~A_qq q~ of one membership (36 bytes), quadratic clusters only.

@@ -5,6 +5,8 @@
 # host/examples/out_of_tree against that prefix and runs it: through the CMake package with the
 # shared library and with the static one (SM_EXAMPLE_STATIC=ON), and by hand through pkg-config,
 # shared and static. Each program must exit 0. Runs exports_test.sh on the installed library too.
+# $CFLAGS (CTest passes the build tree's CMAKE_C_FLAGS) compile the example in all four ways, so
+# that a library built with sanitizers is linked into a program built with them.
 set -euo pipefail
 
 if [ $# -ne 3 ]; then
@@ -138,7 +140,7 @@ begin "compile main.c by hand with pkg-config (shared)"
 flags=$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs shapematch) || fail "pkg-config shapematch failed"
 echo "install: pkg-config --cflags --libs shapematch: $flags"
 # shellcheck disable=SC2086 # the flags are words
-"$cc" -std=c17 -Wall -Wextra -Werror "$example/main.c" -o "$work/pc/shapematch_example" $flags ||
+"$cc" ${CFLAGS:-} -std=c17 -Wall -Wextra -Werror "$example/main.c" -o "$work/pc/shapematch_example" $flags ||
     fail "$cc main.c \$(pkg-config --cflags --libs shapematch) failed"
 begin "run the pkg-config example (shared)"
 loads_installed "$work/pc/shapematch_example"
@@ -149,7 +151,7 @@ flags=$(PKG_CONFIG_PATH=$pcdir pkg-config --static --cflags --libs shapematch) |
 echo "install: pkg-config --static --cflags --libs shapematch: $flags"
 flags=${flags/-lshapematch/-Wl,-Bstatic -lshapematch -Wl,-Bdynamic}
 # shellcheck disable=SC2086
-"$cc" -std=c17 -Wall -Wextra -Werror "$example/main.c" -o "$work/pc/shapematch_example_static" $flags ||
+"$cc" ${CFLAGS:-} -std=c17 -Wall -Wextra -Werror "$example/main.c" -o "$work/pc/shapematch_example_static" $flags ||
     fail "$cc main.c \$(pkg-config --static --cflags --libs shapematch) with libshapematch.a failed"
 begin "run the pkg-config example (static)"
 is_static "$work/pc/shapematch_example_static"

@@ -24,7 +24,9 @@ static bool inside(const sm_collider_info *info, const double *x, double slack)
 }
 
 /// After every step no free particle is inside any collider: soft objects thrown at a turned
-/// static box, a static sphere and a tilted plane, and squeezed by a plate moving down.
+/// static box, a static sphere and a tilted plane, and squeezed by a plate moving down (0.6 m
+/// thick: the squeezed box's goals push its top particles up to 0.22 m in a substep, and a
+/// thinner plate would let them through to its upper face).
 static void no_particle_inside_a_collider(void)
 {
     sm_world *world = world_from_json(
@@ -32,7 +34,7 @@ static void no_particle_inside_a_collider(void)
         " {\"shape\": \"box\", \"position\": [0, 0.5, 0], \"size\": [1.5, 0.4, 1.5], \"rotation\": [0, 30, 15]},"
         " {\"shape\": \"sphere\", \"position\": [3, 0.5, 0], \"radius\": 0.5},"
         " {\"shape\": \"plane\", \"position\": [-3, 0.2, 0], \"normal\": [0.3, 1, 0]},"
-        " {\"shape\": \"box\", \"position\": [6, 2.2, 0], \"size\": [3, 0.2, 3],"
+        " {\"shape\": \"box\", \"position\": [6, 2.4, 0], \"size\": [3, 0.6, 3],"
         "  \"motion\": {\"type\": \"linear\", \"times\": [0.5, 1.5], \"offsets\": [[0, 0, 0], [0, -1.9, 0]]}}],"
         " \"objects\": ["
         " {\"shape\": \"box\", \"position\": [0, 2, 0], \"velocity\": [0, -8, 0], \"mode\": \"linear\"},"

@@ -55,7 +55,7 @@ static const bad_case cases[] = {
     {"\"mass\": null", NULL, {"object 1", "field \"mass\"", "must be a number"}},
     {"\"damping\": -1", NULL, {"object 1", "field \"damping\""}},
     {"\"mode\": \"soft\"", NULL, {"object 1", "field \"mode\"", "\"rigid\", \"linear\" or \"quadratic\""}},
-    {"\"volume_preservation\": 1", NULL, {"object 1", "field \"volume_preservation\"", "true or false"}},
+    {"\"volume_preservation\": 1", NULL, {"object 1", "field \"volume_preservation\"", "true, false, \"projection\" or \"scale\""}},
     {"\"position\": [1, 2]", NULL, {"object 1", "field \"position\"", "3 numbers"}},
     {"\"rotation\": \"x\"", NULL, {"object 1", "field \"rotation\""}},
     {"\"name\": [\"a\"]", NULL, {"object 1", "field \"name\"", "string"}},

@@ -76,13 +76,14 @@ static void rest_state_is_an_equilibrium(void)
 
 /// Mean growth per 100 steps of a 1e-12 perturbation of the rest state, undamped, from step 50
 /// to step 400 (the growth beats because the unstable eigenvalues come in complex pairs).
-static double rest_growth_per_100_steps(const char *shape, int mode, bool volume_preservation)
+/// `volume` is the scene's volume_preservation value: true, false or "scale".
+static double rest_growth_per_100_steps(const char *shape, int mode, const char *volume)
 {
     char json[1024];
     snprintf(json, sizeof json,
              "{\"gravity\": [0, 0, 0], \"objects\": [{%s, \"mode\": \"%s\", \"alpha\": 1, \"beta\": 0.9,"
              " \"volume_preservation\": %s}]}",
-             shape, modes[mode], volume_preservation ? "true" : "false");
+             shape, modes[mode], volume);
     sm_world *world = world_from_json(json);
     if (!world) return NAN;
     rng r = {5};
@@ -97,25 +98,33 @@ static double rest_growth_per_100_steps(const char *shape, int mode, bool volume
     return pow(at400 / at50, 100.0 / 350.0);
 }
 
-/// Volume preservation (A / cbrt(det A)) with overlapping clusters makes the rest state an
-/// unstable equilibrium on the sphere and the torus: dividing by cbrt(det) is an oblique, not
-/// an orthogonal, projection in the mass-weighted metric of an anisotropic cluster, and the
-/// mean of oblique projections over overlapping clusters has complex eigenvalues (up to 0.034i
-/// measured on the sphere), while the undamped step matrix has determinant 1, so any complex
-/// eigenvalue grows. Measured mean growth per 100 steps: sphere linear 8.4, torus quadratic 107
-/// (8-12 and 107-120 over other seeds); without volume preservation at most 1. A remedy will
-/// fail this test: update it then.
-static void volume_preservation_with_overlap_is_unstable_at_rest(void)
+/// Volume preservation with overlapping clusters keeps the rest state stable. The paper's
+/// A / cbrt(det A) does not: dividing by cbrt(det) is an oblique, not an orthogonal, projection
+/// in the mass-weighted metric of an anisotropic cluster, and the mean of oblique projections
+/// over overlapping clusters has complex eigenvalues (up to 0.034i measured on the sphere), while
+/// the undamped step matrix has determinant 1, so any complex eigenvalue grows: measured mean
+/// growth per 100 steps sphere linear 8.4, torus quadratic 107 (8-12 and 107-120 over other
+/// seeds). The default, the nearest fit of determinant 1 in that metric (for a quadratic fit:
+/// in the Schur complement of W in the 9x9 moments, with the quadratic block refitted), is an
+/// orthogonal projection to first order: measured 0.56 to 0.90 in every mode, and at most 1
+/// without volume preservation. (Measuring a quadratic fit's linear block in W alone left the
+/// sphere's asymmetric clusters unstable: 6.28.)
+static void volume_preservation_keeps_the_rest_state_stable(void)
 {
-    double sphere_linear = rest_growth_per_100_steps(rest_shapes[1], 1, true);
-    double torus_quadratic = rest_growth_per_100_steps(rest_shapes[2], 2, true);
-    printf("  growth per 100 steps from rest: sphere linear %.3g, torus quadratic %.3g\n", sphere_linear, torus_quadratic);
+    for (int m = 0; m < 3; m++)
+        for (int shape = 1; shape <= 2; shape++) {
+            double g = rest_growth_per_100_steps(rest_shapes[shape], m, "true");
+            printf("  %s %s: %.3g\n", modes[m], shape == 1 ? "sphere" : "torus", g);
+            ENSURE(g <= 1.05);
+            ENSURE(rest_growth_per_100_steps(rest_shapes[shape], m, "false") <= 1.05);
+        }
+    double sphere_linear = rest_growth_per_100_steps(rest_shapes[1], 1, "\"scale\"");
+    double torus_quadratic = rest_growth_per_100_steps(rest_shapes[2], 2, "\"scale\"");
+    printf("  growth per 100 steps from rest: nearest fit %.3g and %.3g; the paper's scaling: sphere linear %.3g,"
+           " torus quadratic %.3g\n", rest_growth_per_100_steps(rest_shapes[1], 1, "true"),
+           rest_growth_per_100_steps(rest_shapes[2], 2, "true"), sphere_linear, torus_quadratic);
     ENSURE_RANGE(sphere_linear, 0.5 * 8.4, 2.0 * 8.4);
     ENSURE_RANGE(torus_quadratic, 0.5 * 107.0, 2.0 * 107.0);
-    for (int m = 0; m < 3; m++) {
-        ENSURE(rest_growth_per_100_steps(rest_shapes[1], m, false) <= 1.05);
-        ENSURE(rest_growth_per_100_steps(rest_shapes[2], m, false) <= 1.05);
-    }
 }
 
 /// Small motions about rest are stable for alpha <= 1 in every mode: a displacement of 1e-3 of
@@ -208,14 +217,6 @@ static void run_sweep(void)
             }
 }
 
-/// Worst max radius of a config and mode over the layouts.
-static double worst_radius(int config, int mode)
-{
-    double r = 0.0;
-    for (int layout = 0; layout < 3; layout++) r = fmax(r, sweep[config][mode][layout].max_radius);
-    return r;
-}
-
 /// Never a NaN, in any mode, with or without volume preservation and damping.
 static void scrambled_lattices_never_give_nan(void)
 {
@@ -241,43 +242,30 @@ static void scrambled_lattices_settle_with_damping(void)
         }
 }
 
-/// Where the scheme gains energy from scrambled starts today. Without volume preservation the
-/// undamped objects stay bounded (measured at most 1.76 rest radii). With it, the deformable
-/// modes on overlapping grids swell by two orders of magnitude (measured 134-256 rest radii
-/// undamped, 46-71 with damping 0.5/s, still moving after 10,000 steps) while rigid mode and
-/// single clusters are unaffected. These runs are chaotic, so the maxima move with round-off
-/// (a change of summation order moved them by up to 2x): the test asserts the regimes, not the
-/// digits. A remedy that bounds these cases will fail it: update it then.
-static void scrambled_lattice_growth_is_as_measured(void)
+/// Every scrambled lattice stays within 2 rest radii, with volume preservation or without it,
+/// damped or not (measured at most 1.98; with the paper's A / cbrt(det A) the deformable modes
+/// on overlapping grids swelled to 134-256 rest radii undamped and 46-71 with damping 0.5/s),
+/// and with damping every one comes to rest.
+static void scrambled_lattices_stay_within_two_rest_radii(void)
 {
     run_sweep();
-    for (int m = 0; m < 3; m++) {
-        ENSURE_RANGE(worst_radius(CONFIG_UNDAMPED, m), 1.4, 2.2);
-        for (int layout = 0; layout < 3; layout++) {
-            bool swells = m > 0 && layout > 0; // deformable modes on an overlapping grid
-            double undamped = sweep[CONFIG_VOLUME][m][layout].max_radius;
-            double damped = sweep[CONFIG_VOLUME_DAMPED][m][layout].max_radius;
-            if (swells) {
-                ENSURE_RANGE(undamped, 50.0, 2000.0);
-                ENSURE_RANGE(damped, 10.0, 500.0);
-                ENSURE(sweep[CONFIG_VOLUME_DAMPED][m][layout].final_speed > 1.0);
-            } else {
-                ENSURE(undamped <= 2.2);
-                ENSURE(damped <= 1.6);
+    for (int config = 0; config < CONFIG_COUNT; config++)
+        for (int m = 0; m < 3; m++)
+            for (int layout = 0; layout < 3; layout++) {
+                ENSURE(sweep[config][m][layout].max_radius <= 2.0);
+                if (configs[config].damping > 0) ENSURE(sweep[config][m][layout].final_speed <= 1e-9);
             }
-        }
-    }
 }
 
 int main(int argc, char **argv)
 {
     static const sm_test_case tests[] = {
         TEST(rest_state_is_an_equilibrium),
-        TEST(volume_preservation_with_overlap_is_unstable_at_rest),
+        TEST(volume_preservation_keeps_the_rest_state_stable),
         TEST(small_motions_about_rest_are_stable),
         TEST(scrambled_lattices_never_give_nan),
         TEST(scrambled_lattices_settle_with_damping),
-        TEST(scrambled_lattice_growth_is_as_measured),
+        TEST(scrambled_lattices_stay_within_two_rest_radii),
     };
     return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
 }

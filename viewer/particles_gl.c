@@ -24,8 +24,9 @@ static double display_radius(const sm_object_info *info)
 
 static void upload(GLuint buffer, size_t bytes, const void *data, GLenum usage)
 {
+    // an empty buffer gets 16 bytes of storage and no data (DATA may hold fewer than 16 bytes)
     glBindBuffer(GL_ARRAY_BUFFER, buffer);
-    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(bytes > 0 ? bytes : 16), data, usage);
+    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(bytes > 0 ? bytes : 16), bytes > 0 ? data : NULL, usage);
 }
 
 bool particles_build(view_particles *p, sm_world *world, bool interop, char *error, size_t error_size)

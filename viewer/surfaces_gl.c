@@ -8,9 +8,10 @@
 
 static void upload(GLuint buffer, size_t bytes, const void *data, GLenum usage)
 {
-    // through GL_ARRAY_BUFFER even for the element buffer: that binding is no VAO's state
+    // through GL_ARRAY_BUFFER even for the element buffer: that binding is no VAO's state; an
+    // empty buffer gets 16 bytes of storage and no data (DATA may hold fewer than 16 bytes)
     glBindBuffer(GL_ARRAY_BUFFER, buffer);
-    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(bytes > 0 ? bytes : 16), data, usage);
+    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(bytes > 0 ? bytes : 16), bytes > 0 ? data : NULL, usage);
 }
 
 /// Stops the world copying into the surface buffers (before they are reallocated).

@@ -176,7 +176,9 @@ sm_result sm_clusters_from_grid(const sm_vec3 *local, int32_t count, const int32
             for (int32_t c = kept - 1; c >= 0; c--)
                 memmove(indices + offsets[c] + extra[c], indices + offsets[c],
                         sizeof(int32_t) * (size_t)(offsets[c + 1] - offsets[c]));
-            int32_t *fill = malloc(sizeof(int32_t) * (size_t)kept);
+            // (calloc: under -fsanitize=undefined GCC lets kept++ wrap, and its object-size check
+            // rejects malloc(sizeof(int32_t) * (size_t)kept))
+            int32_t *fill = calloc((size_t)kept, sizeof(int32_t));
             if (!fill) {
                 free(extra), free(cluster_of), free(kept_region), free(offsets), free(indices), free(joins);
                 return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory building grid clusters for %d particles", count);
@@ -231,10 +233,12 @@ void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster)
     }
     double aqq[9];
     int rank = sm_sym_pinv(3, mqq, aqq);
+    sm_metric_roots(mqq, &cluster->metric_root, &cluster->metric_root_inv);
     cluster->linear_modes = rank;
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) cluster->aqq.m[i][j] = aqq[i * 3 + j] * inv * inv;
 
+    memset(cluster->coupling, 0, sizeof cluster->coupling);
     if (!quadratic) {
         memset(cluster->quad_mean, 0, sizeof cluster->quad_mean);
         cluster->modes = rank;
@@ -258,6 +262,8 @@ void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster)
     cluster->modes = sm_sym_pinv(9, m99, p99);
     for (int i = 0; i < 9; i++)
         for (int j = 0; j < 9; j++) cluster->aqq9[i][j] = d_inv[i] * p99[i * 9 + j] * d_inv[j];
+    sm_quadratic_volume_metric(&cluster->aqq9[0][0], &cluster->metric_root, &cluster->metric_root_inv,
+                               cluster->coupling);
 }
 
 void sm_cluster_quadratic_fit(const sm_cluster *cluster, double out[3][9])

@@ -228,7 +228,7 @@ static bool add_triangle(piece_builder *b, int32_t i, int32_t j, int32_t k)
 {
     sm_cut_piece *p = b->piece;
     if (p->triangle_count == b->triangle_capacity) {
-        const int32_t capacity = b->triangle_capacity < INT32_MAX / 2 ? 2 * b->triangle_capacity + 16 : INT32_MAX;
+        const int32_t capacity = b->triangle_capacity < (INT32_MAX - 16) / 2 ? 2 * b->triangle_capacity + 16 : INT32_MAX;
         if (capacity == p->triangle_count || !sm_grow((void **)&p->triangles, 3 * sizeof *p->triangles, (size_t)capacity))
             return false;
         b->triangle_capacity = capacity;

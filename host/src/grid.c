@@ -30,12 +30,18 @@ sm_result sm_grid_layout(sm_world *world)
         if (sorted) grid->sorted = sorted;
         int32_t *start = realloc(grid->bucket_start, sizeof *start * (size_t)(table + 1));
         if (start) grid->bucket_start = start;
+        uint32_t *search = realloc(grid->search, sizeof *search * n);
+        if (search) grid->search = search;
         sm_vec3 *dx = realloc(grid->dx, sizeof *dx * n), *dv = realloc(grid->dv, sizeof *dv * n);
         if (dx) grid->dx = dx;
         if (dv) grid->dv = dv;
         double *weight = realloc(grid->weight, sizeof *weight * n);
         if (weight) grid->weight = weight;
-        if (!cell || !sorted || !start || !dx || !dv || !weight)
+        double *slot = realloc(grid->slot, sizeof *slot * 4 * n);
+        if (slot) grid->slot = slot;
+        int32_t *slot_object = realloc(grid->slot_object, sizeof *slot_object * n);
+        if (slot_object) grid->slot_object = slot_object;
+        if (!cell || !sorted || !start || !search || !dx || !dv || !weight || !slot || !slot_object)
             return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory for the collision grid of %d particles",
                            world->particle_count);
         grid->capacity = world->particle_count;
@@ -108,8 +114,8 @@ bool sm_grid_pair_collides(const sm_world *world, int32_t i, int32_t j)
 
 void sm_grid_free(sm_grid *grid)
 {
-    free(grid->cell), free(grid->sorted), free(grid->bucket_start);
-    free(grid->dx), free(grid->dv), free(grid->weight);
+    free(grid->cell), free(grid->sorted), free(grid->bucket_start), free(grid->search), free(grid->box);
+    free(grid->dx), free(grid->dv), free(grid->weight), free(grid->slot), free(grid->slot_object);
     memset(grid, 0, sizeof *grid);
 }
 

@@ -1,5 +1,7 @@
 #include "math3.h"
 
+#include "../../kernels/sm_shared.h"
+
 #include <float.h>
 #include <string.h>
 
@@ -19,6 +21,7 @@ void sm_sym_eigen(int n, const double *a_in, double *values, double *vectors)
 {
     // work on a / max|a|: the squared entries of the stop test must neither underflow nor overflow
     double a[81], scale = 0.0;
+    if (n < 1 || n > 9) return; // a holds 9 x 9 at most
     for (int i = 0; i < n * n; i++) scale = fmax(scale, fabs(a_in[i]));
     if (!(scale > 0.0) || !isfinite(scale)) scale = 1.0;
     for (int i = 0; i < n * n; i++) a[i] = a_in[i] / scale;
@@ -117,4 +120,83 @@ sm_mat3 sm_closest_rotation(sm_mat3 a)
     return (sm_mat3){{{1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)},
                       {2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)},
                       {2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)}}};
+}
+
+void sm_metric_roots(const double *mqq, sm_mat3 *root, sm_mat3 *root_inv)
+{
+    double values[3], vectors[9];
+    sm_sym_eigen(3, mqq, values, vectors);
+    double largest = fmax(values[0], fmax(values[1], values[2]));
+    *root = *root_inv = m3_identity();
+    for (int k = 0; k < 3; k++)
+        if (!(values[k] > 1e-9 * largest)) return;
+    // W^1/2 = E diag(sqrt(l)) E^T over the cube root of its determinant
+    const double g = cbrt(sqrt(values[0] * values[1] * values[2]));
+    *root = *root_inv = m3_zero();
+    for (int k = 0; k < 3; k++) {
+        const double s = sqrt(values[k]) / g;
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) {
+                root->m[i][j] += vectors[i * 3 + k] * vectors[j * 3 + k] * s;
+                root_inv->m[i][j] += vectors[i * 3 + k] * vectors[j * 3 + k] / s;
+            }
+    }
+}
+
+sm_mat3 sm_volume_projection(sm_mat3 a, sm_mat3 root, sm_mat3 root_inv)
+{
+    // In whitened coordinates (B = A W^1/2, det W^1/2 = 1 by the scaling) the metric is the
+    // Frobenius norm, and the nearest B' with det B' = 1 shares B's singular vectors: with
+    // B = U diag(s) V^T, B' = U diag(s') V^T where s'_k (s'_k - s_k) = kappa for one kappa.
+    const sm_mat3 b = m3_mul(a, root);
+    const sm_mat3 btb = m3_mul(m3_transpose(b), b);
+    double values[3], v[9], s[3];
+    sm_sym_eigen(3, &btb.m[0][0], values, v);
+    int lo = 0;
+    for (int k = 1; k < 3; k++)
+        if (values[k] < values[lo]) lo = k;
+    const int k1 = (lo + 1) % 3, k2 = (lo + 2) % 3;
+    // the smallest singular value from det B = det A, which rounding does not wipe out
+    s[k1] = sqrt(values[k1]), s[k2] = sqrt(values[k2]);
+    s[lo] = m3_det(a) / (s[k1] * s[k2]);
+    if (!(s[lo] > 0.0) || !isfinite(s[lo])) return m3_scale(a, 1.0 / cbrt(m3_det(a)));
+    // Parametrised by y = s'_lo (either root of its quadratic), kappa = y^2 - s_lo y and the two
+    // others take the larger root. y lies between s_lo and s_lo / det B = 1 / (s_k1 s_k2), where
+    // y s'_k1 s'_k2 - 1 changes sign; bisected geometrically.
+    double y0 = s[lo], y1 = 1.0 / (s[k1] * s[k2]);
+    if (y0 > y1) {
+        const double t = y0;
+        y0 = y1, y1 = t;
+    }
+    double y = 0.0, s1 = s[k1], s2 = s[k2];
+    for (int it = 0; it < SM_VOLUME_BISECTIONS; it++) {
+        y = sqrt(y0 * y1);
+        const double kappa = y * (y - s[lo]);
+        s1 = 0.5 * (s[k1] + sqrt(fmax(s[k1] * s[k1] + 4.0 * kappa, 0.0)));
+        s2 = 0.5 * (s[k2] + sqrt(fmax(s[k2] * s[k2] + 4.0 * kappa, 0.0)));
+        if (y * s1 * s2 < 1.0) y0 = y;
+        else y1 = y;
+    }
+    double scale[3];
+    scale[lo] = y / s[lo], scale[k1] = s1 / s[k1], scale[k2] = s2 / s[k2];
+    sm_mat3 m = m3_zero(); // V diag(s' / s) V^T
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            for (int k = 0; k < 3; k++) m.m[i][j] += v[i * 3 + k] * scale[k] * v[j * 3 + k];
+    return m3_mul(m3_mul(b, m), root_inv);
+}
+
+void sm_quadratic_volume_metric(const double *g, sm_mat3 *root, sm_mat3 *root_inv, double coupling[3][6])
+{
+    double gll[9], s[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) gll[i * 3 + j] = g[i * 9 + j];
+    sm_sym_pinv(3, gll, s);
+    sm_metric_roots(s, root, root_inv);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 6; j++) {
+            double sum = 0.0;
+            for (int k = 0; k < 3; k++) sum += s[i * 3 + k] * g[k * 9 + 3 + j];
+            coupling[i][j] = sum;
+        }
 }

@@ -176,6 +176,21 @@ static sm_result read_bool(const context *ctx, const cJSON *item, const char *fi
     return SM_OK;
 }
 
+/// volume_preservation: true (the nearest fit of determinant 1), false, "projection" (the same
+/// as true) or "scale" (the paper's A / cbrt(det A)).
+static sm_result read_volume(const context *ctx, const cJSON *item, const char *field, sm_object_def *def)
+{
+    if (cJSON_IsBool(item)) {
+        def->volume_preservation = cJSON_IsTrue(item), def->volume_by_scaling = false;
+        return SM_OK;
+    }
+    if (cJSON_IsString(item) && (!strcmp(item->valuestring, "projection") || !strcmp(item->valuestring, "scale"))) {
+        def->volume_preservation = true, def->volume_by_scaling = !strcmp(item->valuestring, "scale");
+        return SM_OK;
+    }
+    return field_error(ctx, field, "must be true, false, \"projection\" or \"scale\", got %s", GOT(item));
+}
+
 static sm_result read_vec3(const context *ctx, const cJSON *item, const char *field, sm_vec3 *out)
 {
     double v[3];
@@ -572,7 +587,7 @@ static sm_result parse_object(const context *ctx, const cJSON *item, sm_object_d
             has_tau = true;
             r = read_range(ctx, e, f, 0.0, INFINITY, true, "s", &def->tau);
         } else if (strcmp(f, "beta") == 0) r = read_range(ctx, e, f, 0.0, 1.0, false, "", &def->beta);
-        else if (strcmp(f, "volume_preservation") == 0) r = read_bool(ctx, e, f, &def->volume_preservation);
+        else if (strcmp(f, "volume_preservation") == 0) r = read_volume(ctx, e, f, def);
         else if (strcmp(f, "damping") == 0) r = read_range(ctx, e, f, 0.0, INFINITY, false, "per second", &def->damping);
         else if (strcmp(f, "clusters") == 0) r = parse_clusters(ctx, e, store, &def->clusters);
         else if (strcmp(f, "plasticity") == 0) r = parse_plasticity(ctx, e, &def->plasticity);
@@ -1034,6 +1049,7 @@ const sm_object_def *sm_scene_object_def(const sm_scene *scene, int32_t index)
 sm_result sm_scene_create_world(const sm_scene *scene, const sm_world_def *def, sm_world **out_world)
 {
     if (!scene || !out_world) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_scene_create_world: scene and out_world must not be NULL");
+    *out_world = NULL; // as sm_world_create: a failed call leaves no world behind
     sm_world_def scene_def = scene->world_def;
     if (!def) def = &scene_def;
     sm_world *world = NULL;

@@ -4,6 +4,7 @@
 #include "opencl/cl_backend.h"
 #include "world.h"
 
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,13 @@ const char *sm_pass_name(sm_pass pass)
 
 static bool in_unit_interval(double x) { return x >= 0.0 && x <= 1.0; }
 
+/// Whether a vector reaches the world's device intact: OpenCL kernels take floats, so there each
+/// component must be within the float range (any finite vector on the CPU reference).
+static bool fits_device(const sm_world *world, sm_vec3 v)
+{
+    return !world->cl || (fabs(v.x) <= FLT_MAX && fabs(v.y) <= FLT_MAX && fabs(v.z) <= FLT_MAX);
+}
+
 sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
 {
     if (!def || !out_world) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: def and out_world must not be NULL");
@@ -133,6 +141,13 @@ sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
         sm_result result = sm_cl_create(world, def->device);
         if (result == SM_OK) {
             world->backend_name = "opencl";
+            if (!fits_device(world, def->gravity)) {
+                sm_world_destroy(world);
+                return sm_fail(SM_ERROR_INVALID_ARGUMENT,
+                               "sm_world_create: gravity (%g, %g, %g) m/s^2 is beyond the float range of the OpenCL "
+                               "backend (|g| <= %g per axis)", def->gravity.x, def->gravity.y, def->gravity.z,
+                               (double)FLT_MAX);
+            }
         } else if (def->backend == SM_BACKEND_OPENCL || callers_opencl) {
             sm_world_destroy(world);
             return result;
@@ -196,9 +211,15 @@ static sm_result validate_object_def(const sm_object_def *d)
     if (!(d->damping >= 0.0) || !isfinite(d->damping)) BAD("damping must be >= 0 per second (got %g)", d->damping);
     if (d->mode != SM_MODE_RIGID && d->mode != SM_MODE_LINEAR && d->mode != SM_MODE_QUADRATIC)
         BAD("mode %d is not one of rigid, linear, quadratic", (int)d->mode);
-    if (!v3_is_finite(d->position) || !v3_is_finite(d->rotation) || !v3_is_finite(d->linear_velocity) ||
-        !v3_is_finite(d->angular_velocity) || !v3_is_finite(d->force))
-        BAD("position, rotation, velocities and force must be finite");
+    const struct {
+        const char *field;
+        sm_vec3 value;
+    } vectors[] = {{"position", d->position}, {"rotation", d->rotation}, {"linear_velocity", d->linear_velocity},
+                   {"angular_velocity", d->angular_velocity}, {"force", d->force}};
+    for (size_t v = 0; v < sizeof vectors / sizeof vectors[0]; v++)
+        if (!v3_is_finite(vectors[v].value))
+            BAD("%s must be finite (got (%g, %g, %g))", vectors[v].field, vectors[v].value.x, vectors[v].value.y,
+                vectors[v].value.z);
     if (d->cap.enabled && !(d->cap.soft >= 3.0 && d->cap.hard > d->cap.soft && isfinite(d->cap.hard)))
         BAD("cap needs 3 <= soft < hard (got soft %g, hard %g)", d->cap.soft, d->cap.hard);
     sm_result plastic = check_plasticity(&d->plasticity, "");
@@ -259,6 +280,9 @@ static sm_result validate_object_def(const sm_object_def *d)
     for (int32_t i = 0; i < 3 * f->triangle_count; i++)
         if (f->triangles[i] < 0 || f->triangles[i] >= f->vertex_count)
             BAD("surface triangle %d refers to vertex %d of %d", i / 3, f->triangles[i], f->vertex_count);
+    if (d->fixed_count < 0 || (d->fixed_count > 0 && !d->fixed))
+        BAD("fixed must hold fixed_count particle indices (got %d indices%s)", d->fixed_count,
+            d->fixed ? "" : " and no array");
     if (!(d->collisions.radius >= 0.0) || !isfinite(d->collisions.radius))
         BAD("collision radius must be >= 0 m (got %g)", d->collisions.radius);
     if (!(d->collisions.radius_scale >= 0.0) || !isfinite(d->collisions.radius_scale))
@@ -371,6 +395,50 @@ sm_result sm_world_reserve(sm_world *w, int64_t particles, int64_t clusters, int
                                 (long long)particles);
 }
 
+/// The particles [first, first + count) of an object being added, of mass `total_mass` centred on
+/// `com`: their velocities are finite (linear_velocity + angular_velocity x r can overflow), and on
+/// OpenCL every value the device takes as a float (position, velocity, force, mass and its inverse,
+/// acceleration), the object's mass and its second moment about `com` (the largest a cluster's
+/// moment matrices start at) are within the float range.
+static sm_result check_new_particles(const sm_world *world, int32_t first, int32_t count, double total_mass, sm_vec3 com)
+{
+    double moment = 0.0;
+    for (int32_t i = first; i < first + count; i++) {
+        const sm_vec3 v = world->velocity[i];
+        if (!v3_is_finite(v))
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT,
+                           "particle %d: its velocity (linear_velocity + angular_velocity x its offset from the centre of "
+                           "mass) is not finite (got (%g, %g, %g))", i - first, v.x, v.y, v.z);
+        if (!world->cl) continue;
+        const double m = world->mass[i];
+        if (!(m <= FLT_MAX && 1.0 / m <= FLT_MAX))
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT,
+                           "particle %d: its mass %g kg (from mass) or its inverse is beyond the float range of the "
+                           "OpenCL backend (%g)", i - first, m, (double)FLT_MAX);
+        const struct {
+            const char *what;
+            sm_vec3 value;
+        } values[] = {{"position (from position and shape)", world->position[i]},
+                      {"velocity (from linear_velocity and angular_velocity)", v},
+                      {"force", world->force[i]},
+                      {"acceleration (force / mass)", v3_scale(world->force[i], 1.0 / m)}};
+        for (size_t k = 0; k < sizeof values / sizeof values[0]; k++)
+            if (!fits_device(world, values[k].value))
+                return sm_fail(SM_ERROR_INVALID_ARGUMENT,
+                               "particle %d: its %s (%g, %g, %g) is beyond the float range of the OpenCL backend (%g)",
+                               i - first, values[k].what, values[k].value.x, values[k].value.y, values[k].value.z,
+                               (double)FLT_MAX);
+        const sm_vec3 r = v3_sub(world->position[i], com);
+        moment += m * v3_dot(r, r);
+    }
+    if (world->cl && !(total_mass <= FLT_MAX && moment <= FLT_MAX))
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT,
+                       "the object's mass %g kg or its second moment %g kg m^2 (sum of m |x - x_cm|^2) is beyond the float "
+                       "range of the OpenCL backend (%g): use the CPU backend or smaller units", total_mass, moment,
+                       (double)FLT_MAX);
+    return SM_OK;
+}
+
 sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t *out_object)
 {
     if (!world || !def) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_add_object: world and def must not be NULL");
@@ -448,6 +516,8 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
         world->velocity[first + i] = v3_add(def->linear_velocity, v3_cross(def->angular_velocity, r));
         world->force[first + i] = v3_scale(def->force, masses[i] / total_mass);
     }
+    result = check_new_particles(world, first, count, total_mass, com);
+    if (result != SM_OK) goto done;
     memset(world->target + 4 * (size_t)first, 0, 4 * sizeof(double) * (size_t)count); // no targets
     sm_forget_position_split(world, first, count);
     for (int32_t f = 0; f < def->fixed_count; f++) {
@@ -485,6 +555,7 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
         .beta = def->beta,
         .damping = def->damping,
         .volume_preservation = def->volume_preservation,
+        .volume_by_scaling = def->volume_by_scaling,
         .plasticity = def->plasticity,
         .cap = def->cap,
         .mass = total_mass,
@@ -597,9 +668,9 @@ sm_result sm_world_step_check(sm_world *world, double dt, int32_t substeps, cons
 {
     if (!world) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "%s: world must not be NULL", call);
     if (substeps < 1) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "%s: substeps must be >= 1 (got %d)", call, substeps);
-    if (!(dt / substeps >= SM_MIN_STEP) || !isfinite(dt))
-        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "%s: dt / substeps must be at least %g s (got dt %g, %d substeps)", call,
-                       SM_MIN_STEP, dt, substeps);
+    if (!(dt / substeps >= SM_MIN_STEP && dt / substeps <= SM_MAX_STEP) || !isfinite(dt))
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "%s: dt / substeps must be in [%g, %g] s (got dt %g, %d substeps)", call,
+                       SM_MIN_STEP, SM_MAX_STEP, dt, substeps);
     sm_result result = sm_world_update_map(world);
     if (result == SM_OK) result = sm_grid_layout(world);
     *out_h = dt / substeps;
@@ -764,7 +835,8 @@ static sm_result copy_out(const sm_world *world, const sm_vec3 *source, int fiel
         result = sm_cl_read(world, (sm_cl_field)field, first, count, xyz, &done);
         if (result != SM_OK) return result;
     }
-    if (!done) memcpy(xyz, source + first, sizeof(sm_vec3) * (size_t)count);
+    // (an empty world's arrays are NULL, which even an offset of 0 may not be applied to)
+    if (!done && count > 0) memcpy(xyz, source + first, sizeof(sm_vec3) * (size_t)count);
     return SM_OK;
 }
 
@@ -792,7 +864,7 @@ sm_result sm_world_get_masses(const sm_world *world, int32_t first, int32_t coun
 {
     sm_result result = check_range(world, first, count, out, "sm_world_get_masses");
     if (result != SM_OK) return result;
-    memcpy(out, world->mass + first, sizeof(double) * (size_t)count);
+    if (count > 0) memcpy(out, world->mass + first, sizeof(double) * (size_t)count);
     return SM_OK;
 }
 
@@ -802,9 +874,13 @@ static sm_result copy_in(sm_world *world, sm_vec3 *target, sm_cl_field field, in
 {
     sm_result result = check_range(world, first, count, xyz, call);
     if (result != SM_OK) return result;
-    for (int32_t i = 0; i < 3 * count; i++)
+    for (int32_t i = 0; i < 3 * count; i++) {
         if (!isfinite(xyz[i])) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "%s: value %d is not finite", call, i);
-    memcpy(target + first, xyz, sizeof(sm_vec3) * (size_t)count);
+        if (world->cl && !(fabs(xyz[i]) <= FLT_MAX))
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "%s: value %d (%g) is beyond the float range of the OpenCL backend",
+                           call, i, xyz[i]);
+    }
+    if (count > 0) memcpy(target + first, xyz, sizeof(sm_vec3) * (size_t)count);
     if (field == SM_CL_POSITION) sm_forget_position_split(world, first, count); // (the host set them)
     return sm_cl_write(world, field, first, count);
 }
@@ -873,17 +949,27 @@ sm_result sm_world_set_target(sm_world *world, int32_t particle, sm_vec3 target,
     if (!(stiffness >= 0.0 || stiffness == SM_TARGET_PIN) || !isfinite(stiffness))
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_set_target: stiffness must be >= 0 N/m or SM_TARGET_PIN (got %g)",
                        stiffness);
+    if (!fits_device(world, target) || (world->cl && !(stiffness <= FLT_MAX)))
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_set_target: target (%g, %g, %g) or stiffness %g is beyond the "
+                       "float range of the OpenCL backend", target.x, target.y, target.z, stiffness);
     double *t = &world->target[4 * (size_t)particle];
+    const double before[4] = {t[0], t[1], t[2], t[3]};
+    const int32_t count_before = world->target_count;
     world->target_count += (stiffness != 0.0) - (t[3] != 0.0);
     t[0] = target.x, t[1] = target.y, t[2] = target.z, t[3] = stiffness;
-    return sm_cl_write(world, SM_CL_TARGET, particle, 1);
+    sm_result result = sm_cl_write(world, SM_CL_TARGET, particle, 1);
+    if (result != SM_OK) { // the device could not take it: the world keeps its targets as they were
+        memcpy(t, before, sizeof before);
+        world->target_count = count_before;
+    }
+    return result;
 }
 
 sm_result sm_world_get_targets(const sm_world *world, int32_t first, int32_t count, double *xyzk)
 {
     sm_result result = check_range(world, first, count, xyzk, "sm_world_get_targets");
     if (result != SM_OK) return result;
-    memcpy(xyzk, world->target + 4 * (size_t)first, 4 * sizeof(double) * (size_t)count);
+    if (count > 0) memcpy(xyzk, world->target + 4 * (size_t)first, 4 * sizeof(double) * (size_t)count);
     return SM_OK;
 }
 
@@ -967,7 +1053,8 @@ sm_result sm_world_get_object_params(const sm_world *world, int32_t object, sm_o
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_get_object_params: no object %d (the world has %d)", object,
                        world ? world->object_count : 0);
     const sm_object *o = &world->objects[object];
-    *out = (sm_object_params){o->mode, o->alpha, o->tau, o->beta, o->damping, o->volume_preservation, o->plasticity};
+    *out = (sm_object_params){o->mode, o->alpha, o->tau, o->beta, o->damping, o->volume_preservation,
+                                o->volume_by_scaling, o->plasticity};
     return SM_OK;
 }
 
@@ -996,6 +1083,7 @@ sm_result sm_world_set_object_params(sm_world *world, int32_t object, const sm_o
     if (result != SM_OK) return result;
     o->mode = p->mode, o->alpha = p->alpha, o->tau = p->tau, o->beta = p->beta, o->damping = p->damping;
     o->volume_preservation = p->volume_preservation;
+    o->volume_by_scaling = p->volume_by_scaling;
     o->plasticity = p->plasticity;
     if (!mode_change && !plastic_on) return sm_cl_write_object(world, object);
     if (mode_change)

@@ -10,6 +10,7 @@
 #define SM_DEF_COOKIE 0x5348414d /* "SHAM": marks defs made by their default constructor */
 #define SM_MAX_COLLIDERS 256      /* colliders per world: each particle tests every one */
 #define SM_MIN_STEP 1e-9          /* s: shorter steps make alpha / h overflow long before they are useful */
+#define SM_MAX_STEP 10.0          /* s: longer steps are no simulation (positions grow as g h^2) */
 
 /// Per-object parameters, as given in its def.
 typedef struct sm_object {
@@ -17,7 +18,7 @@ typedef struct sm_object {
     sm_shape_type shape;
     sm_mode mode;
     double alpha, tau, beta, damping;
-    bool volume_preservation;
+    bool volume_preservation, volume_by_scaling;
     sm_plasticity plasticity;
     sm_cap cap;
     double mass;
@@ -45,6 +46,8 @@ typedef struct sm_cluster {
     sm_vec3 rest_center;                ///< x0_cm
     sm_mat3 plastic;                    ///< S_p
     sm_mat3 aqq;                        ///< A_qq = (sum m q q^T)^+
+    sm_mat3 metric_root, metric_root_inv; ///< the linear block's metric^(+-1/2), determinant 1 (volume preservation)
+    double coupling[3][6];              ///< quadratic mode: [Q M] += (A' - A) coupling after volume preservation
     double aqq9[9][9];                  ///< ~A_qq = (sum m q~ q~^T)^+ (quadratic objects)
     double quad_mean[6];                ///< a1..a6: mass-weighted means of qx^2, qy^2, qz^2, qx qy, qy qz, qz qx
     int32_t modes;                      ///< rank kept by the pseudo-inverse (3 or 9 when complete)
@@ -75,9 +78,16 @@ typedef struct sm_grid {
     int32_t *cell;          ///< 4 per particle: cell x, y, z and its bucket (-1: does not collide)
     int32_t *bucket_start;  ///< table_size + 1: bucket b holds sorted[bucket_start[b] .. bucket_start[b + 1])
     int32_t *sorted;        ///< the colliding particles by bucket, then by index
+    uint32_t *search;       ///< per particle: the neighbour cells the collide pass searches (sm_cpu_collision_grid())
+    int32_t *box;           ///< box_capacity: scratch of sm_cpu_collision_grid(), the object of each cell of a box
+    int64_t box_capacity;
     // the CPU collide pass's corrections of one sweep, per particle
     sm_vec3 *dx, *dv;
     double *weight;
+    // the CPU collide pass's copy of each slot of `sorted`: the particle's position in this sweep
+    // and radius (4 doubles), and its object, read in the slots' order
+    double *slot;
+    int32_t *slot_object;
 } sm_grid;
 
 /// A collider as the world keeps it: its def (the keyframes copied), its normal and axes.

@@ -190,7 +190,8 @@ static int bench_scene(int argc, char **argv)
     const double median = repeat % 2 ? rates[repeat / 2] : 0.5 * (rates[repeat / 2 - 1] + rates[repeat / 2]);
     char date[32];
     const time_t t = time(NULL);
-    strftime(date, sizeof date, "%Y-%m-%d", gmtime(&t));
+    struct tm utc;
+    if (!gmtime_r(&t, &utc) || strftime(date, sizeof date, "%Y-%m-%d", &utc) == 0) snprintf(date, sizeof date, "unknown");
     printf("scene=%s backend=%s device=\"%s\" date=%s\n", path, sm_world_backend_name(worlds[0]),
            *sm_world_device_name(worlds[0]) ? sm_world_device_name(worlds[0]) : "the CPU reference (one thread)", date);
     printf("objects=%d clusters=%d particles=%d memberships=%d dt=%g substeps=%d collisions=%s\n", counts.objects,

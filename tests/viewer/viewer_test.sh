@@ -21,7 +21,16 @@ if ! command -v xvfb-run > /dev/null; then
     exit 1
 fi
 mkdir -p "$out"
-run() { xvfb-run -a -s "-screen 0 1280x720x24" "$view" "$@"; }
+# $SM_VIEW_PRELOAD: libraries preloaded into the viewer alone, not into xvfb-run and Xvfb (the
+# sanitized build's tests/sanitize/run.sh keeps the OpenGL driver loaded until LeakSanitizer's
+# check at exit: unloaded, its globals no longer point at what it allocated)
+run() {
+    if [ -n "${SM_VIEW_PRELOAD:-}" ]; then
+        xvfb-run -a -s "-screen 0 1280x720x24" env LD_PRELOAD="$SM_VIEW_PRELOAD" "$view" "$@"
+    else
+        xvfb-run -a -s "-screen 0 1280x720x24" "$view" "$@"
+    fi
+}
 
 # Prints a report's numbers and checks a Python expression over it (r: the report).
 check() {

@@ -163,6 +163,10 @@ typedef struct sm_world_def {
     sm_backend backend; ///< default SM_BACKEND_DEFAULT
     /// OpenCL device: an index into sm_opencl_devices()' list or part of a device or platform
     /// name (case-insensitive). NULL or "": $SM_DEVICE, else the first GPU, else the first device.
+    /// $SM_WORK_GROUP_SIZE, a power of two, sets the work-group size of the kernels that run a
+    /// work-item per particle, cluster or vertex (default 64, or a kernel's limit when lower),
+    /// which changes no result. When the device or a kernel cannot run groups of that size, the
+    /// OpenCL backend is refused as if there were no device (the error names the variable).
     const char *device;
     /// OpenCL: time every pass with device events; each step then waits for the device.
     /// Default false (the CPU reference always times its passes).
@@ -312,7 +316,8 @@ typedef struct sm_object_def {
     double alpha;              ///< stiffness in [0, 1]: fraction of the way to the goal per step, default 0.5
     double tau;                ///< s; when > 0, alpha = min(1, h / tau) for step length h, default 0 (use alpha)
     double beta;               ///< in [0, 1]: weight of the linear or quadratic fit against R, default 0.5
-    bool volume_preservation;  ///< divide the linear fit by cbrt(det), default true
+    bool volume_preservation;  ///< goals keep the rest volume: the nearest fit of determinant 1, default true
+    bool volume_by_scaling;    ///< with volume_preservation, the paper's A / cbrt(det A) instead, default false
     sm_cluster_def clusters;   ///< default one cluster of the whole object
     sm_plasticity plasticity;  ///< default off
     sm_cap cap;                ///< default off
@@ -329,12 +334,17 @@ typedef struct sm_object_def {
 SM_API sm_object_def sm_object_def_default(void);
 
 /// Adds an object; its particles are appended after those already in the world, in the
-/// shape's own order. *out_object (may be NULL) receives its index.
+/// shape's own order. *out_object (may be NULL) receives its index. On OpenCL, whose kernels
+/// compute in float, values beyond the float range (3.4e38) are refused (README "Float range").
 SM_API sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t *out_object);
 
 /* ---- Stepping ---------------------------------------------------------------------- */
 
-/// Advances the world by dt seconds in `substeps` equal steps of h = dt / substeps.
+/// Advances the world by dt seconds in `substeps` equal steps of h = dt / substeps, h in [1e-9, 10] s.
+/// On OpenCL the first step after objects are added makes the device buffers: when they would not
+/// fit the device (CL_DEVICE_GLOBAL_MEM_SIZE, CL_DEVICE_MAX_MEM_ALLOC_SIZE, or $SM_DEVICE_MEMORY_LIMIT
+/// bytes), it fails with SM_ERROR_OUT_OF_MEMORY giving the bytes needed and available, and the
+/// world holds no device memory.
 SM_API sm_result sm_world_step(sm_world *world, double dt, int32_t substeps);
 
 /// The passes of one step, in pipeline order.
@@ -533,7 +543,8 @@ typedef struct sm_object_params {
     double tau;     ///< s; when > 0, alpha = min(1, h / tau)
     double beta;    ///< in [0, 1]
     double damping; ///< 1/s, >= 0
-    bool volume_preservation;  ///< divide the linear and quadratic fits by the cube root of det(A)
+    bool volume_preservation;  ///< goals keep the rest volume (the nearest linear fit of determinant 1)
+    bool volume_by_scaling;    ///< with volume_preservation, the paper's A / cbrt(det A) instead
     sm_plasticity plasticity;  ///< plastic creep; turning it off keeps the rest shape reached so far
 } sm_object_params;
 

@@ -1,13 +1,24 @@
 #include "cpu_passes.h"
 #include "../math3.h"
 
-/// Volume treatment and deformation cap of a linear block A, given the cluster's R.
-static sm_mat3 treat_linear_block(sm_mat3 a, sm_mat3 r, const sm_object *object)
+/// Volume treatment and deformation cap of a linear block A, given the cluster. `projected`
+/// gets the change the volume projection made (zero otherwise).
+static sm_mat3 treat_linear_block(sm_mat3 a, const sm_cluster *cluster, const sm_object *object, sm_mat3 *projected)
 {
+    const sm_mat3 r = cluster->rotation;
+    *projected = m3_zero();
     if (object->volume_preservation) {
         double d = m3_det(a);
         // an inverted or flattened match never drives the goal (Henriques & Wuensche 3.2)
-        a = d > 1e-6 ? m3_scale(a, 1.0 / cbrt(d)) : r;
+        if (!(d > 1e-6)) {
+            a = r;
+        } else if (object->volume_by_scaling) {
+            a = m3_scale(a, 1.0 / cbrt(d));
+        } else {
+            const sm_mat3 before = a;
+            a = sm_volume_projection(a, cluster->metric_root, cluster->metric_root_inv);
+            *projected = m3_sub(a, before);
+        }
     }
     if (object->cap.enabled) {
         double soft = object->cap.soft, hard = object->cap.hard;
@@ -36,7 +47,8 @@ void sm_cpu_goal_transform(sm_world *world)
                 for (int j = 0; j < 3; j++) t[i][j] = r.m[i][j];
             break;
         case SM_MODE_LINEAR: {
-            sm_mat3 a = treat_linear_block(cluster->linear_fit, r, object);
+            sm_mat3 projected;
+            sm_mat3 a = treat_linear_block(cluster->linear_fit, cluster, object, &projected);
             sm_mat3 blended = m3_lerp(r, a, beta);
             for (int i = 0; i < 3; i++)
                 for (int j = 0; j < 3; j++) t[i][j] = blended.m[i][j];
@@ -48,7 +60,12 @@ void sm_cpu_goal_transform(sm_world *world)
             sm_mat3 a;
             for (int i = 0; i < 3; i++)
                 for (int j = 0; j < 3; j++) a.m[i][j] = fit[i][j];
-            a = treat_linear_block(a, r, object);
+            sm_mat3 projected;
+            a = treat_linear_block(a, cluster, object, &projected);
+            // the quadratic block refitted to the projected linear one: [Q M] += (A' - A) C
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 6; j++)
+                    for (int k = 0; k < 3; k++) fit[i][3 + j] += projected.m[i][k] * cluster->coupling[k][j];
             for (int i = 0; i < 3; i++) {
                 for (int j = 0; j < 3; j++) t[i][j] = beta * a.m[i][j] + (1.0 - beta) * r.m[i][j];
                 for (int j = 3; j < 9; j++) t[i][j] = beta * fit[i][j];

@@ -11,18 +11,28 @@ static double particle_contacts(const sm_world *world, int32_t i, double h, bool
     const sm_collisions *settings = &world->def.collisions;
     const double w_i = 1.0 / world->mass[i];
     const sm_vec3 x_i = world->position[i], v_i = world->velocity[i];
+    const int32_t object = world->particle_object[i];
+    const bool self = world->objects[object].self_collides;
+    const uint32_t search = grid->search[i]; // the cells that may hold a pair (pass 5)
     sm_vec3 dx = {0, 0, 0}, dv = {0, 0, 0};
     double weight = 0.0;
     for (int k = 0; k < 27; k++) {
+        if (!(search >> k & 1u)) continue;
         int32_t c[3];
         const int32_t b = sm_grid_neighbour_cell(grid, &grid->cell[4 * i], k, c);
         for (int32_t s = grid->bucket_start[b]; s < grid->bucket_start[b + 1]; s++) {
-            const int32_t j = grid->sorted[s];
-            if (!sm_grid_in_cell(grid, s, c) || !sm_grid_pair_collides(world, i, j)) continue;
-            const sm_vec3 d = v3_sub(x_i, world->position[j]);
-            const double reach = world->radius[i] + world->radius[j];
+            // (the tests in the order that rejects most at least cost, from the slots' copies: another
+            // object's particle in the grid always collides with i, sm_grid_pair_collides() decides
+            // the others)
+            const bool other = grid->slot_object[s] != object;
+            if (!other && !self) continue;
+            const double *slot = &grid->slot[4 * s]; // x_j, r_j
+            const sm_vec3 d = v3_sub(x_i, v3(slot[0], slot[1], slot[2]));
+            const double reach = world->radius[i] + slot[3];
             const double dist2 = v3_dot(d, d);
             if (!(dist2 < reach * reach)) continue;
+            const int32_t j = grid->sorted[s];
+            if (!sm_grid_in_cell(grid, s, c) || !(other || sm_grid_pair_collides(world, i, j))) continue;
             // the normal is the pair's direction at the start of the step, x - h v, so that a
             // particle that moved past the other's centre in one step is pushed back, not through
             const sm_vec3 v_rel = v3_sub(v_i, world->velocity[j]);
@@ -57,11 +67,20 @@ void sm_cpu_collide(sm_world *world, double h)
     const int32_t n = world->particle_count;
     sm_vec3 *dx = world->grid.dx, *dv = world->grid.dv;
     double *weight = world->grid.weight;
+    const int32_t slots = world->grid.bucket_start[world->grid.table_size];
+    for (int32_t s = 0; s < slots; s++) world->grid.slot_object[s] = world->particle_object[world->grid.sorted[s]];
     for (int32_t sweep = 0; sweep < world->def.collisions.iterations; sweep++) {
         const bool respond = sweep == 0; // velocities respond once per step, in the first sweep
+        for (int32_t s = 0; s < slots; s++) {
+            const int32_t j = world->grid.sorted[s];
+            double *slot = world->grid.slot + 4 * (size_t)s;
+            slot[0] = world->position[j].x, slot[1] = world->position[j].y, slot[2] = world->position[j].z;
+            slot[3] = world->radius[j];
+        }
         for (int32_t i = 0; i < n; i++) {
             weight[i] = 0.0;
-            if (world->fixed[i] || world->grid.cell[4 * i + 3] < 0) continue;
+            // (no cell around it holds a particle it may collide with: pass 5)
+            if (world->fixed[i] || world->grid.cell[4 * i + 3] < 0 || world->grid.search[i] == 0) continue;
             weight[i] = particle_contacts(world, i, h, respond, &dx[i], &dv[i]);
         }
         for (int32_t i = 0; i < n; i++) {

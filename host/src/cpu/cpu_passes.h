@@ -13,7 +13,8 @@ void sm_cpu_rotation(sm_world *world);
 void sm_cpu_goal_transform(sm_world *world);
 /// 4-8. Per particle: blended goal, velocity update, damping and position update.
 void sm_cpu_blend_integrate(sm_world *world, double h);
-/// 8a. The uniform grid: the colliding particles sorted by the bucket of their cell.
+/// 8a. The uniform grid: the colliding particles sorted by the bucket of their cell, and which
+/// cells around each one hold particles it may collide with.
 void sm_cpu_collision_grid(sm_world *world);
 /// 8b. Contact between particles: `iterations` sweeps of position corrections, the first with
 /// the velocity response.

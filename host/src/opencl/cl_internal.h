@@ -12,7 +12,7 @@ _Static_assert(sizeof(sm_k_cluster) == 32, "sm_k_cluster must match the kernels'
 _Static_assert(sizeof(sm_k_mat3) == 48, "sm_k_mat3 must match the kernels' layout");
 _Static_assert(sizeof(sm_k_mat39) == 108, "sm_k_mat39 must match the kernels' layout");
 _Static_assert(sizeof(sm_k_weights) == 36, "sm_k_weights must match the kernels' layout");
-_Static_assert(sizeof(sm_k_cluster_rest) == 80, "sm_k_cluster_rest must match the kernels' layout");
+_Static_assert(sizeof(sm_k_cluster_rest) == 248, "sm_k_cluster_rest must match the kernels' layout");
 _Static_assert(sizeof(sm_k_collider) == 96, "sm_k_collider must match the kernels' layout");
 _Static_assert(sizeof(sm_k_collider_state) == 48, "sm_k_collider_state must match the kernels' layout");
 _Static_assert(SM_K_COLLIDER_PLANE == SM_COLLIDER_PLANE && SM_K_COLLIDER_BOX == SM_COLLIDER_BOX &&
@@ -146,6 +146,16 @@ static inline void sm_cl_count_transfer(const sm_cl_backend *cl, size_t bytes)
     sm_cl_backend *counted = (sm_cl_backend *)cl; // the counters are not the world's state
     counted->transfers++;
     counted->transfer_bytes += (int64_t)bytes;
+}
+
+/// The low half of the double-float pair of x: x - (float)x, rounded to float. The float is read
+/// back through a volatile: at -O2, GCC 12 vectorizes two neighbouring coordinates and its value
+/// numbering (FRE) then folds the vector (double)(float)x to x, which zeroed the low halves of x
+/// and y of every position, cluster centre, collider and pusher sent to the device.
+static inline float sm_cl_low_half(double x)
+{
+    volatile float hi = (float)x;
+    return (float)(x - hi);
 }
 
 /// One blocking read of `count` elements of `element` bytes from element `first` of `buffer`

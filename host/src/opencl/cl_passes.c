@@ -3,6 +3,8 @@
  * particle or per bucket. */
 #include "cl_internal.h"
 
+#include <stdlib.h>
+
 static const char *kernel_names[SM_CLK_COUNT] = {
     "sm_cluster_moments", "sm_cluster_moments_group", "sm_rotation",        "sm_goal_transform",  "sm_blend_integrate",
     "sm_contact_refresh", "sm_contact_decide", "sm_grid_hash",       "sm_grid_scan_blocks", "sm_grid_scan_totals",
@@ -11,9 +13,38 @@ static const char *kernel_names[SM_CLK_COUNT] = {
     "sm_ground",          "sm_plasticity",      "sm_skin_centers",    "sm_skin_vertices",
     "sm_skin_normals",    "sm_check_finite"};
 
+/// $SM_WORK_GROUP_SIZE into *out (0 when it is not set): a power of two that the device's
+/// CL_DEVICE_MAX_WORK_GROUP_SIZE and CL_DEVICE_MAX_WORK_ITEM_SIZES allow, else an error. (A
+/// device may still fail at a size it reports: PoCL 3.1's CPU device reports 4096, but the
+/// plasticity kernel's private arrays for a group of 4096 overflow its worker threads' stacks.)
+static sm_result forced_group_size(const sm_cl_device *d, size_t *out)
+{
+    *out = 0;
+    const char *env = getenv("SM_WORK_GROUP_SIZE");
+    if (!env || !*env) return SM_OK;
+    char *end = NULL;
+    const long long value = strtoll(env, &end, 10);
+    if (*end != '\0' || value < 1 || (value & (value - 1)) != 0)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "SM_WORK_GROUP_SIZE must be a power of two (1, 2, 4, ...), got '%s'", env);
+    size_t items[3] = {0, 0, 0};
+    sm_result result = SM_OK;
+    SM_CL_TRY(clGetDeviceInfo(d->device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, NULL));
+    const size_t largest = d->max_group < items[0] ? d->max_group : items[0];
+    if ((unsigned long long)value > largest)
+        return sm_fail(SM_ERROR_UNAVAILABLE,
+                       "SM_WORK_GROUP_SIZE=%lld: %s runs work-groups of at most %zu work-items "
+                       "(CL_DEVICE_MAX_WORK_GROUP_SIZE %zu, CL_DEVICE_MAX_WORK_ITEM_SIZES[0] %zu)",
+                       value, d->name, largest, d->max_group, items[0]);
+    *out = (size_t)value;
+cleanup:
+    return result;
+}
+
 sm_result sm_cl_create_kernels(sm_cl_backend *cl)
 {
-    sm_result result = SM_OK;
+    size_t forced = 0;
+    sm_result result = forced_group_size(cl->device, &forced);
+    if (result != SM_OK) return result;
     for (int p = 0; p < SM_CLK_COUNT; p++) {
         cl_int status = CL_SUCCESS;
         cl->kernels[p] = clCreateKernel(cl->device->program, kernel_names[p], &status);
@@ -21,11 +52,24 @@ sm_result sm_cl_create_kernels(sm_cl_backend *cl)
         size_t group = 0;
         SM_CL_TRY(clGetKernelWorkGroupInfo(cl->kernels[p], cl->device->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof group,
                                            &group, NULL));
-        // 64 suits every device we know; the kernels guard against the padding
-        cl->group[p] = group < 64 ? group : 64;
-        // a work-group per large cluster: the largest power of two up to SM_K_GROUP_SIZE
-        if (p == SM_CLK_CLUSTER_MOMENTS_GROUP)
+        if (p == SM_CLK_CLUSTER_MOMENTS_GROUP) {
+            // a work-group per large cluster: the largest power of two up to SM_K_GROUP_SIZE, fixed
+            // by design whatever $SM_WORK_GROUP_SIZE says (its tree sum's order depends on the size,
+            // so one device always sums a cluster alike)
             for (cl->group[p] = 1; 2 * cl->group[p] <= group && 2 * cl->group[p] <= SM_K_GROUP_SIZE;) cl->group[p] *= 2;
+        } else if (forced > 0) {
+            // one work-item per cluster, particle, bucket or vertex, none depending on the others of
+            // its group: any size gives the same results (tests/test_determinism runs several)
+            if (forced > group)
+                return sm_fail(SM_ERROR_UNAVAILABLE,
+                               "SM_WORK_GROUP_SIZE=%zu: kernel %s runs work-groups of at most %zu work-items on %s "
+                               "(CL_KERNEL_WORK_GROUP_SIZE)",
+                               forced, kernel_names[p], group, cl->device->name);
+            cl->group[p] = forced;
+        } else {
+            // 64 suits every device we know; the kernels guard against the padding
+            cl->group[p] = group < 64 ? group : 64;
+        }
     }
 cleanup:
     return result;
@@ -334,8 +378,8 @@ static sm_result ground(sm_world *world)
     const float height = (float)g.height;
     const cl_float4 plane = {{height, (float)g.restitution, (float)g.friction, (float)(g.height - height)}};
     const cl_float4 sphere = {{(float)p.center.x, (float)p.center.y, (float)p.center.z, (float)p.radius}};
-    const cl_float4 sphere_lo = {{(float)(p.center.x - sphere.s[0]), (float)(p.center.y - sphere.s[1]),
-                                  (float)(p.center.z - sphere.s[2]), 0.0f}};
+    const cl_float4 sphere_lo = {
+        {sm_cl_low_half(p.center.x), sm_cl_low_half(p.center.y), sm_cl_low_half(p.center.z), 0.0f}};
     const cl_float4 sphere_velocity = {{(float)p.velocity.x, (float)p.velocity.y, (float)p.velocity.z, 0.0f}};
     const cl_int colliders = world->collider_count, state_first = world->cl->substep * colliders;
     const size_t m = sizeof(cl_mem);

@@ -37,6 +37,10 @@ const char *sm_cl_error_name(cl_int error)
 sm_result sm_cl_fail(const char *call, cl_int error, const char *file, int line)
 {
     const char *base = strrchr(file, '/');
+    // the device (or the host for it) ran out of memory: an allocation error, not a missing device
+    if (error == CL_MEM_OBJECT_ALLOCATION_FAILURE || error == CL_OUT_OF_RESOURCES || error == CL_OUT_OF_HOST_MEMORY)
+        return sm_fail(SM_ERROR_OUT_OF_MEMORY, "OpenCL: %s failed: %s (%d) at %s:%d: the device ran out of memory", call,
+                       sm_cl_error_name(error), error, base ? base + 1 : file, line);
     return sm_fail(SM_ERROR_UNAVAILABLE, "OpenCL: %s failed: %s (%d) at %s:%d", call, sm_cl_error_name(error), error,
                    base ? base + 1 : file, line);
 }
@@ -170,6 +174,7 @@ static sm_result choose_device(const char *selector, const device_entry *entries
 
 /// The kernel files joined in pipeline order with their #include lines blanked; from the
 /// embedded copy, or from $SM_KERNEL_DIR when set (to iterate on kernels without rebuilding).
+/// Each file opens with a #line directive, so the compiler's log names the file and its line.
 sm_result sm_cl_program_source(char **out)
 {
     const char *dir = getenv("SM_KERNEL_DIR");
@@ -188,13 +193,14 @@ sm_result sm_cl_program_source(char **out)
             else if (status != SM_READ_OK)
                 result = sm_fail(SM_ERROR_IO, "SM_KERNEL_DIR: cannot read %s", path);
         }
-        capacity += strlen(texts[f] ? texts[f] : sm_kernel_files[f].text) + 64;
+        capacity += strlen(texts[f] ? texts[f] : sm_kernel_files[f].text) + 2 * strlen(sm_kernel_files[f].name) + 64;
     }
     char *source = result == SM_OK ? malloc(capacity) : NULL;
     if (result == SM_OK && !source) result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory joining kernels");
     for (int f = 0; f < sm_kernel_file_count && result == SM_OK; f++) {
         const char *text = texts[f] ? texts[f] : sm_kernel_files[f].text;
-        length += (size_t)sprintf(source + length, "// ---- %s\n", sm_kernel_files[f].name);
+        length += (size_t)sprintf(source + length, "// ---- %s\n#line 1 \"%s\"\n", sm_kernel_files[f].name,
+                                  sm_kernel_files[f].name);
         for (const char *line = text; *line;) {
             const char *next = strchr(line, '\n');
             size_t n = next ? (size_t)(next - line + 1) : strlen(line);

@@ -22,7 +22,8 @@ extern const int sm_kernel_file_count;
 /// Name of an OpenCL error code, e.g. "CL_OUT_OF_RESOURCES".
 const char *sm_cl_error_name(cl_int error);
 
-/// Records "CALL failed: CL_..." (with the file and line) and returns SM_ERROR_UNAVAILABLE.
+/// Records "CALL failed: CL_..." (with the file and line) and returns SM_ERROR_UNAVAILABLE, or
+/// SM_ERROR_OUT_OF_MEMORY for CL_MEM_OBJECT_ALLOCATION_FAILURE, CL_OUT_OF_RESOURCES and CL_OUT_OF_HOST_MEMORY.
 sm_result sm_cl_fail(const char *call, cl_int error, const char *file, int line);
 
 /// Evaluates an OpenCL call; on failure records it and jumps to the label `cleanup`, with

@@ -129,6 +129,56 @@ static sm_result make_buffer(sm_cl_backend *cl, cl_mem *out, size_t element, int
     return SM_OK;
 }
 
+/// What the device can hold: CL_DEVICE_GLOBAL_MEM_SIZE in all and CL_DEVICE_MAX_MEM_ALLOC_SIZE in
+/// one buffer, capped by $SM_DEVICE_MEMORY_LIMIT when it is set ("BYTES": both at most BYTES;
+/// "BYTES,BUFFER_BYTES": one buffer at most BUFFER_BYTES); *global_from and *alloc_from name where
+/// each bound comes from.
+static void device_memory(const sm_cl_backend *cl, int64_t *out_global, int64_t *out_alloc, const char **global_from,
+                          const char **alloc_from)
+{
+    cl_ulong global = 0, alloc = 0;
+    if (clGetDeviceInfo(cl->device->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof global, &global, NULL) != CL_SUCCESS)
+        global = (cl_ulong)INT64_MAX;
+    if (clGetDeviceInfo(cl->device->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof alloc, &alloc, NULL) != CL_SUCCESS)
+        alloc = global;
+    *out_global = global > (cl_ulong)INT64_MAX ? INT64_MAX : (int64_t)global;
+    *out_alloc = alloc > (cl_ulong)INT64_MAX ? INT64_MAX : (int64_t)alloc;
+    *global_from = "CL_DEVICE_GLOBAL_MEM_SIZE";
+    *alloc_from = "CL_DEVICE_MAX_MEM_ALLOC_SIZE";
+    const char *env = getenv("SM_DEVICE_MEMORY_LIMIT");
+    if (!env || !*env) return;
+    char *end = NULL;
+    const long long limit = strtoll(env, &end, 10);
+    long long buffer_limit = limit;
+    if (end && *end == ',') buffer_limit = strtoll(end + 1, &end, 10);
+    if (!(limit > 0 && buffer_limit > 0 && end && *end == '\0')) return; // not a byte count: ignored
+    if (limit < *out_global) *out_global = limit, *global_from = "$SM_DEVICE_MEMORY_LIMIT";
+    if (buffer_limit < *out_alloc) *out_alloc = buffer_limit, *alloc_from = "$SM_DEVICE_MEMORY_LIMIT";
+}
+
+/// Fails with SM_ERROR_OUT_OF_MEMORY, before they are allocated, when `total` bytes of buffers
+/// (the largest `largest` bytes, one of the `what` buffers) do not fit the device.
+static sm_result check_device_memory(const sm_world *world, int64_t total, int64_t largest, const char *what)
+{
+    const sm_cl_backend *cl = world->cl;
+    int64_t global = 0, alloc = 0;
+    const char *global_from = "", *alloc_from = "";
+    device_memory(cl, &global, &alloc, &global_from, &alloc_from);
+    if (total > global)
+        return sm_fail(SM_ERROR_OUT_OF_MEMORY,
+                       "OpenCL: the world (%d particles, %d clusters, %d memberships) needs %lld bytes of device memory, "
+                       "and %s has %lld bytes (%s)",
+                       world->particle_count, world->cluster_count, world->membership_count, (long long)total,
+                       cl->device->name, (long long)global, global_from);
+    if (largest > alloc)
+        return sm_fail(SM_ERROR_OUT_OF_MEMORY,
+                       "OpenCL: the world (%d particles, %d clusters, %d memberships) needs a buffer of %lld bytes "
+                       "(one of its %s buffers), and %s allocates at most %lld bytes in one buffer (%s)",
+                       world->particle_count, world->cluster_count, world->membership_count, (long long)largest, what,
+                       cl->device->name, (long long)alloc, alloc_from);
+    return SM_OK;
+}
+
 /// Whether any object is quadratic, and any plastic (their buffers are made only then).
 static void mode_mix(const sm_world *world, bool *quadratic, bool *plastic)
 {
@@ -218,6 +268,18 @@ static sm_result make_buffers(sm_world *world)
         {&b->surface_position, sizeof(cl_float4), world->surface_vertex_count, SM_CL_MEM_SURFACES},
         {&b->surface_normal, sizeof(cl_float4), world->surface_vertex_count, SM_CL_MEM_SURFACES},
     };
+    // the whole layout against the device's memory first, so a world too large fails cleanly
+    static const char *const kind_names[SM_CL_MEM_KINDS] = {"per-particle", "per-membership", "per-cluster", "surface",
+                                                            "contact"};
+    int64_t total = 0, largest = 0;
+    const char *largest_kind = "";
+    for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
+        const int64_t bytes = (int64_t)plan[i].element * (plan[i].count > 0 ? plan[i].count : 1);
+        total += bytes;
+        if (bytes > largest) largest = bytes, largest_kind = kind_names[plan[i].kind];
+    }
+    sm_result checked = check_device_memory(world, total, largest, largest_kind);
+    if (checked != SM_OK) return checked;
     for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
         sm_result result = make_buffer(cl, plan[i].buffer, plan[i].element, plan[i].count);
         if (result != SM_OK) {
@@ -242,7 +304,7 @@ static sm_vec3 from_f4(cl_float4 v) { return v3(v.s[0], v.s[1], v.s[2]); }
 /// The remainder v - (float)v of each coordinate: the low half of a double-float pair.
 static cl_float4 f4_lo(sm_vec3 v)
 {
-    return (cl_float4){{(float)(v.x - (float)v.x), (float)(v.y - (float)v.y), (float)(v.z - (float)v.z), 0.0f}};
+    return (cl_float4){{sm_cl_low_half(v.x), sm_cl_low_half(v.y), sm_cl_low_half(v.z), 0.0f}};
 }
 
 /// hi + lo of a double-float pair.
@@ -295,8 +357,9 @@ static sm_k_object k_object(const sm_object *o)
 {
     sm_k_object k = {
         .mode = (sm_int)o->mode,
-        .flags = (o->volume_preservation ? SM_K_VOLUME : 0) | (o->cap.enabled ? SM_K_CAP : 0) |
-                 (o->plasticity.enabled ? SM_K_PLASTIC : 0) | (o->self_collides ? SM_K_SELF_COLLIDE : 0),
+        .flags = (o->volume_preservation ? SM_K_VOLUME : 0) | (o->volume_by_scaling ? SM_K_VOLUME_SCALE : 0) |
+                 (o->cap.enabled ? SM_K_CAP : 0) | (o->plasticity.enabled ? SM_K_PLASTIC : 0) |
+                 (o->self_collides ? SM_K_SELF_COLLIDE : 0),
         .first_particle = o->first_particle,
         .particle_count = o->particle_count,
         .alpha = (float)o->alpha,
@@ -419,10 +482,15 @@ static sm_result ensure_targets(sm_world *world, bool *made)
     sm_cl_backend *cl = world->cl;
     *made = false;
     if (world->target_count == 0 || cl->target_capacity >= world->particle_count) return SM_OK;
+    int64_t used = 0;
+    for (int k = 0; k < SM_CL_MEM_KINDS; k++) used += cl->memory[k];
+    const int64_t bytes = (int64_t)sizeof(cl_float4) * world->particle_count;
+    sm_result result = check_device_memory(world, used + bytes, bytes, "target");
+    if (result != SM_OK) return result;
     if (cl->buffers.target) clReleaseMemObject(cl->buffers.target);
     cl->buffers.target = NULL;
     cl->target_capacity = 0;
-    sm_result result = make_buffer(cl, &cl->buffers.target, sizeof(cl_float4), world->particle_count);
+    result = make_buffer(cl, &cl->buffers.target, sizeof(cl_float4), world->particle_count);
     if (result != SM_OK) return result;
     cl->target_capacity = world->particle_count;
     *made = true;
@@ -543,8 +611,11 @@ sm_result sm_cl_push(sm_world *world)
                 nearest = v3_dot(world->member_rest[j], world->member_rest[j]);
                 clusters[i].anchor = world->member_particle[j];
             }
-        rest[i] = (sm_k_cluster_rest){.aqq = k_mat3(cluster->aqq)};
+        rest[i] = (sm_k_cluster_rest){.aqq = k_mat3(cluster->aqq), .metric_root = k_mat3(cluster->metric_root),
+                                      .metric_root_inv = k_mat3(cluster->metric_root_inv)};
         for (int j = 0; j < 6; j++) rest[i].quad_mean[j] = (float)cluster->quad_mean[j];
+        for (int r = 0; r < 3; r++)
+            for (int j = 0; j < 6; j++) rest[i].coupling[r][j] = (float)cluster->coupling[r][j];
     }
     PUT(b->clusters, sizeof *clusters, c, clusters);
     for (int32_t i = 0, l = 0; i < c; i++)
@@ -602,6 +673,7 @@ sm_result sm_cl_push(sm_world *world)
     }
 cleanup:
     free(objects), free(ints), free(vec4), free(clusters), free(rest), free(mat3), free(mat39), free(weights);
+    if (result == SM_ERROR_OUT_OF_MEMORY) release_buffers(cl); // the device ran out: free what it holds of this world
     return result;
 }
 
@@ -966,6 +1038,8 @@ static sm_result write_collider_states(sm_world *world, double h, int32_t subste
 sm_result sm_cl_prepare(sm_world *world)
 {
     sm_result result = sm_cl_buffers_current(world->cl, world) ? SM_OK : sm_cl_push(world);
+    bool made = false; // targets set while their buffer could not be made: again now, or fail again
+    if (result == SM_OK) result = ensure_targets(world, &made);
     return result == SM_OK ? upload_colliders(world) : result;
 }
 
