@@ -65,11 +65,25 @@ sm_result create_world(const sm_scene *scene, sm_backend backend, sm_world **out
     return sm_scene_create_world(scene, &def, out);
 }
 
-sm_world *world_from_json(const char *json)
+sm_world *world_from_json(const char *json) { return world_from_json_on(json, SM_BACKEND_CPU); }
+
+uint64_t state_hash(const sm_world *world)
+{
+    int32_t n = sm_world_get_counts(world).particles;
+    double *x = get_positions(world), *v = get_velocities(world);
+    uint64_t h = 0xcbf29ce484222325ull;
+    const unsigned char *bytes[2] = {(const unsigned char *)x, (const unsigned char *)v};
+    for (int a = 0; a < 2; a++)
+        for (size_t i = 0; i < sizeof(double) * 3 * (size_t)n; i++) h = (h ^ bytes[a][i]) * 0x100000001b3ull;
+    free(x), free(v);
+    return h;
+}
+
+sm_world *world_from_json_on(const char *json, sm_backend backend)
 {
     sm_scene *scene = NULL;
     sm_world *world = NULL;
-    if (sm_scene_load_string(json, "test scene", &scene) != SM_OK || create_world(scene, SM_BACKEND_CPU, &world) != SM_OK) {
+    if (sm_scene_load_string(json, "test scene", &scene) != SM_OK || create_world(scene, backend, &world) != SM_OK) {
         fprintf(stderr, "world_from_json: %s\n", sm_last_error());
         sm_test_failures++;
         world = NULL;

@@ -47,6 +47,11 @@ double max_speed(const sm_world *world, int32_t object);
 void scramble(sm_world *world, int32_t object, double fraction, rng *r);
 /// Largest extent of an object's rest bounding box.
 double object_size(const sm_world *world, int32_t object);
+/// FNV-1a 64 over the bytes of the positions, then of the velocities (as doubles).
+uint64_t state_hash(const sm_world *world);
+/// Builds a world from scene JSON on `backend`; returns NULL (and counts a failure) if it does
+/// not load.
+sm_world *world_from_json_on(const char *json, sm_backend backend);
 /// Whether any position or velocity of the world is not finite.
 bool world_has_nan(const sm_world *world);
 

@@ -48,19 +48,6 @@ static double seconds(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/// FNV-1a 64 over the bytes of the positions, then of the velocities.
-static uint64_t state_hash(const sm_world *world)
-{
-    int32_t n = sm_world_get_counts(world).particles;
-    double *x = get_positions(world), *v = get_velocities(world);
-    uint64_t h = 0xcbf29ce484222325ull;
-    const unsigned char *bytes[2] = {(const unsigned char *)x, (const unsigned char *)v};
-    for (int a = 0; a < 2; a++)
-        for (size_t i = 0; i < sizeof(double) * 3 * (size_t)n; i++) h = (h ^ bytes[a][i]) * 0x100000001b3ull;
-    free(x), free(v);
-    return h;
-}
-
 /// One run of paper384 on `backend`: the hash after `steps` steps, and after `early` steps into
 /// *out_early (when not NULL); the most overlapping pairs seen (every 100 steps) into
 /// *out_pairs; the world's work-group size of a per-particle kernel (OpenCL) into *out_group.

@@ -298,19 +298,6 @@ static void single_steps_agree_for_every_mode(void)
     }
 }
 
-/// FNV-1a over the bytes of the positions and velocities.
-static uint64_t state_hash(const sm_world *world)
-{
-    int32_t n = sm_world_get_counts(world).particles;
-    double *x = get_positions(world), *v = get_velocities(world);
-    uint64_t h = 0xcbf29ce484222325ull;
-    const unsigned char *bytes[2] = {(const unsigned char *)x, (const unsigned char *)v};
-    for (int a = 0; a < 2; a++)
-        for (size_t i = 0; i < sizeof(double) * 3 * (size_t)n; i++) h = (h ^ bytes[a][i]) * 0x100000001b3ull;
-    free(x), free(v);
-    return h;
-}
-
 /// Two runs of a chaotic scene (scrambled, overlapping clusters, ground contact) on one device
 /// give bit-identical positions and velocities: no float atomics, one summation order.
 static void runs_are_bit_identical(void)

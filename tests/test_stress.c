@@ -184,19 +184,6 @@ static void sweep_opencl_60(void) { check_sweep(SM_BACKEND_OPENCL, 60); }
 static void sweep_opencl_30(void) { check_sweep(SM_BACKEND_OPENCL, 30); }
 static void sweep_opencl_10(void) { check_sweep(SM_BACKEND_OPENCL, 10); }
 
-static sm_world *world_on(const char *json, sm_backend backend)
-{
-    sm_scene *scene = NULL;
-    sm_world *world = NULL;
-    if (sm_scene_load_string(json, "stress case", &scene) != SM_OK || create_world(scene, backend, &world) != SM_OK) {
-        fprintf(stderr, "%s\n", sm_last_error());
-        sm_test_failures++;
-        world = NULL;
-    }
-    sm_scene_destroy(scene);
-    return world;
-}
-
 /// det(sum m p q^T) of a whole object (one cluster's linear match up to the positive A_qq).
 static double match_determinant(const double *x, const double *x0, int32_t first, int32_t n)
 {
@@ -231,7 +218,7 @@ static void mirrored_objects_turn_back_within_60_steps(void)
                               count ? ", " : "", grid ? "[2, 2, 2]" : "[1, 1, 1]", 3 * count, modes[m], vp ? "true" : "false");
     snprintf(json + o, sizeof json - (size_t)o, "]}");
     for (int backend = SM_BACKEND_CPU; backend <= SM_BACKEND_OPENCL; backend++) {
-        sm_world *world = world_on(json, (sm_backend)backend);
+        sm_world *world = world_from_json_on(json, (sm_backend)backend);
         if (!world) return;
         const int32_t n = sm_world_get_counts(world).particles;
         double *x = get_positions(world), *x0 = get_rest_positions(world);
@@ -285,7 +272,7 @@ static void impact_at_100_m_per_s_stays_above_the_ground(void)
                        "{\"shape\": \"sphere\", \"position\": [6, 3, 0], \"velocity\": [0, -100, 0], \"mode\": \"quadratic\","
                        " \"clusters\": {\"grid\": [2, 2, 2]}}]}";
     for (int backend = SM_BACKEND_CPU; backend <= SM_BACKEND_OPENCL; backend++) {
-        sm_world *world = world_on(json, (sm_backend)backend);
+        sm_world *world = world_from_json_on(json, (sm_backend)backend);
         if (!world) return;
         const int32_t n = sm_world_get_counts(world).particles;
         double lowest = INFINITY;
@@ -376,7 +363,7 @@ static void motion_far_from_the_origin_matches(void)
                      "{\"shape\": \"sphere\", \"position\": [%.17g, 1.5, %.17g], \"mode\": \"quadratic\","
                      " \"clusters\": {\"grid\": [2, 2, 2]}, \"angular_velocity\": [2, 0, 0]}]}",
                      d, d, d + 3.0, d);
-            sm_world *world = world_on(json, (sm_backend)backend);
+            sm_world *world = world_from_json_on(json, (sm_backend)backend);
             if (!world) return;
             n = sm_world_get_counts(world).particles;
             for (int step = 0; step < 300; step++) ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
@@ -415,7 +402,7 @@ static void crushed_object_recovers(void)
         " \"objects\": [{\"shape\": \"box\", \"resolution\": [5, 5, 5], \"position\": [0, 0.5, 0], \"mode\": \"linear\","
         " \"damping\": 2}]}";
     for (int backend = SM_BACKEND_CPU; backend <= SM_BACKEND_OPENCL; backend++) {
-        sm_world *world = world_on(json, (sm_backend)backend);
+        sm_world *world = world_from_json_on(json, (sm_backend)backend);
         if (!world) return;
         const int32_t n = sm_world_get_counts(world).particles;
         double farthest = 0.0, held_top = 0.0;
@@ -462,7 +449,7 @@ static void nearly_flat_clusters_stay_finite(void)
         double *first[2] = {NULL, NULL};
         int32_t n = 0;
         for (int backend = SM_BACKEND_CPU; backend <= SM_BACKEND_OPENCL; backend++) {
-            sm_world *world = world_on(json, (sm_backend)backend);
+            sm_world *world = world_from_json_on(json, (sm_backend)backend);
             if (!world) return;
             n = sm_world_get_counts(world).particles;
             double *x = get_positions(world);
