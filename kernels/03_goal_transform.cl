@@ -3,8 +3,8 @@
 #include "sm_math.h"
 
 /// The a' with det a' = 1 nearest to a (in place) in the cluster's mass-weighted metric, given
-/// the metric's roots: sm_volume_projection of the reference, step for step.
-inline void sm_volume_projection(float *a, __global const sm_k_cluster_rest *rest)
+/// det a and the metric's roots: sm_volume_projection of the reference, step for step.
+inline void sm_volume_projection(float *a, const float det, __global const sm_k_cluster_rest *rest)
 {
     float root[9], root_inv[9], b[9], btb[9], values[3], v[9], s[3];
     sm_load_mat3(&rest->metric_root, root);
@@ -18,9 +18,9 @@ inline void sm_volume_projection(float *a, __global const sm_k_cluster_rest *res
     const int k1 = (lo + 1) % 3, k2 = (lo + 2) % 3;
     // the smallest singular value from det B = det A, which rounding does not wipe out
     s[k1] = sqrt(values[k1]), s[k2] = sqrt(values[k2]);
-    s[lo] = sm_det3(a) / (s[k1] * s[k2]);
+    s[lo] = det / (s[k1] * s[k2]);
     if (!(s[lo] > 0.0f) || !isfinite(s[lo])) {
-        const float scale = 1.0f / cbrt(sm_det3(a));
+        const float scale = 1.0f / cbrt(det);
         for (int i = 0; i < 9; i++) a[i] *= scale;
         return;
     }
@@ -66,7 +66,7 @@ inline void sm_treat_linear_block(float *a, const float *r, const sm_k_object ob
             for (int i = 0; i < 9; i++) a[i] *= s;
         } else {
             for (int i = 0; i < 9; i++) projected[i] = -a[i];
-            sm_volume_projection(a, rest);
+            sm_volume_projection(a, d, rest);
             for (int i = 0; i < 9; i++) projected[i] += a[i];
         }
     }

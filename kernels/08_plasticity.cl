@@ -120,7 +120,8 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
         mean[0] += m * q[0] * q[0], mean[1] += m * q[1] * q[1], mean[2] += m * q[2] * q[2];
         mean[3] += m * q[0] * q[1], mean[4] += m * q[1] * q[2], mean[5] += m * q[2] * q[0];
     }
-    sm_store_metric_roots(mqq, &rest[c]);
+    // quadratic clusters take theirs from the Schur complement below
+    if (object.mode != SM_K_MODE_QUADRATIC) sm_store_metric_roots(mqq, &rest[c]);
     sm_real pinv[81];
     sm_sym_pinv_r(3, mqq, pinv);
     for (int i = 0; i < 3; i++)

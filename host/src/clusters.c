@@ -233,7 +233,8 @@ void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster)
     }
     double aqq[9];
     int rank = sm_sym_pinv(3, mqq, aqq);
-    sm_metric_roots(mqq, &cluster->metric_root, &cluster->metric_root_inv);
+    // quadratic clusters take theirs from the Schur complement below
+    if (!quadratic) sm_metric_roots(mqq, &cluster->metric_root, &cluster->metric_root_inv);
     cluster->linear_modes = rank;
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) cluster->aqq.m[i][j] = aqq[i * 3 + j] * inv * inv;

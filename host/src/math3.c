@@ -143,7 +143,7 @@ void sm_metric_roots(const double *mqq, sm_mat3 *root, sm_mat3 *root_inv)
     }
 }
 
-sm_mat3 sm_volume_projection(sm_mat3 a, sm_mat3 root, sm_mat3 root_inv)
+sm_mat3 sm_volume_projection(sm_mat3 a, double det, sm_mat3 root, sm_mat3 root_inv)
 {
     // In whitened coordinates (B = A W^1/2, det W^1/2 = 1 by the scaling) the metric is the
     // Frobenius norm, and the nearest B' with det B' = 1 shares B's singular vectors: with
@@ -158,8 +158,8 @@ sm_mat3 sm_volume_projection(sm_mat3 a, sm_mat3 root, sm_mat3 root_inv)
     const int k1 = (lo + 1) % 3, k2 = (lo + 2) % 3;
     // the smallest singular value from det B = det A, which rounding does not wipe out
     s[k1] = sqrt(values[k1]), s[k2] = sqrt(values[k2]);
-    s[lo] = m3_det(a) / (s[k1] * s[k2]);
-    if (!(s[lo] > 0.0) || !isfinite(s[lo])) return m3_scale(a, 1.0 / cbrt(m3_det(a)));
+    s[lo] = det / (s[k1] * s[k2]);
+    if (!(s[lo] > 0.0) || !isfinite(s[lo])) return m3_scale(a, 1.0 / cbrt(det));
     // Parametrised by y = s'_lo (either root of its quadratic), kappa = y^2 - s_lo y and the two
     // others take the larger root. y lies between s_lo and s_lo / det B = 1 / (s_k1 s_k2), where
     // y s'_k1 s'_k2 - 1 changes sign; bisected geometrically.

@@ -134,7 +134,7 @@ void sm_quadratic_volume_metric(const double *g, sm_mat3 *root, sm_mat3 *root_in
 
 /// Volume preservation (algorithm.md step 3): the matrix A' with det A' = 1 nearest to `a` in
 /// the cluster's mass-weighted metric, sum m |(A' - A) q|^2, given the roots of that metric
-/// (sm_metric_roots). Requires det(a) > 0.
-sm_mat3 sm_volume_projection(sm_mat3 a, sm_mat3 root, sm_mat3 root_inv);
+/// (sm_metric_roots). `det` is det(a), which must be > 0.
+sm_mat3 sm_volume_projection(sm_mat3 a, double det, sm_mat3 root, sm_mat3 root_inv);
 
 #endif

@@ -16,7 +16,7 @@ static sm_mat3 treat_linear_block(sm_mat3 a, const sm_cluster *cluster, const sm
             a = m3_scale(a, 1.0 / cbrt(d));
         } else {
             const sm_mat3 before = a;
-            a = sm_volume_projection(a, cluster->metric_root, cluster->metric_root_inv);
+            a = sm_volume_projection(a, d, cluster->metric_root, cluster->metric_root_inv);
             *projected = m3_sub(a, before);
         }
     }
