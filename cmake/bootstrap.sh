@@ -2,7 +2,9 @@
 # Sets up a fresh Debian 12 machine and builds shapematch, then runs the main job or the tests.
 #   cmake/bootstrap.sh run    install what is missing, build, run the paper's 384-object scene
 #   cmake/bootstrap.sh test   install what is missing, build (warnings are errors), run every test,
-#                             then each libFuzzer harness for 60 s (tests/fuzz/run.sh)
+#                             then the checks of tests/sanitize and tests/fuzz: static analysis
+#                             (cppcheck), each libFuzzer harness for 60 s, valgrind memcheck on the
+#                             CPU reference, and the test suite again under ASan + UBSan
 # Packages are installed with apt-get, which needs root; nothing is installed when all are present.
 set -euo pipefail
 
@@ -21,10 +23,10 @@ cd "$(dirname "$0")/.."
 # GLFW, glad 2 generator and stb headers, Xvfb for its tests, numpy for the trajectory checks, and
 # assimp to read mesh files, with its test models (the mesh tests' inputs and the paper-figure scenes' meshes),
 # and gnuplot for the plot of `shapematch bench fig8`; for the test command also clang with its
-# libFuzzer and sanitizer runtimes (the fuzzers)
+# libFuzzer and sanitizer runtimes (the fuzzers), cppcheck and valgrind
 packages=(build-essential cmake pkg-config libcjson-dev ocl-icd-opencl-dev opencl-headers pocl-opencl-icd python3-numpy
     libglfw3-dev python3-glad libstb-dev xvfb xauth libassimp-dev assimp-testmodels gnuplot-nox)
-[ "$mode" = test ] && packages+=(clang libclang-rt-14-dev)
+[ "$mode" = test ] && packages+=(clang libclang-rt-14-dev cppcheck valgrind)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -56,6 +58,29 @@ if [ "$mode" = run ]; then
     # the default backend: the first OpenCL GPU, else any OpenCL device (PoCL), else the CPU reference
     ./build/shapematch run scenes/paper384.json
 else
-    ctest --test-dir build --output-on-failure -j "$jobs"
-    ./tests/fuzz/run.sh 60
+    # every stage runs even when one before it failed, so that one run lists all that is wrong;
+    # the exit status is that of the first failure
+    status=0
+    failed=()
+    stage() {
+        local name=$1 begin=$SECONDS rc=0
+        shift
+        echo "bootstrap: stage $name: $*"
+        "$@" || rc=$?
+        echo "bootstrap: stage $name: $([ $rc -eq 0 ] && echo passed || echo "FAILED (exit $rc)") in $((SECONDS - begin)) s"
+        if [ $rc -ne 0 ]; then
+            failed+=("$name")
+            [ $status -ne 0 ] || status=$rc
+        fi
+    }
+    stage tests ctest --test-dir build --output-on-failure -j "$jobs"
+    stage analysis ./tests/sanitize/analyze.sh
+    stage fuzz ./tests/fuzz/run.sh 60
+    stage valgrind ./tests/sanitize/valgrind.sh build
+    stage sanitizers ./tests/sanitize/run.sh build-asan
+    if [ $status -ne 0 ]; then
+        echo "bootstrap: FAILED stages: ${failed[*]}" >&2
+        exit $status
+    fi
+    echo "bootstrap: every stage passed"
 fi
