@@ -35,6 +35,10 @@ typedef float sm_float;
 #define SM_K_SELF_COLLIDE 8 /* its particles collide with each other (rest neighbours excepted) */
 #define SM_K_VOLUME_SCALE 16 /* volume preservation by the paper's A / cbrt(det A) instead */
 
+/* Rotation (step 2): a cluster whose linear match A_pq A_qq has a determinant below minus this
+ * (turned inside out by more than 0.1% of its volume) keeps its rotation of the step before. */
+#define SM_INVERTED_VOLUME 0.001f
+
 /* Bisections of the volume projection's one unknown (algorithm.md step 3). */
 #define SM_VOLUME_BISECTIONS 48
 

@@ -155,8 +155,8 @@ static sm_result rotation(sm_world *world)
 {
     sm_cl_buffers *b = &world->cl->buffers;
     const cl_int n = world->cluster_count;
-    const size_t sizes[] = {sizeof n, sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem)};
-    const void *values[] = {&n, &b->apq, &b->quat, &b->rotation};
+    const size_t sizes[] = {sizeof n, sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem)};
+    const void *values[] = {&n, &b->cluster_rest, &b->apq, &b->quat, &b->rotation};
     return launch(world, SM_PASS_ROTATION, SM_CLK_ROTATION, n, COUNT(values), sizes, values);
 }
 
