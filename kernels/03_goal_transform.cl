@@ -29,15 +29,23 @@ inline void sm_volume_projection(float *a, const float det, __global const sm_k_
         const float t = y0;
         y0 = y1, y1 = t;
     }
-    float y = 0.0f, s1 = s[k1], s2 = s[k2];
-    for (int it = 0; it < SM_VOLUME_BISECTIONS; it++) {
-        y = sqrt(y0 * y1);
+    float y = s[lo] / cbrt(det);
+    for (int it = 0; it < SM_VOLUME_ITERATIONS; it++) {
         const float kappa = y * (y - s[lo]);
-        s1 = 0.5f * (s[k1] + sqrt(fmax(s[k1] * s[k1] + 4.0f * kappa, 0.0f)));
-        s2 = 0.5f * (s[k2] + sqrt(fmax(s[k2] * s[k2] + 4.0f * kappa, 0.0f)));
-        if (y * s1 * s2 < 1.0f) y0 = y;
+        const float r1 = sqrt(fmax(s[k1] * s[k1] + 4.0f * kappa, 0.0f)), r2 = sqrt(fmax(s[k2] * s[k2] + 4.0f * kappa, 0.0f));
+        const float s1 = 0.5f * (s[k1] + r1), s2 = 0.5f * (s[k2] + r2);
+        const float f = y * s1 * s2 - 1.0f;
+        if (f < 0.0f) y0 = y;
         else y1 = y;
+        const float dk = 2.0f * y - s[lo];
+        const float next = y - f / (s1 * s2 + y * dk * (s2 / r1 + s1 / r2));
+        const float last = y;
+        y = (next >= y0 && next <= y1) ? next : sqrt(y0 * y1);
+        if (fabs(y - last) <= 4.0f * FLT_EPSILON * y) break;
     }
+    const float kappa = y * (y - s[lo]);
+    const float s1 = 0.5f * (s[k1] + sqrt(fmax(s[k1] * s[k1] + 4.0f * kappa, 0.0f)));
+    const float s2 = 0.5f * (s[k2] + sqrt(fmax(s[k2] * s[k2] + 4.0f * kappa, 0.0f)));
     float scale[3], m[9], bm[9];
     scale[lo] = y / s[lo], scale[k1] = s1 / s[k1], scale[k2] = s2 / s[k2];
     for (int i = 0; i < 3; i++)

@@ -39,8 +39,9 @@ typedef float sm_float;
  * (turned inside out by more than 0.1% of its volume) keeps its rotation of the step before. */
 #define SM_INVERTED_VOLUME 0.001f
 
-/* Bisections of the volume projection's one unknown (algorithm.md step 3). */
-#define SM_VOLUME_BISECTIONS 48
+/* Most Newton steps for the volume projection's one unknown (README, the time step, step 3);
+ * it stops earlier once a step changes it by at most 4 epsilon of its value. */
+#define SM_VOLUME_ITERATIONS 16
 
 /* Flags of the ground pass: which of its parts are on. */
 #define SM_K_GROUND 1

@@ -161,22 +161,33 @@ sm_mat3 sm_volume_projection(sm_mat3 a, double det, sm_mat3 root, sm_mat3 root_i
     s[lo] = det / (s[k1] * s[k2]);
     if (!(s[lo] > 0.0) || !isfinite(s[lo])) return m3_scale(a, 1.0 / cbrt(det));
     // Parametrised by y = s'_lo (either root of its quadratic), kappa = y^2 - s_lo y and the two
-    // others take the larger root. y lies between s_lo and s_lo / det B = 1 / (s_k1 s_k2), where
-    // y s'_k1 s'_k2 - 1 changes sign; bisected geometrically.
+    // others take the larger root. f(y) = y s'_k1 s'_k2 - 1 increases with y and changes sign
+    // between s_lo and s_lo / det B = 1 / (s_k1 s_k2). Newton's method from the paper's scaling
+    // y = s_lo / cbrt(det B), kept inside the bracket (a geometric bisection where a step would
+    // leave it), until a step changes y by at most 4 epsilon y.
     double y0 = s[lo], y1 = 1.0 / (s[k1] * s[k2]);
     if (y0 > y1) {
         const double t = y0;
         y0 = y1, y1 = t;
     }
-    double y = 0.0, s1 = s[k1], s2 = s[k2];
-    for (int it = 0; it < SM_VOLUME_BISECTIONS; it++) {
-        y = sqrt(y0 * y1);
+    double y = s[lo] / cbrt(det);
+    for (int it = 0; it < SM_VOLUME_ITERATIONS; it++) {
         const double kappa = y * (y - s[lo]);
-        s1 = 0.5 * (s[k1] + sqrt(fmax(s[k1] * s[k1] + 4.0 * kappa, 0.0)));
-        s2 = 0.5 * (s[k2] + sqrt(fmax(s[k2] * s[k2] + 4.0 * kappa, 0.0)));
-        if (y * s1 * s2 < 1.0) y0 = y;
+        const double r1 = sqrt(fmax(s[k1] * s[k1] + 4.0 * kappa, 0.0)), r2 = sqrt(fmax(s[k2] * s[k2] + 4.0 * kappa, 0.0));
+        const double s1 = 0.5 * (s[k1] + r1), s2 = 0.5 * (s[k2] + r2);
+        const double f = y * s1 * s2 - 1.0;
+        if (f < 0.0) y0 = y;
         else y1 = y;
+        // d s'_k / dy = (2 y - s_lo) / r_k
+        const double dk = 2.0 * y - s[lo];
+        const double next = y - f / (s1 * s2 + y * dk * (s2 / r1 + s1 / r2));
+        const double last = y;
+        y = (next >= y0 && next <= y1) ? next : sqrt(y0 * y1);
+        if (fabs(y - last) <= 4.0 * DBL_EPSILON * y) break;
     }
+    const double kappa = y * (y - s[lo]);
+    const double s1 = 0.5 * (s[k1] + sqrt(fmax(s[k1] * s[k1] + 4.0 * kappa, 0.0)));
+    const double s2 = 0.5 * (s[k2] + sqrt(fmax(s[k2] * s[k2] + 4.0 * kappa, 0.0)));
     double scale[3];
     scale[lo] = y / s[lo], scale[k1] = s1 / s[k1], scale[k2] = s2 / s[k2];
     sm_mat3 m = m3_zero(); // V diag(s' / s) V^T
