@@ -15,7 +15,6 @@ inline void sm_scaled_terms(const sm_real *q, const sm_real *mean, sm_real inv, 
     u[7] = (q[1] * q[2] - mean[4]) * inv2, u[8] = (q[2] * q[0] - mean[5]) * inv2;
 }
 
-/// The plastic update of every cluster; clusters that do not yield are left untouched.
 /// The roots of the rest moments scaled to determinant 1 (sm_metric_roots of the reference),
 /// from the scaled moments mqq (not modified).
 inline void sm_store_metric_roots(const sm_real *mqq, __global sm_k_cluster_rest *rest)
@@ -57,6 +56,7 @@ inline void sm_store_quadratic_metric(const sm_real *pinv, const sm_real inv, __
         }
 }
 
+/// The plastic update of every cluster; clusters that do not yield are left untouched.
 __kernel void sm_plasticity(const int cluster_count, const float h, __global const sm_k_cluster *clusters,
                             __global const sm_k_object *objects, __global const sm_k_mat3 *rotation,
                             __global const sm_k_mat3 *linear_fit, __global const int *member_particle,

@@ -68,6 +68,17 @@ def world(s, gravity=None, ground=None, collisions=None):
             s.double(x)
 
 
+def triangle_mesh(s, vertices, triangles):
+    """A mesh as fill_shape() and fill_object_def()'s surface take it: the counts, the vertices, the corners."""
+    s.u8(len(vertices))
+    s.u8(len(triangles))
+    for v in vertices:
+        s.vec3(v)
+    for t in triangles:
+        for i in t:
+            s.u8(i + 1)  # take_indices(): byte % (limit + 2) - 1
+
+
 def object_def(s, shape, position=None, mode=None, clusters=None, plasticity=None, cap=None, fixed=None,
                surface=None, velocity=None, damping=None, name=None):
     """shape: ("box", size, resolution) | ("sphere"|"capsule"|"torus", radius, length, major, minor, spacing)
@@ -96,13 +107,7 @@ def object_def(s, shape, position=None, mode=None, clusters=None, plasticity=Non
         vertices, triangles, spacing = shape[1], shape[2], shape[3]
         fields = 8 if spacing else 0  # spacing, and mesh_particles (fields >> 1) % 3 = 1: the lattice
         s.u8(fields)
-        s.u8(len(vertices))
-        s.u8(len(triangles))
-        for v in vertices:
-            s.vec3(v)
-        for t in triangles:
-            for i in t:
-                s.u8(i + 1)  # take_indices(): byte % (limit + 2) - 1
+        triangle_mesh(s, vertices, triangles)
         if spacing:
             s.double(spacing)
     bits = ((1 << 0) if position else 0) | ((1 << 2) if velocity else 0) | ((1 << 5) if mode is not None else 0) \
@@ -147,14 +152,7 @@ def object_def(s, shape, position=None, mode=None, clusters=None, plasticity=Non
         for i in fixed:
             s.u8(i + 1)
     if surface:
-        vertices, triangles = surface
-        s.u8(len(vertices))
-        s.u8(len(triangles))
-        for v in vertices:
-            s.vec3(v)
-        for t in triangles:
-            for i in t:
-                s.u8(i + 1)
+        triangle_mesh(s, *surface)
         s.u8(1)  # enabled
     if name:
         s.u8(len(name))

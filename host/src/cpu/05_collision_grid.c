@@ -3,6 +3,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+/// The place of a particle's cell (x, y, z) in the box of cells from lo - 1 on, x fastest.
+static inline int64_t box_index(const int32_t *cell, const int64_t *lo, int64_t stride_y, int64_t stride_z)
+{
+    return (cell[0] - lo[0] + 1) + (cell[1] - lo[1] + 1) * stride_y + (cell[2] - lo[2] + 1) * stride_z;
+}
+
 /// Which of the 27 cells around each colliding particle's own the collide pass searches
 /// (grid->search, bit k for sm_grid_neighbour_cell()'s cell k): those that hold another object's
 /// particle, or any particle when the object collides with itself. The cells hold no other pair
@@ -46,7 +52,7 @@ static void mark_search(sm_world *world)
     for (int32_t i = 0; i < n; i++) { // the cell's object, or -2: several
         const int32_t *cell = &grid->cell[4 * i];
         if (cell[3] < 0) continue;
-        const int64_t k = (cell[0] - lo[0] + 1) + (cell[1] - lo[1] + 1) * stride_y + (cell[2] - lo[2] + 1) * stride_z;
+        const int64_t k = box_index(cell, lo, stride_y, stride_z);
         const int32_t object = world->particle_object[i];
         box[k] = box[k] == -1 || box[k] == object ? object : -2;
     }
@@ -55,8 +61,7 @@ static void mark_search(sm_world *world)
         if (cell[3] < 0) continue;
         const int32_t object = world->particle_object[i];
         const int32_t own = world->objects[object].self_collides ? -1 : object; // the cells of `own` alone hold no pair
-        const int32_t *centre =
-            &box[(cell[0] - lo[0] + 1) + (cell[1] - lo[1] + 1) * stride_y + (cell[2] - lo[2] + 1) * stride_z];
+        const int32_t *centre = &box[box_index(cell, lo, stride_y, stride_z)];
         uint32_t search = 0;
         for (int k = 0; k < 27; k++) search |= (uint32_t)(centre[offset[k]] != -1 && centre[offset[k]] != own) << k;
         grid->search[i] = search;
