@@ -54,15 +54,31 @@ __kernel void sm_cluster_moments(const int cluster_count, const int large_thresh
     }
     const float3 offset = sum * (1.0f / cluster.mass);
 
-    float terms[SM_K_MOMENT_TERMS] = {0};
-    for (int k = begin; k < end; k++)
-        sm_add_member_moments(k, anchor, offset, quadratic, member_particle, member_q, member_w, position, position_lo, terms);
+    // the sums of sm_add_member_moments, term for term, column by column: columns[j] holds
+    // column j of A_pq (j < 3) and of the fit (j >= 3) as vectors, for a CPU's SIMD registers
+    float4 columns[12];
+    for (int j = 0; j < 12; j++) columns[j] = (float4)(0.0f);
+    for (int k = begin; k < end; k++) {
+        const int i = member_particle[k];
+        const float4 x = position[i]; // w: mass
+        const float3 p = ((x.xyz - anchor) + position_lo[i].xyz) - offset;
+        const float4 mp = (float4)(x.w * p, 0.0f);
+        const float4 q = member_q[k];
+        columns[0] += mp * q.x;
+        columns[1] += mp * q.y;
+        columns[2] += mp * q.z;
+        if (quadratic)
+            for (int j = 0; j < 9; j++) columns[3 + j] += mp * member_w[k].w[j];
+    }
     center[c] = (float4)(anchor, cluster.mass);
     center_offset[c] = (float4)(offset, 0.0f);
-    sm_store_mat3(&apq[c], terms);
+    for (int j = 0; j < 3; j++) {
+        apq[c].m[0][j] = columns[j].x, apq[c].m[1][j] = columns[j].y, apq[c].m[2][j] = columns[j].z;
+        apq[c].m[j][3] = 0.0f;
+    }
     if (quadratic)
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 9; j++) fit9[c].m[i][j] = terms[9 + i * 9 + j];
+        for (int j = 0; j < 9; j++)
+            fit9[c].m[0][j] = columns[3 + j].x, fit9[c].m[1][j] = columns[3 + j].y, fit9[c].m[2][j] = columns[3 + j].z;
 }
 
 /// Sums `count` floats per work-item, scratch[lid * SM_K_MOMENT_TERMS + j], over the work-group

@@ -1,9 +1,72 @@
-/* Pass 2, rotation (algorithm.md step 2): R, the proper rotation closest to A_pq, by Horn's
- * quaternion eigenproblem warm-started from the previous step: with R0 the last rotation, the
- * rotation closest to R0^T A_pq is R0^T R, near the identity, so the Jacobi sweeps on the nearly
- * diagonal 4x4 matrix converge at once and R = R0 R' is the reference's answer. An inverted
- * cluster (det(A_pq A_qq) < -SM_INVERTED_VOLUME) keeps R0, as the reference does. */
+/* Pass 2, rotation (algorithm.md step 2): R, the proper rotation closest to A_pq. Where det A_pq
+ * is clearly positive, R is the orthogonal factor of A_pq's polar decomposition (which is then
+ * that rotation), by Higham's scaled Newton iteration: a few steps of cofactors, with none of
+ * the square roots and divisions of an eigen-solver's rotations. Elsewhere (flattened, nearly
+ * inverted, or no convergence) it is Horn's quaternion eigenproblem warm-started from the
+ * previous step: with R0 the last rotation, the rotation closest to R0^T A_pq is R0^T R, near
+ * the identity, so the Jacobi sweeps on the nearly diagonal 4x4 matrix converge at once and
+ * R = R0 R'. An inverted cluster (det(A_pq A_qq) < -SM_INVERTED_VOLUME) keeps R0, as the
+ * reference does. */
 #include "sm_math.h"
+
+/// The orthogonal factor u of a = u h (h symmetric positive definite) by the iteration
+/// x <- (g x + x^-T / g) / 2 from x = a, g the Frobenius-norm scaling until x is near u; true when
+/// det a > SM_K_POLAR_DET_MIN (|a| / sqrt 3)^3 and a step changed x by less than 1e-4 within
+/// SM_K_POLAR_ITERATIONS steps (Newton's convergence is quadratic, so x is then u to rounding).
+inline bool sm_polar_rotation(const float *a, float *u)
+{
+    const float norm2 = sm_norm2_3(a);
+    const float rms = sqrt(norm2 * (1.0f / 3.0f)); // the RMS singular value
+    if (!(sm_det3(a) > SM_K_POLAR_DET_MIN * rms * rms * rms) || !isfinite(norm2)) return false;
+    float x[9];
+    for (int i = 0; i < 9; i++) x[i] = a[i];
+    bool scaled = true;
+    for (int it = 0; it < SM_K_POLAR_ITERATIONS; it++) {
+        // x^-T = cofactors / det
+        const float cof[9] = {x[4] * x[8] - x[5] * x[7], x[5] * x[6] - x[3] * x[8], x[3] * x[7] - x[4] * x[6],
+                              x[2] * x[7] - x[1] * x[8], x[0] * x[8] - x[2] * x[6], x[1] * x[6] - x[0] * x[7],
+                              x[1] * x[5] - x[2] * x[4], x[2] * x[3] - x[0] * x[5], x[0] * x[4] - x[1] * x[3]};
+        const float det = x[0] * cof[0] + x[1] * cof[1] + x[2] * cof[2];
+        if (!(det > 0.0f)) return false;
+        // g = sqrt(|x^-1| / |x|), Frobenius norms
+        const float g = scaled ? sqrt(sqrt(sm_norm2_3(cof) / sm_norm2_3(x)) / det) : 1.0f;
+        const float gx = 0.5f * g, gc = 0.5f / (g * det);
+        float change = 0.0f;
+        for (int i = 0; i < 9; i++) {
+            const float next = gx * x[i] + gc * cof[i];
+            change += (next - x[i]) * (next - x[i]);
+            x[i] = next;
+        }
+        if (change < 1e-4f) scaled = false; // near u: the plain iteration converges quadratically
+        if (change < 1e-8f) {
+            for (int i = 0; i < 9; i++) u[i] = x[i];
+            return true;
+        }
+    }
+    return false;
+}
+
+/// The unit quaternion (x, y, z, w) of the rotation matrix r (Shepperd: from the largest of the
+/// trace and the diagonal, so that no component is found by dividing by a small one).
+inline float4 sm_mat3_to_quat(const float *r)
+{
+    const float trace = r[0] + r[4] + r[8];
+    float4 q;
+    if (trace >= r[0] && trace >= r[4] && trace >= r[8]) {
+        const float w = 0.5f * sqrt(1.0f + trace), s = 0.25f / w;
+        q = (float4)((r[7] - r[5]) * s, (r[2] - r[6]) * s, (r[3] - r[1]) * s, w);
+    } else if (r[0] >= r[4] && r[0] >= r[8]) {
+        const float x = 0.5f * sqrt(1.0f + r[0] - r[4] - r[8]), s = 0.25f / x;
+        q = (float4)(x, (r[1] + r[3]) * s, (r[2] + r[6]) * s, (r[7] - r[5]) * s);
+    } else if (r[4] >= r[8]) {
+        const float y = 0.5f * sqrt(1.0f - r[0] + r[4] - r[8]), s = 0.25f / y;
+        q = (float4)((r[1] + r[3]) * s, y, (r[5] + r[7]) * s, (r[2] - r[6]) * s);
+    } else {
+        const float z = 0.5f * sqrt(1.0f - r[0] - r[4] + r[8]), s = 0.25f / z;
+        q = (float4)((r[2] + r[6]) * s, (r[5] + r[7]) * s, z, (r[3] - r[1]) * s);
+    }
+    return normalize(q);
+}
 
 /// R per cluster; quat holds it as a unit quaternion (x, y, z, w) for the next step's warm start.
 __kernel void sm_rotation(const int cluster_count, __global const sm_k_cluster_rest *rest,
@@ -16,12 +79,15 @@ __kernel void sm_rotation(const int cluster_count, __global const sm_k_cluster_r
     // a missing or damaged warm start costs sweeps (or, for an inverted cluster, is the identity)
     q0 = (n0 > 0.5f && isfinite(n0)) ? q0 / n0 : (float4)(0.0f, 0.0f, 0.0f, 1.0f);
 
-    float a[9], aqq[9], r0[9], a0[9];
+    float a[9], aqq[9], u[9];
     sm_load_mat3(&apq[c], a);
     sm_load_mat3(&rest[c].aqq, aqq);
-    sm_quat_to_mat3(q0, r0);
     float4 q = q0;
-    if (sm_det3(a) * sm_det3(aqq) >= -SM_INVERTED_VOLUME) {
+    if (sm_polar_rotation(a, u)) {
+        q = sm_mat3_to_quat(u);
+    } else if (sm_det3(a) * sm_det3(aqq) >= -SM_INVERTED_VOLUME) {
+        float r0[9], a0[9];
+        sm_quat_to_mat3(q0, r0);
         sm_mul3_tn(r0, a, a0);
         q = normalize(sm_quat_mul(q0, sm_closest_rotation_quat(a0)));
     }

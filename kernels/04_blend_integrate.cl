@@ -4,16 +4,15 @@
 #include "sm_math.h"
 
 /// g_i^c - x_i = T q~ + x_cm - x_i for membership k of particle i, from small differences:
-/// (anchor - x_hi) + offset + T q~ - x_lo.
-inline float3 sm_cluster_goal_offset(int k, float3 x_hi, float3 x_lo, __global const int *member_cluster,
-                                     __global const float4 *member_q, __global const sm_k_cluster *clusters,
-                                     __global const sm_k_object *objects, __global const sm_k_cluster_rest *rest,
+/// (anchor - x_hi) + offset + T q~ - x_lo. (The particle's object gives the mode of every
+/// cluster holding it.)
+inline float3 sm_cluster_goal_offset(int k, float3 x_hi, float3 x_lo, bool quadratic, __global const int *member_cluster,
+                                     __global const float4 *member_q, __global const sm_k_cluster_rest *rest,
                                      __global const float4 *center, __global const float4 *center_offset,
                                      __global const sm_k_mat39 *transform)
 {
     const int c = member_cluster[k];
-    const float3 g = sm_add_transformed(center_offset[c].xyz, &transform[c], member_q[k].xyz,
-                                        objects[clusters[c].object].mode == SM_K_MODE_QUADRATIC, rest[c].quad_mean);
+    const float3 g = sm_add_transformed(center_offset[c].xyz, &transform[c], member_q[k].xyz, quadratic, rest[c].quad_mean);
     return (center[c].xyz - x_hi) + g - x_lo;
 }
 
@@ -37,13 +36,15 @@ __kernel void sm_blend_integrate(const int particle_count, const float h, const 
     if (i >= particle_count) return;
     const float4 x = position[i]; // w: mass
     const float3 x_lo = position_lo[i].xyz;
+    const sm_k_object object = objects[particle_object[i]];
+    const bool quadratic = object.mode == SM_K_MODE_QUADRATIC;
     const int begin = particle_member_offsets[i], end = particle_member_offsets[i + 1];
     float3 d = (float3)(0.0f); // g - x
     if (end > begin) {
         float3 sum = (float3)(0.0f);
         for (int j = begin; j < end; j++)
-            sum += sm_cluster_goal_offset(particle_members[j], x.xyz, x_lo, member_cluster, member_q, clusters, objects,
-                                          rest, center, center_offset, transform);
+            sum += sm_cluster_goal_offset(particle_members[j], x.xyz, x_lo, quadratic, member_cluster, member_q, rest,
+                                          center, center_offset, transform);
         d = sum * (1.0f / (float)(end - begin));
     }
     goal[i] = (float4)(x.xyz + (x_lo + d), 0.0f);
@@ -54,7 +55,6 @@ __kernel void sm_blend_integrate(const int particle_count, const float h, const 
     const float3 to_target = (t.xyz - x.xyz) - x_lo;
     if (t.w > 0.0f) f.xyz += t.w * to_target;
 
-    const sm_k_object object = objects[particle_object[i]];
     const float alpha = object.tau > 0.0f ? fmin(1.0f, h / object.tau) : object.alpha;
     const float damping = fmax(0.0f, 1.0f - object.damping * h);
     float3 v = velocity[i].xyz;

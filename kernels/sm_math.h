@@ -156,18 +156,15 @@ inline void sm_add_pair(float4 *x, float4 *x_lo, float3 d)
 inline float3 sm_add_transformed(float3 g, __global const sm_k_mat39 *t, float3 q, bool quadratic,
                                  __global const sm_float *mean)
 {
-    g.x += t->m[0][0] * q.x + t->m[0][1] * q.y + t->m[0][2] * q.z;
-    g.y += t->m[1][0] * q.x + t->m[1][1] * q.y + t->m[1][2] * q.z;
-    g.z += t->m[2][0] * q.x + t->m[2][1] * q.y + t->m[2][2] * q.z;
+    // column by column, as vectors (each component's sum in the order of a row's)
+#define SM_T_COLUMN(j) ((float3)(t->m[0][j], t->m[1][j], t->m[2][j]))
+    g += SM_T_COLUMN(0) * q.x + SM_T_COLUMN(1) * q.y + SM_T_COLUMN(2) * q.z;
     if (quadratic) {
         const float qt[6] = {q.x * q.x - mean[0], q.y * q.y - mean[1], q.z * q.z - mean[2],
                              q.x * q.y - mean[3], q.y * q.z - mean[4], q.z * q.x - mean[5]};
-        for (int j = 0; j < 6; j++) {
-            g.x += t->m[0][3 + j] * qt[j];
-            g.y += t->m[1][3 + j] * qt[j];
-            g.z += t->m[2][3 + j] * qt[j];
-        }
+        for (int j = 0; j < 6; j++) g += SM_T_COLUMN(3 + j) * qt[j];
     }
+#undef SM_T_COLUMN
     return g;
 }
 

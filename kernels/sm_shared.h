@@ -39,6 +39,13 @@ typedef float sm_float;
  * (turned inside out by more than 0.1% of its volume) keeps its rotation of the step before. */
 #define SM_INVERTED_VOLUME 0.001f
 
+/* Rotation on the device (kernels/02_rotation.cl): the polar decomposition by Newton's method
+ * takes at most this many steps, and only clusters whose A_pq has a determinant above
+ * SM_K_POLAR_DET_MIN times the cube of its RMS singular value; the others, and any that do not
+ * converge, take Horn's quaternion method. */
+#define SM_K_POLAR_ITERATIONS 16
+#define SM_K_POLAR_DET_MIN 0.001f
+
 /* Most Newton steps for the volume projection's one unknown (README, the time step, step 3);
  * it stops earlier once a step changes it by at most 4 epsilon of its value. */
 #define SM_VOLUME_ITERATIONS 16

@@ -43,5 +43,9 @@ echo "$out" | grep -Eq '^floor: copy bandwidth [0-9.]+ GB/s' || fail "no floor l
 # the layout: 5 float4 per particle (position, its low half, velocity, goal, force) and 2 ints
 echo "$out" | grep -q 'device memory: .* 88.0 bytes per particle' || fail "not 88 bytes per particle"
 "$tool" bench scene "$scenes/linear_cube.json" --steps 0 > /dev/null 2>&1 && fail "--steps 0 was accepted"
+# --substeps replaces the scene's: the profiled world then runs that many solver steps a step
+out=$("$tool" bench scene "$scenes/linear_cube.json" --steps 4 --repeat 1 --substeps 7 2>&1) || fail "--substeps 7 exited $?: $out"
+echo "$out" | grep -Eq '^objects=.* substeps=7 ' || fail "--substeps 7 not reported: $out"
+"$tool" bench scene "$scenes/linear_cube.json" --substeps 0 > /dev/null 2>&1 && fail "--substeps 0 was accepted"
 "$tool" bench nothing > /dev/null 2>&1 && fail "an unknown benchmark was accepted"
 echo "ok: bench"

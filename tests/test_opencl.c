@@ -249,6 +249,48 @@ static void each_pass_matches_reference(void)
     sm_world_destroy(device);
 }
 
+/// The rotation pass on every kind of match, against the reference's closest rotation: for
+/// each cluster a linear match F = A_pq A_qq that is a rotation, a stretch (up to 100:1),
+/// nearly flat, flat, slightly inverted (the device's Newton iteration declines all of these
+/// but the first two and Horn's method answers) or inverted by half its volume (the rotation
+/// of the step before is kept).
+static void rotation_matches_the_reference_for_every_kind_of_match(void)
+{
+    sm_world *reference = make_world(features_scene, SM_BACKEND_CPU);
+    sm_world *device = make_world(features_scene, SM_BACKEND_OPENCL);
+    if (!reference || !device) return;
+    deform(reference, 0.15, 11); // clusters with rotations of their own, to keep or to warm-start from
+    static const double stretches[][3] = {{1, 1, 1},    {2, 0.7, 1.3},    {10, 1, 0.1},   {1, 1, 1e-4},
+                                          {1, 1, 0},    {1, 1, -1e-4},    {1, 1, -0.5}};
+    const int kinds = (int)(sizeof stretches / sizeof stretches[0]);
+    rng r = {5};
+    for (int round = 0; round < 4; round++) {
+        for (int32_t c = 0; c < reference->cluster_count; c++) {
+            sm_cluster *cl = &reference->clusters[c];
+            const double *s = stretches[(c + round) % kinds];
+            const sm_mat3 stretch = {{{s[0], 0, 0}, {0, s[1], 0}, {0, 0, s[2]}}};
+            const sm_mat3 axes = rng_rotation(&r);
+            const sm_mat3 f = m3_mul(rng_rotation(&r), m3_mul(axes, m3_mul(stretch, m3_transpose(axes))));
+            double aqq[9], aqq_inverse[9];
+            for (int i = 0; i < 9; i++) aqq[i] = cl->aqq.m[i / 3][i % 3];
+            ENSURE(sm_sym_pinv(3, aqq, aqq_inverse) == 3);
+            sm_mat3 inverse;
+            for (int i = 0; i < 9; i++) inverse.m[i / 3][i % 3] = aqq_inverse[i];
+            cl->apq = m3_mul(f, inverse); // A_pq A_qq = F
+        }
+        load_reference(device, reference);
+        float nan = NAN;
+        ENSURE(clEnqueueFillBuffer(device->cl->queue, device->cl->buffers.rotation, &nan, sizeof nan, 0,
+                                   sizeof(sm_k_mat3) * (size_t)reference->cluster_count, 0, NULL, NULL) == CL_SUCCESS);
+        ENSURE_OK(sm_cl_run_pass(device, SM_PASS_ROTATION, 1.0 / 60.0));
+        sm_cpu_rotation(reference);
+        printf("  round %d, %d clusters over %d kinds of match:\n", round, reference->cluster_count, kinds);
+        compare_mat3(device, device->cl->buffers.rotation, 12, reference, offsetof(sm_cluster, rotation), "R", 1e-5);
+    }
+    sm_world_destroy(reference);
+    sm_world_destroy(device);
+}
+
 /// One step (a frame of substeps) on the device from the reference's state lands within 1e-5
 /// of the scene's diagonal of where the reference's step lands, for every mode and option.
 static void single_steps_agree_for_every_mode(void)
@@ -788,6 +830,7 @@ int main(int argc, char **argv)
     const sm_test_case tests[] = {
         TEST(every_kernel_compiles),
         TEST(each_pass_matches_reference),
+        TEST(rotation_matches_the_reference_for_every_kind_of_match),
         TEST(single_steps_agree_for_every_mode),
         TEST(runs_are_bit_identical),
         TEST(collisions_are_bit_identical_and_match_the_reference),

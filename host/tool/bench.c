@@ -20,12 +20,14 @@
 
 static const char *usage_bench =
     "usage: shapematch bench scene SCENE [--steps N] [--repeat R] [--backend opencl|cpu] [--device SEL] [--collisions on|off]\n"
+    "                        [--substeps N]\n"
     "       shapematch bench fig8 [--out DIR] [--max-points N] [--cpu-max-points N] [--backend opencl|cpu|both]\n"
     "\n"
     "scene: steps per second of SCENE (the median of R timed runs of N steps after 10 warm-up steps;\n"
     "       defaults 5 and 100, 20 on the CPU reference), the milliseconds per solver step of each\n"
     "       pass (OpenCL event profiling on a second world), and the device memory per particle,\n"
-    "       per cluster membership and per cluster.\n"
+    "       per cluster membership and per cluster. --substeps runs each step in N solver steps\n"
+    "       instead of the scene's substeps (the paper measured one solver step per frame).\n"
     "fig8:  the paper's Fig. 8: one object of N points at random positions pulled toward random\n"
     "       goal positions (its rest shape), N from 1,000 to --max-points (default 1,000,000)\n"
     "       log-spaced, linear and quadratic, 1, 8 and 64 clusters; and a many-object variant\n"
@@ -118,10 +120,18 @@ static double copy_bandwidth(const sm_world *world)
 
 /* ---- bench scene ------------------------------------------------------------------------ */
 
+/// One step of the scene in `substeps` solver steps (the scene's own when < 1).
+static sm_result scene_step(const sm_scene *scene, sm_world *world, long long substeps)
+{
+    if (substeps < 1) return sm_scene_step(scene, world);
+    const sm_result r = sm_scene_apply(scene, world);
+    return r == SM_OK ? sm_world_step(world, sm_scene_get_info(scene).dt, (int32_t)substeps) : r;
+}
+
 static int bench_scene(int argc, char **argv)
 {
     const char *path = NULL, *device = NULL;
-    long long steps = -1, repeat = 5;
+    long long steps = -1, repeat = 5, substeps = -1; // substeps: as the scene says
     int collisions = -1; // as the scene says
     sm_backend backend = SM_BACKEND_OPENCL;
     for (int i = 0; i < argc; i++) {
@@ -129,6 +139,9 @@ static int bench_scene(int argc, char **argv)
         if (strcmp(a, "--steps") == 0 || strcmp(a, "--repeat") == 0) {
             long long *target = a[2] == 's' ? &steps : &repeat;
             if (!value || !parse_int(value, 1, 1000000000, target)) return bench_usage_error(a, "needs an integer >= 1");
+            i++;
+        } else if (strcmp(a, "--substeps") == 0) {
+            if (!value || !parse_int(value, 1, 1000, &substeps)) return bench_usage_error("--substeps needs an integer from 1 to 1000, got", value);
             i++;
         } else if (strcmp(a, "--backend") == 0) {
             if (!value || (strcmp(value, "opencl") && strcmp(value, "cpu"))) return bench_usage_error("--backend needs opencl or cpu, got", value);
@@ -177,12 +190,12 @@ static int bench_scene(int argc, char **argv)
     const sm_counts counts = sm_world_get_counts(worlds[0]);
     // warm up (programs built, buffers made and uploaded, caches warm), then the timed runs
     for (int s = 0; s < 10; s++)
-        if (sm_scene_step(scene, worlds[0]) != SM_OK) goto failed;
+        if (scene_step(scene, worlds[0], substeps) != SM_OK) goto failed;
     if (sync_world(worlds[0]) != SM_OK) goto failed;
     for (long long r = 0; r < repeat; r++) {
         const double start = now_s();
         for (long long s = 0; s < steps; s++)
-            if (sm_scene_step(scene, worlds[0]) != SM_OK) goto failed;
+            if (scene_step(scene, worlds[0], substeps) != SM_OK) goto failed;
         if (sync_world(worlds[0]) != SM_OK) goto failed;
         rates[r] = (double)steps / (now_s() - start);
     }
@@ -195,7 +208,8 @@ static int bench_scene(int argc, char **argv)
     printf("scene=%s backend=%s device=\"%s\" date=%s\n", path, sm_world_backend_name(worlds[0]),
            *sm_world_device_name(worlds[0]) ? sm_world_device_name(worlds[0]) : "the CPU reference (one thread)", date);
     printf("objects=%d clusters=%d particles=%d memberships=%d dt=%g substeps=%d collisions=%s\n", counts.objects,
-           counts.clusters, counts.particles, counts.memberships, info.dt, info.substeps,
+           counts.clusters, counts.particles, counts.memberships, info.dt,
+           substeps > 0 ? (int)substeps : info.substeps,
            sm_world_get_object(worlds[0], 0, &(sm_object_info){0}) == SM_OK && collisions != 0 &&
                    (collisions == 1 || sm_scene_world_def(scene).collisions.enabled)
                ? "on"
@@ -205,7 +219,7 @@ static int bench_scene(int argc, char **argv)
 
     // per pass, on the profiled world (OpenCL: the device's own event times; each step then waits)
     for (int s = 0; s < 10 + steps; s++)
-        if (sm_scene_step(scene, worlds[1]) != SM_OK) goto failed;
+        if (scene_step(scene, worlds[1], substeps) != SM_OK) goto failed;
     const sm_profile p = sm_world_get_profile(worlds[1]);
     double passes = 0.0;
     for (int pass = 0; pass < SM_PASS_COUNT; pass++) passes += p.pass_ms[pass];
