@@ -77,8 +77,7 @@ __kernel void sm_cluster_moments(const int cluster_count, const int large_thresh
         apq[c].m[j][3] = 0.0f;
     }
     if (quadratic)
-        for (int j = 0; j < 9; j++)
-            fit9[c].m[0][j] = columns[3 + j].x, fit9[c].m[1][j] = columns[3 + j].y, fit9[c].m[2][j] = columns[3 + j].z;
+        for (int j = 0; j < 9; j++) vstore4(columns[3 + j], 0, fit9[c].c[j]);
 }
 
 /// Sums `count` floats per work-item, scratch[lid * SM_K_MOMENT_TERMS + j], over the work-group
@@ -140,6 +139,6 @@ __kernel void sm_cluster_moments_group(const int large_count, __global const int
     for (int j = 0; j < 9; j++) a[j] = scratch[j];
     sm_store_mat3(&apq[c], a);
     if (quadratic)
-        for (int r = 0; r < 3; r++)
-            for (int j = 0; j < 9; j++) fit9[c].m[r][j] = scratch[9 + r * 9 + j];
+        for (int j = 0; j < 9; j++)
+            vstore4((float4)(scratch[9 + j], scratch[9 + 9 + j], scratch[9 + 18 + j], 0.0f), 0, fit9[c].c[j]);
 }

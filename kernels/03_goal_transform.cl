@@ -119,7 +119,7 @@ __kernel void sm_goal_transform(const int cluster_count, __global const sm_k_clu
         // ~A = ~A_pq ~A_qq = [A Q M], summed by the moments pass
         float full[27];
         for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 9; j++) full[i * 9 + j] = fit9[c].m[i][j];
+            for (int j = 0; j < 9; j++) full[i * 9 + j] = fit9[c].c[j][i];
         float a[9];
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 3; j++) a[i * 3 + j] = full[i * 9 + j];
@@ -134,6 +134,5 @@ __kernel void sm_goal_transform(const int cluster_count, __global const sm_k_clu
             for (int j = 3; j < 9; j++) t[i * 9 + j] = beta * full[i * 9 + j];
         }
     }
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 9; j++) transform[c].m[i][j] = t[i * 9 + j];
+    for (int j = 0; j < 9; j++) vstore4((float4)(t[j], t[9 + j], t[18 + j], 0.0f), 0, transform[c].c[j]);
 }

@@ -157,7 +157,7 @@ inline float3 sm_add_transformed(float3 g, __global const sm_k_mat39 *t, float3 
                                  __global const sm_float *mean)
 {
     // column by column, as vectors (each component's sum in the order of a row's)
-#define SM_T_COLUMN(j) ((float3)(t->m[0][j], t->m[1][j], t->m[2][j]))
+#define SM_T_COLUMN(j) (vload4(0, t->c[j]).xyz)
     g += SM_T_COLUMN(0) * q.x + SM_T_COLUMN(1) * q.y + SM_T_COLUMN(2) * q.z;
     if (quadratic) {
         const float qt[6] = {q.x * q.x - mean[0], q.y * q.y - mean[1], q.z * q.z - mean[2],

@@ -122,9 +122,11 @@ typedef struct sm_k_mat3 {
     sm_float m[3][4];
 } sm_k_mat3;
 
-/// A 3x9 matrix, row-major (108 bytes): the quadratic moments and goal transforms.
+/// A 3x9 matrix by columns, one column per 4-float group (144 bytes; the fourth row is unused
+/// and zero), so that a kernel moves a column as one float4: the quadratic moments and goal
+/// transforms. Row r of column s is c[s][r].
 typedef struct sm_k_mat39 {
-    sm_float m[3][9];
+    sm_float c[9][4];
 } sm_k_mat39;
 
 /// Per-cluster rest data that plasticity changes (248 bytes): A_qq, the means a1..a6 of the

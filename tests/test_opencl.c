@@ -165,7 +165,7 @@ static void each_pass_matches_reference(void)
         compare_vec4(device, b->center, b->center_offset, centers, c, "cluster centres x_cm (m)", 1e-7 * scale);
         free(centers);
         compare_mat3(device, b->apq, 12, reference, offsetof(sm_cluster, apq), "A_pq (relative)", 1e-5);
-        float *fit = read_floats(device, b->fit9, 27 * (size_t)c);
+        float *fit = read_floats(device, b->fit9, 36 * (size_t)c);
         difference d = {0};
         for (int32_t i = 0; i < c; i++) {
             const sm_cluster *cl = &reference->clusters[i];
@@ -173,7 +173,7 @@ static void each_pass_matches_reference(void)
             double expected[3][9];
             sm_cluster_quadratic_fit(cl, expected);
             for (int r = 0; r < 3; r++)
-                for (int s = 0; s < 9; s++) note(&d, fit[27 * i + 9 * r + s], expected[r][s]);
+                for (int s = 0; s < 9; s++) note(&d, fit[36 * i + 4 * s + r], expected[r][s]);
         }
         free(fit);
         report("quadratic fit ~A_pq ~A_qq (relative)", d, 1e-5 * fmax(1.0, d.magnitude));
@@ -191,11 +191,11 @@ static void each_pass_matches_reference(void)
         ENSURE_OK(sm_cl_run_pass(device, SM_PASS_GOAL_TRANSFORM, h));
         sm_cpu_goal_transform(reference);
         compare_mat3(device, b->linear_fit, 12, reference, offsetof(sm_cluster, linear_fit), "A_lin = A_pq A_qq (relative)", 1e-5);
-        float *t = read_floats(device, b->transform, 27 * (size_t)c);
+        float *t = read_floats(device, b->transform, 36 * (size_t)c);
         d = (difference){0};
         for (int32_t i = 0; i < c; i++)
             for (int r = 0; r < 3; r++)
-                for (int s = 0; s < 9; s++) note(&d, t[27 * i + 9 * r + s], reference->clusters[i].transform[r][s]);
+                for (int s = 0; s < 9; s++) note(&d, t[36 * i + 4 * s + r], reference->clusters[i].transform[r][s]);
         free(t);
         report("goal transform T (relative)", d, 1e-5 * fmax(1.0, d.magnitude));
 

@@ -77,11 +77,11 @@ static void quiet_log(sm_log_level level, const char *message, void *user)
 static double layout_bytes(sm_counts c, bool quadratic, bool ground)
 {
     const double k = c.memberships, n = c.particles, m = c.clusters;
-    const double w = quadratic ? 36.0 : 0.0, fit = quadratic ? 108.0 : 0.0;
+    const double w = quadratic ? 36.0 : 0.0, fit = quadratic ? 144.0 : 0.0;
     const double moments = k * (4 + 16 + w + 32) + m * (32 + 32 + 48 + fit);
     const double rotation = m * (48 + 16 + 16 + 48);
-    const double goal = m * (32 + 80 + 48 + fit + 48 + 48 + 108);
-    const double blend = n * (4 + 8 + 32 + 16 + 16 + 32 + 16 + 16) + k * (4 + 4 + 16) + m * (32 + 108 + 32);
+    const double goal = m * (32 + 80 + 48 + fit + 48 + 48 + 144);
+    const double blend = n * (4 + 8 + 32 + 16 + 16 + 32 + 16 + 16) + k * (4 + 4 + 16) + m * (32 + 144 + 32);
     const double floor_ground = ground ? n * (32 + 16 + 16 + 32 + 16) : 0.0;
     return moments + rotation + goal + blend + floor_ground;
 }

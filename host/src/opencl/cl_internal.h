@@ -10,7 +10,7 @@
 _Static_assert(sizeof(sm_k_object) == 64, "sm_k_object must match the kernels' layout");
 _Static_assert(sizeof(sm_k_cluster) == 32, "sm_k_cluster must match the kernels' layout");
 _Static_assert(sizeof(sm_k_mat3) == 48, "sm_k_mat3 must match the kernels' layout");
-_Static_assert(sizeof(sm_k_mat39) == 108, "sm_k_mat39 must match the kernels' layout");
+_Static_assert(sizeof(sm_k_mat39) == 144, "sm_k_mat39 must match the kernels' layout");
 _Static_assert(sizeof(sm_k_weights) == 36, "sm_k_weights must match the kernels' layout");
 _Static_assert(sizeof(sm_k_cluster_rest) == 248, "sm_k_cluster_rest must match the kernels' layout");
 _Static_assert(sizeof(sm_k_collider) == 96, "sm_k_collider must match the kernels' layout");

@@ -641,8 +641,10 @@ sm_result sm_cl_push(sm_world *world)
     PUT_MAT3(b->linear_fit, linear_fit);
 #undef PUT_MAT3
     for (int32_t i = 0; i < c; i++)
-        for (int r = 0; r < 3; r++)
-            for (int s = 0; s < 9; s++) mat39[i].m[r][s] = (float)world->clusters[i].transform[r][s];
+        for (int s = 0; s < 9; s++) {
+            for (int r = 0; r < 3; r++) mat39[i].c[s][r] = (float)world->clusters[i].transform[r][s];
+            mat39[i].c[s][3] = 0.0f;
+        }
     PUT(b->transform, sizeof *mat39, c, mat39);
     if (cl->any_quadratic) {
         // the quadratic fit ~A_pq ~A_qq and the weights w = ~A_qq q~ of each membership, in double
@@ -651,7 +653,7 @@ sm_result sm_cl_push(sm_world *world)
             double fit[3][9], w[9];
             sm_cluster_quadratic_fit(cluster, fit);
             for (int r = 0; r < 3; r++)
-                for (int s = 0; s < 9; s++) mat39[i].m[r][s] = (float)fit[r][s];
+                for (int s = 0; s < 9; s++) mat39[i].c[s][r] = (float)fit[r][s];
             for (int32_t j = cluster->first_member; j < cluster->first_member + cluster->member_count; j++) {
                 sm_cluster_quadratic_weights(world, cluster, j, w);
                 for (int r = 0; r < 9; r++) weights[j].w[r] = (float)w[r];
@@ -722,7 +724,7 @@ sm_result sm_cl_pull(sm_world *world)
     GET(b->transform, sizeof *mat39, c, mat39);
     for (int32_t i = 0; i < c && result == SM_OK; i++)
         for (int r = 0; r < 3; r++)
-            for (int s = 0; s < 9; s++) world->clusters[i].transform[r][s] = mat39[i].m[r][s];
+            for (int s = 0; s < 9; s++) world->clusters[i].transform[r][s] = mat39[i].c[s][r];
     // (the device keeps the quadratic fit, not ~A_pq: the host's ~A_pq is recomputed by its next step)
     const int32_t sv = world->surface_vertex_count;
     if (sv > 0 && result == SM_OK) {
@@ -838,7 +840,7 @@ sm_result sm_cl_read_cluster(const sm_world *world, int32_t index)
     cluster->rotation = from_k_mat3(&rotation);
     cluster->plastic = from_k_mat3(&plastic);
     for (int r = 0; r < 3; r++)
-        for (int s = 0; s < 9; s++) cluster->transform[r][s] = transform.m[r][s];
+        for (int s = 0; s < 9; s++) cluster->transform[r][s] = transform.c[s][r];
     return SM_OK;
 }
 
