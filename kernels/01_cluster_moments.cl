@@ -3,7 +3,11 @@
  * so that p = x - x_cm is formed from small differences), A_pq = sum m p q^T and in quadratic
  * mode the fit
  * ~A = ~A_pq ~A_qq, summed as sum m p w^T with the membership weights w = ~A_qq q~ (see
- * sm_k_weights). One work-item per cluster sums its members in CSR order; on a GPU a cluster of
+ * sm_k_weights). The rest offsets are centred (sum m q = 0, and sum m w = 0 since the quadratic
+ * terms are centred by their mass-weighted means), so sum m p q^T = sum m y q^T with y = x - anchor,
+ * and sum m p w^T = sum m y w^T: the one-work-item path sums y, m y q^T and m y w^T in one pass
+ * over the members (their differences from the two-pass sums are rounding, sum m q being zero
+ * to float rounding). One work-item per cluster sums its members in CSR order; on a GPU a cluster of
  * SM_K_LARGE_CLUSTER members or more (large_threshold) is summed by a work-group instead (each work-item a strided
  * share, then a tree in local memory), so that a cluster of a million particles is not one
  * work-item's loop. Both orders are fixed, so the result is the same every run. */
@@ -46,30 +50,23 @@ __kernel void sm_cluster_moments(const int cluster_count, const int large_thresh
     const bool quadratic = objects[cluster.object].mode == SM_K_MODE_QUADRATIC;
 
     const float3 anchor = cluster.member_count > 0 ? position[cluster.anchor].xyz : (float3)(0.0f);
-    float3 sum = (float3)(0.0f);
-    for (int k = begin; k < end; k++) {
-        const int i = member_particle[k];
-        const float4 x = position[i]; // w: mass
-        sum += ((x.xyz - anchor) + position_lo[i].xyz) * x.w;
-    }
-    const float3 offset = sum * (1.0f / cluster.mass);
-
-    // the sums of sm_add_member_moments, term for term, column by column: columns[j] holds
-    // column j of A_pq (j < 3) and of the fit (j >= 3) as vectors, for a CPU's SIMD registers
-    float4 columns[12];
+    // one pass: sum m y, and the columns of A_pq (j < 3) and of the fit (j >= 3) as vectors,
+    // for a CPU's SIMD registers
+    float4 sum = (float4)(0.0f), columns[12];
     for (int j = 0; j < 12; j++) columns[j] = (float4)(0.0f);
     for (int k = begin; k < end; k++) {
         const int i = member_particle[k];
         const float4 x = position[i]; // w: mass
-        const float3 p = ((x.xyz - anchor) + position_lo[i].xyz) - offset;
-        const float4 mp = (float4)(x.w * p, 0.0f);
+        const float4 my = (float4)(((x.xyz - anchor) + position_lo[i].xyz) * x.w, 0.0f);
         const float4 q = member_q[k];
-        columns[0] += mp * q.x;
-        columns[1] += mp * q.y;
-        columns[2] += mp * q.z;
+        sum += my;
+        columns[0] += my * q.x;
+        columns[1] += my * q.y;
+        columns[2] += my * q.z;
         if (quadratic)
-            for (int j = 0; j < 9; j++) columns[3 + j] += mp * member_w[k].w[j];
+            for (int j = 0; j < 9; j++) columns[3 + j] += my * member_w[k].w[j];
     }
+    const float3 offset = sum.xyz * (1.0f / cluster.mass);
     center[c] = (float4)(anchor, cluster.mass);
     center_offset[c] = (float4)(offset, 0.0f);
     for (int j = 0; j < 3; j++) {
