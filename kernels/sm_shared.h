@@ -76,7 +76,7 @@ typedef float sm_float;
  * (on a CPU device the loop is faster; $SM_LARGE_CLUSTER sets the threshold on any device). */
 #define SM_K_LARGE_CLUSTER 1024
 #define SM_K_GROUP_SIZE 128
-#define SM_K_MOMENT_TERMS 36 /* A_pq (9) and the quadratic fit (27) */
+#define SM_K_MOMENT_TERMS 39 /* sum m y (3), A_pq (9) and the quadratic fit (27) */
 
 /* Contact candidates (pass 5): each colliding particle keeps the particles whose reference
  * positions lie within the sum of their radii plus the skin of its own, at most
