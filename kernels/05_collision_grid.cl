@@ -14,10 +14,10 @@
  * counts itself into the bucket of its cell with an integer atomic, the counts are scanned
  * into bucket beginnings in blocks, each particle takes a slot in its bucket, and each bucket
  * is sorted by particle index, which makes the order the same on every run), which leaves no
- * particle dirty. Then each moved particle searches the 27 cells around its own (and the
- * dirty list) for its new list and adds itself to the lists of its candidates, and the lists
- * added to are sorted, rid of repeats and of particles that are no longer candidates. Every
- * kernel after the refresh returns at once when it has nothing to do. */
+ * particle dirty. Then each moved particle searches the cells around its own that its reach
+ * overlaps (and the dirty list) for its new list and adds itself to the lists of its
+ * candidates, and the lists added to are sorted, rid of repeats and of particles that are no
+ * longer candidates. Every kernel after the refresh returns at once when it has nothing to do. */
 #include "sm_shared.h"
 
 /// The state of the candidates: the number of dirty particles (SM_K_DIRTY + 1 and more: the
@@ -35,14 +35,15 @@
 
 /// reference[i] = x_i and moved[i] = generation for every colliding particle (contact.w > 0)
 /// farther than `trigger` from its reference or without one (reference.w = 0), which also
-/// is listed in moved_list (in no particular order) and becomes dirty (dirty[i] = 1, in the
-/// dirty list while there is room); state[SM_K_ANY_MOVED] = 1 when there is one (the state's
-/// flags and this refresh's counts zeroed beforehand).
+/// is listed in moved_list (in no particular order) and becomes dirty: dirty[i] = 1 + its slot
+/// in the dirty list, whose dirty_reference holds its reference and radius while there is room
+/// (SM_K_DIRTY + 1 when there is none); state[SM_K_ANY_MOVED] = 1 when there is one (the
+/// state's flags and this refresh's counts zeroed beforehand).
 __kernel void sm_contact_refresh(const int particle_count, const float trigger, const int generation,
                                  __global const float4 *contact, __global const float4 *position,
                                  __global const float4 *position_lo, __global float4 *reference, __global int *moved,
-                                 __global int *dirty, __global int *dirty_list, __global int *moved_list,
-                                 __global int *state)
+                                 __global int *dirty, __global int *dirty_list, __global float4 *dirty_reference,
+                                 __global int *moved_list, __global int *state)
 {
     const int i = get_global_id(0);
     if (i >= particle_count || !(contact[i].w > 0.0f)) return;
@@ -53,10 +54,13 @@ __kernel void sm_contact_refresh(const int particle_count, const float trigger, 
     moved[i] = generation;
     moved_list[atomic_inc(&state[SM_K_MOVED_COUNT])] = i;
     state[SM_K_ANY_MOVED] = 1;
-    if (atomic_xchg(&dirty[i], 1) == 0) {
+    if (dirty[i] == 0) { // (only this work-item writes dirty[i])
         const int slot = atomic_inc(&state[SM_K_DIRTY_COUNT]);
         if (slot < SM_K_DIRTY) dirty_list[slot] = i;
+        dirty[i] = 1 + min(slot, SM_K_DIRTY);
     }
+    const int slot = dirty[i] - 1;
+    if (slot < SM_K_DIRTY) dirty_reference[slot] = (float4)(x.xyz, contact[i].w);
 }
 
 /// One work-item: whether the grid is rebuilt in this refresh (too many dirty particles), and
@@ -69,24 +73,24 @@ __kernel void sm_contact_decide(__global int *state)
     if (rebuild) state[SM_K_DIRTY_COUNT] = 0;
 }
 
-/// The grid, rebuilt only when state[SM_K_REBUILD] is set: cell = (x, y, z, bucket) of every
-/// particle's reference, bucket -1 for particles without a radius; bucket_count[b] += 1 for each
+/// The grid, rebuilt only when state[SM_K_REBUILD] is set: the bucket of the cell of every
+/// particle's reference, -1 for particles without a radius; bucket_count[b] += 1 for each
 /// particle in bucket b (zeroed beforehand); no particle dirty.
 __kernel void sm_grid_hash(const int particle_count, const float inv_cell, const int mask,
                            __global const int *state, __global const float4 *contact,
-                           __global const float4 *reference, __global int4 *cell, __global int *bucket_count,
+                           __global const float4 *reference, __global int *particle_bucket, __global int *bucket_count,
                            __global int *dirty)
 {
     if (!state[SM_K_REBUILD]) return;
     SM_K_EACH(i, particle_count) {
         dirty[i] = 0;
         if (!(contact[i].w > 0.0f)) {
-            cell[i] = (int4)(0, 0, 0, -1);
+            particle_bucket[i] = -1;
             continue;
         }
         const int3 c = convert_int3_sat_rtn(reference[i].xyz * inv_cell); // NaN gives 0
         const int bucket = SM_K_CELL_HASH(c.x, c.y, c.z, mask);
-        cell[i] = (int4)(c, bucket);
+        particle_bucket[i] = bucket;
         atomic_inc(&bucket_count[bucket]);
     }
 }
@@ -132,25 +136,27 @@ __kernel void sm_grid_scan_apply(const int entries, __global const int *state, _
 }
 
 /// Each colliding particle takes the next slot of its bucket (cursor zeroed beforehand).
-__kernel void sm_grid_scatter(const int particle_count, __global const int *state, __global const int4 *cell,
+__kernel void sm_grid_scatter(const int particle_count, __global const int *state, __global const int *particle_bucket,
                               __global const int *bucket_start, __global int *cursor, __global int *sorted)
 {
     if (!state[SM_K_REBUILD]) return;
     SM_K_EACH(i, particle_count) {
-        const int bucket = cell[i].w;
+        const int bucket = particle_bucket[i];
         if (bucket >= 0) sorted[bucket_start[bucket] + atomic_inc(&cursor[bucket])] = i;
     }
 }
 
 /// Each bucket's particles in index order (insertion sort: buckets hold a few particles), with
-/// sorted_cell = (cell, object) of each slot, run_end = the slot after the run of slots of one
-/// object that the slot begins (objects own consecutive particle indices, so a bucket holds each
-/// object's particles in one run), and the object all of the bucket's particles belong to (-1
-/// when they belong to several).
+/// sorted_reference = (reference, radius) and sorted_object = the object of each slot, run_end =
+/// the slot after the run of slots of one object that the slot begins (objects own consecutive
+/// particle indices, so a bucket holds each object's particles in one run), and the object all
+/// of the bucket's particles belong to (-1 when they belong to several). A walk reads a slot's
+/// reference and radius in the slot, next to its neighbours, instead of at the particle's index.
 __kernel void sm_grid_sort_buckets(const int table_size, __global const int *state, __global const int *bucket_start,
-                                   __global const int *particle_object, __global const int4 *cell,
-                                   __global int *sorted, __global int4 *sorted_cell, __global int *run_end,
-                                   __global int *bucket_object)
+                                   __global const int *particle_object, __global const float4 *contact,
+                                   __global const float4 *reference, __global int *sorted,
+                                   __global float4 *sorted_reference, __global int *sorted_object,
+                                   __global int *run_end, __global int *bucket_object)
 {
     if (!state[SM_K_REBUILD]) return;
     SM_K_EACH(b, table_size) {
@@ -164,11 +170,12 @@ __kernel void sm_grid_sort_buckets(const int table_size, __global const int *sta
         int object = end > begin ? particle_object[sorted[begin]] : -1;
         for (int s = begin; s < end; s++) {
             const int i = sorted[s];
-            sorted_cell[s] = (int4)(cell[i].xyz, particle_object[i]);
+            sorted_reference[s] = (float4)(reference[i].xyz, contact[i].w);
+            sorted_object[s] = particle_object[i];
             if (particle_object[i] != object) object = -1;
         }
         for (int s = end - 1; s >= begin; s--)
-            run_end[s] = s + 1 < end && sorted_cell[s + 1].w == sorted_cell[s].w ? run_end[s + 1] : s + 1;
+            run_end[s] = s + 1 < end && sorted_object[s + 1] == sorted_object[s] ? run_end[s + 1] : s + 1;
         bucket_object[b] = object;
     }
 }
@@ -193,55 +200,99 @@ inline bool sm_candidate(const int i, const int j, const int object_i, const int
 
 /// What a walk reads: the particles' contact and references, the grid and the dirty particles.
 typedef struct sm_k_grid {
-    __global const float4 *contact, *reference;
-    __global const int *particle_object, *bucket_start, *sorted, *run_end, *bucket_object, *dirty, *dirty_list;
-    __global const int4 *sorted_cell;
+    __global const float4 *contact, *reference, *sorted_reference;
+    __global const int *particle_object, *bucket_start, *sorted, *sorted_object, *run_end, *bucket_object, *dirty,
+        *dirty_list;
+    __global const float4 *dirty_reference;
     int mask, dirty_count;
-    float inv_cell, skin;
+    float inv_cell, skin, reach; // reach: the largest radius plus the skin, and a margin for rounding
 } sm_k_grid;
 
-/// The grid as the kernels' arguments give it.
+/// The grid as the kernels' arguments give it. (A cell's edge is twice the largest radius
+/// plus the skin, so the largest radius plus the skin is half of the edge plus the skin.)
 inline sm_k_grid sm_grid(const int mask, const float inv_cell, const float skin, __global const int *state,
                          __global const float4 *contact, __global const float4 *reference,
                          __global const int *particle_object, __global const int *bucket_start,
-                         __global const int *sorted, __global const int4 *sorted_cell, __global const int *run_end,
-                         __global const int *bucket_object, __global const int *dirty, __global const int *dirty_list)
+                         __global const int *sorted, __global const float4 *sorted_reference,
+                         __global const int *sorted_object, __global const int *run_end,
+                         __global const int *bucket_object, __global const int *dirty, __global const int *dirty_list,
+                         __global const float4 *dirty_reference)
 {
     sm_k_grid g;
     g.contact = contact, g.reference = reference, g.particle_object = particle_object;
-    g.bucket_start = bucket_start, g.sorted = sorted, g.sorted_cell = sorted_cell, g.run_end = run_end;
-    g.bucket_object = bucket_object, g.dirty = dirty, g.dirty_list = dirty_list;
+    g.bucket_start = bucket_start, g.sorted = sorted, g.sorted_reference = sorted_reference;
+    g.sorted_object = sorted_object, g.run_end = run_end;
+    g.bucket_object = bucket_object, g.dirty = dirty, g.dirty_list = dirty_list, g.dirty_reference = dirty_reference;
     g.mask = mask, g.inv_cell = inv_cell, g.skin = skin;
+    g.reach = 0.5f * (1.0f / inv_cell + skin) * 1.0001f;
     g.dirty_count = min(state[SM_K_DIRTY_COUNT], SM_K_DIRTY);
     return g;
 }
 
-/// A walk over the candidates of one particle: the 27 cells of the grid around its reference's,
-/// x fastest, each bucket's particles by index (dirty particles, other cells sharing a bucket
-/// and runs of its own object's particles skipped, unless the object self-collides), then the
-/// dirty list. The order does not matter: lists are sorted.
+/// A walk over the candidates of one particle: the cells of the grid around its reference's
+/// that its reach overlaps (of the 27 around its own: a particle of a small radius reaches
+/// into fewer), a row along x at a time (the row's cells lie in consecutive buckets, whose
+/// slots are consecutive: one range, or two where the buckets wrap past the end of the table),
+/// then the dirty list. Slots of other cells sharing the buckets, runs of its own object's
+/// particles (unless the object self-collides) and dirty particles are skipped. The order does
+/// not matter: lists are sorted.
 typedef struct sm_k_walk {
-    int3 own, c;   // the particle's cell and the cell being walked
-    int k, s, end; // the cell's number (0 to 26; 27: the dirty list), the next slot, the end
-    int object;    // the particle's object
-    bool self;     // whether it collides with its own object
-    float4 c_i;    // its contact (rest position, radius)
-    float3 r_i;    // its reference
+    int3 own;          // the particle's cell
+    int3 lo, hi;       // the cells its reach overlaps, as offsets from its own (-1 to 1)
+    int y, z;          // the row being walked
+    int k, s, end;     // the row (0 to 8; 9: the dirty list), the next slot, the end of the range
+    int next, next_end; // the range after this one (the row's wrapped part), if any
+    int object;        // the particle's object
+    bool self;         // whether it collides with its own object
+    float4 c_i;        // its contact (rest position, radius)
+    float3 r_i;        // its reference
 } sm_k_walk;
 
-/// The walk of particle i, before its first cell.
+/// The walk of particle i, before its first row.
 inline sm_k_walk sm_walk_begin(const sm_k_grid *g, __global const sm_k_object *objects, const int i)
 {
     sm_k_walk walk;
     walk.r_i = g->reference[i].xyz;
     walk.own = convert_int3_sat_rtn(walk.r_i * g->inv_cell);
-    walk.c = walk.own;
+    walk.c_i = g->contact[i];
+    const float reach = walk.c_i.w + g->reach; // beyond every candidate's distance
+    walk.lo = clamp(convert_int3_sat_rtn((walk.r_i - reach) * g->inv_cell) - walk.own, -1, 0);
+    walk.hi = clamp(convert_int3_sat_rtn((walk.r_i + reach) * g->inv_cell) - walk.own, 0, 1);
+    walk.y = walk.z = 0;
     walk.k = -1;
-    walk.s = walk.end = 0;
+    walk.s = walk.end = walk.next = walk.next_end = 0;
     walk.object = g->particle_object[i];
     walk.self = (objects[walk.object].flags & SM_K_SELF_COLLIDE) != 0;
-    walk.c_i = g->contact[i];
     return walk;
+}
+
+/// Moves the walk to its next row in reach (or to the dirty list after the last); false after
+/// the dirty list.
+inline bool sm_walk_next_row(sm_k_walk *walk, const sm_k_grid *g)
+{
+    for (;;) {
+        if (++walk->k >= 9) {
+            if (walk->k > 9) return false;
+            walk->s = 0; // the dirty list
+            walk->end = g->dirty_count;
+            return true;
+        }
+        const int dy = walk->k % 3 - 1, dz = walk->k / 3 - 1;
+        if (dy < walk->lo.y || dy > walk->hi.y || dz < walk->lo.z || dz > walk->hi.z) continue; // out of reach
+        walk->y = (int)((uint)walk->own.y + (uint)dy), walk->z = (int)((uint)walk->own.z + (uint)dz);
+        const int first = SM_K_CELL_HASH((int)((uint)walk->own.x + (uint)walk->lo.x), walk->y, walk->z, g->mask);
+        const int cells = walk->hi.x - walk->lo.x + 1;
+        bool own_only = !walk->self;
+        for (int x = 0; x < cells && own_only; x++)
+            own_only = g->bucket_object[(first + x) & g->mask] == walk->object;
+        if (own_only) continue; // only its own particles
+        const int last = first + cells; // (exclusive; past the table when the row wraps)
+        walk->s = g->bucket_start[first];
+        walk->end = g->bucket_start[min(last, g->mask + 1)];
+        walk->next = 0;
+        walk->next_end = last > g->mask + 1 ? g->bucket_start[last - (g->mask + 1)] : 0;
+        return true;
+    }
 }
 
 /// The next candidate of particle i, or -1 after the last.
@@ -249,38 +300,39 @@ inline int sm_walk_next(sm_k_walk *walk, const sm_k_grid *g, const int i)
 {
     const int object = walk->object;
     for (;;) {
-        while (walk->s >= walk->end) { // the next cell
-            if (++walk->k >= 27) {
-                if (walk->k > 27) return -1;
-                walk->s = 0; // the dirty list
-                walk->end = g->dirty_count;
-                continue;
+        while (walk->s >= walk->end) {
+            if (walk->k < 9 && walk->next < walk->next_end) { // the row's wrapped part
+                walk->s = walk->next, walk->end = walk->next_end;
+                walk->next = walk->next_end = 0;
+            } else if (!sm_walk_next_row(walk, g)) {
+                return -1;
             }
-            const int dxc = walk->k % 3 - 1, dy = walk->k / 3 % 3 - 1, dz = walk->k / 9 - 1;
-            walk->c = (int3)((int)((uint)walk->own.x + (uint)dxc), (int)((uint)walk->own.y + (uint)dy),
-                             (int)((uint)walk->own.z + (uint)dz));
-            const int bucket = SM_K_CELL_HASH(walk->c.x, walk->c.y, walk->c.z, g->mask);
-            if (!walk->self && g->bucket_object[bucket] == object) continue; // only its own particles
-            walk->s = g->bucket_start[bucket];
-            walk->end = g->bucket_start[bucket + 1];
         }
         const int s = walk->s++;
         int j, object_j;
-        if (walk->k == 27) {
+        // the copy of the reference and radius first (the slot's, or the dirty list's): most are too far
+        const float4 other = walk->k == 9 ? g->dirty_reference[s] : g->sorted_reference[s];
+        const float3 d = walk->r_i - other.xyz;
+        const float limit = walk->c_i.w + other.w + g->skin;
+        if (walk->k == 9) {
+            if (!(dot(d, d) < limit * limit)) continue;
             j = g->dirty_list[s];
             object_j = g->particle_object[j];
-            if (object_j == object && !walk->self) continue;
         } else {
-            const int4 other = g->sorted_cell[s];
-            if (other.w == object && !walk->self) { // the run of its own particles in this bucket
+            object_j = g->sorted_object[s];
+            if (object_j == object && !walk->self) { // the run of its own particles in this bucket
                 walk->s = g->run_end[s];
                 continue;
             }
-            if (other.x != walk->c.x || other.y != walk->c.y || other.z != walk->c.z) continue;
+            if (!(dot(d, d) < limit * limit)) continue;
+            const int3 c = convert_int3_sat_rtn(other.xyz * g->inv_cell);
+            const int dx = (int)((uint)c.x - (uint)walk->own.x);
+            if (c.y != walk->y || c.z != walk->z || dx < walk->lo.x || dx > walk->hi.x) continue; // another row's
             j = g->sorted[s];
             if (g->dirty[j]) continue; // found in the dirty list
-            object_j = other.w;
         }
+        if (object_j != object) return j; // (near enough: the copy is its reference)
+        if (!walk->self) continue;
         if (sm_candidate(i, j, object, object_j, walk->c_i, g->contact[j], walk->r_i, g->reference[j].xyz, g->skin))
             return j;
     }
@@ -306,11 +358,12 @@ inline int sm_walk_list(const sm_k_grid *g, __global const sm_k_object *objects,
     const int mask, const float inv_cell, const float skin, __global const int *state,                          \
         __global const sm_k_object *objects, __global const float4 *contact, __global const float4 *reference, \
         __global const int *particle_object, __global const int *bucket_start, __global const int *sorted,     \
-        __global const int4 *sorted_cell, __global const int *run_end, __global const int *bucket_object,      \
-        __global const int *dirty, __global const int *dirty_list
+        __global const float4 *sorted_reference, __global const int *sorted_object, __global const int *run_end, \
+        __global const int *bucket_object, __global const int *dirty, __global const int *dirty_list,            \
+        __global const float4 *dirty_reference
 #define SM_K_GRID()                                                                                     \
-    sm_grid(mask, inv_cell, skin, state, contact, reference, particle_object, bucket_start, sorted, sorted_cell, \
-            run_end, bucket_object, dirty, dirty_list)
+    sm_grid(mask, inv_cell, skin, state, contact, reference, particle_object, bucket_start, sorted,             \
+            sorted_reference, sorted_object, run_end, bucket_object, dirty, dirty_list, dirty_reference)
 
 /// A new list for every particle that moved (in moved_list): count[i] candidates in
 /// list[i * SM_K_CANDIDATES ...] in index order, or -1 when there are more than

@@ -60,12 +60,13 @@ typedef float sm_float;
 #define SM_K_TARGET_PIN (-1.0f)
 
 /* The collide passes. A cell (x, y, z) of the uniform grid goes to bucket
- * SM_K_CELL_HASH(x, y, z, table_size - 1) of the hash table (Teschner et al. 2003; the table
- * size is a power of two). Particles of one self-colliding object whose rest distance is below
- * SM_K_REST_NEIGHBOURS times the sum of their radii never collide with each other. */
-#define SM_K_CELL_HASH(x, y, z, mask)                                                                \
-    ((sm_int)((((sm_uint)(x) * 73856093u) ^ ((sm_uint)(y) * 19349663u) ^ ((sm_uint)(z) * 83492791u)) & \
-              (sm_uint)(mask)))
+ * SM_K_CELL_HASH(x, y, z, table_size - 1) of the hash table (the table size is a power of two):
+ * Teschner et al. 2003's hash of y and z, plus x, so that the cells of a row along x go to
+ * consecutive buckets (a search reads the buckets of three neighbouring cells together).
+ * Particles of one self-colliding object whose rest distance is below SM_K_REST_NEIGHBOURS
+ * times the sum of their radii never collide with each other. */
+#define SM_K_CELL_HASH(x, y, z, mask)                                                               \
+    ((sm_int)(((sm_uint)(x) + (((sm_uint)(y) * 19349663u) ^ ((sm_uint)(z) * 83492791u))) & (sm_uint)(mask)))
 #define SM_K_REST_NEIGHBOURS 1.5f
 /* Over-relaxation of the contact sweeps: a particle moves this many times the depth-weighted
  * mean of its contacts' corrections (1 would separate an isolated pair exactly; soft bodies

@@ -43,9 +43,9 @@ typedef struct sm_cl_buffers {
     // (cell = (x, y, z, bucket) per particle, the bucket counts and beginnings, the scan's block
     // sums, the sorted particles with their (cell, object) and object runs, the object of each
     // bucket); the corrections of a sweep
-    cl_mem contact, reference, moved, moved_list, candidate_state, dirty, dirty_list, candidates, candidate_count,
+    cl_mem contact, reference, moved, moved_list, candidate_state, dirty, dirty_list, dirty_reference, candidates, candidate_count,
         candidate_extra, touched;
-    cl_mem cell, bucket_count, bucket_start, block_sum, sorted, sorted_cell, run_end, bucket_object, contact_dx, contact_dv;
+    cl_mem particle_bucket, bucket_count, bucket_start, block_sum, sorted, sorted_reference, sorted_object, run_end, bucket_object, contact_dx, contact_dv;
     // the colliders' shapes, and their state in each step of one sm_cl_step() (step-major)
     cl_mem colliders, collider_state;
     // the host's targets (sm_world_set_target()), made when the first is set

@@ -203,7 +203,7 @@ static void candidate_skin(const sm_world *world, cl_float *skin, cl_float *cell
 }
 
 /// The number of arguments in kernels/05's SM_K_GRID_ARGS.
-enum { GRID_ARG_COUNT = 15 };
+enum { GRID_ARG_COUNT = 17 };
 
 /// Binds the arguments of kernels/05's SM_K_GRID_ARGS from argument `first` of `kernel` on.
 static sm_result bind_grid(sm_world *world, cl_kernel kernel, cl_uint first)
@@ -214,10 +214,10 @@ static sm_result bind_grid(sm_world *world, cl_kernel kernel, cl_uint first)
     cl_float skin = 0.0f, cell = 0.0f;
     candidate_skin(world, &skin, &cell);
     const cl_float inv_cell = 1.0f / cell;
-    const size_t sizes[] = {sizeof mask, sizeof inv_cell, sizeof skin, m, m, m, m, m, m, m, m, m, m, m, m};
+    const size_t sizes[] = {sizeof mask, sizeof inv_cell, sizeof skin, m, m, m, m, m, m, m, m, m, m, m, m, m, m};
     const void *values[] = {&mask, &inv_cell, &skin, &b->candidate_state, &b->objects, &b->contact, &b->reference,
-                            &b->particle_object, &b->bucket_start, &b->sorted, &b->sorted_cell, &b->run_end,
-                            &b->bucket_object, &b->dirty, &b->dirty_list};
+                            &b->particle_object, &b->bucket_start, &b->sorted, &b->sorted_reference, &b->sorted_object,
+                            &b->run_end, &b->bucket_object, &b->dirty, &b->dirty_list, &b->dirty_reference};
     _Static_assert(COUNT(values) == GRID_ARG_COUNT, "bind_grid binds SM_K_GRID_ARGS");
     sm_result result = SM_OK;
     for (int a = 0; a < COUNT(values); a++) SM_CL_TRY(clSetKernelArg(kernel, first + (cl_uint)a, sizes[a], values[a]));
@@ -271,10 +271,10 @@ static sm_result collision_grid(sm_world *world)
     // none moved yet in this refresh: the state's flags and counts after the dirty count zeroed
     sm_result result = zero_ints(world, pass, b->candidate_state, 1, 4);
     if (result != SM_OK) return result;
-    const size_t refresh_sizes[] = {sizeof n, sizeof trigger, sizeof generation, m, m, m, m, m, m, m, m, m};
+    const size_t refresh_sizes[] = {sizeof n, sizeof trigger, sizeof generation, m, m, m, m, m, m, m, m, m, m};
     const void *refresh_values[] = {&n, &trigger, &generation, &b->contact, &b->position, &b->position_lo,
-                                    &b->reference, &b->moved, &b->dirty, &b->dirty_list, &b->moved_list,
-                                    &b->candidate_state};
+                                    &b->reference, &b->moved, &b->dirty, &b->dirty_list, &b->dirty_reference,
+                                    &b->moved_list, &b->candidate_state};
     result = launch(world, pass, SM_CLK_CONTACT_REFRESH, n, COUNT(refresh_values), refresh_sizes, refresh_values);
     if (result != SM_OK) return result;
     const size_t decide_sizes[] = {m};
@@ -286,7 +286,7 @@ static sm_result collision_grid(sm_world *world)
     result = zero_ints(world, pass, b->bucket_count, 0, entries);
     if (result != SM_OK) return result;
     const size_t hash_sizes[] = {sizeof n, sizeof inv_cell, sizeof mask, m, m, m, m, m, m};
-    const void *hash_values[] = {&n, &inv_cell, &mask, &b->candidate_state, &b->contact, &b->reference, &b->cell,
+    const void *hash_values[] = {&n, &inv_cell, &mask, &b->candidate_state, &b->contact, &b->reference, &b->particle_bucket,
                                  &b->bucket_count, &b->dirty};
     result = launch(world, pass, SM_CLK_GRID_HASH, particles, COUNT(hash_values), hash_sizes, hash_values);
     if (result != SM_OK) return result;
@@ -306,12 +306,13 @@ static sm_result collision_grid(sm_world *world)
     result = zero_ints(world, pass, b->bucket_count, 0, entries);
     if (result != SM_OK) return result;
     const size_t scatter_sizes[] = {sizeof n, m, m, m, m, m};
-    const void *scatter_values[] = {&n, &b->candidate_state, &b->cell, &b->bucket_start, &b->bucket_count, &b->sorted};
+    const void *scatter_values[] = {&n, &b->candidate_state, &b->particle_bucket, &b->bucket_start, &b->bucket_count, &b->sorted};
     result = launch(world, pass, SM_CLK_GRID_SCATTER, particles, COUNT(scatter_values), scatter_sizes, scatter_values);
     if (result != SM_OK) return result;
-    const size_t sort_sizes[] = {sizeof table, m, m, m, m, m, m, m, m};
-    const void *sort_values[] = {&table, &b->candidate_state, &b->bucket_start, &b->particle_object, &b->cell,
-                                 &b->sorted, &b->sorted_cell, &b->run_end, &b->bucket_object};
+    const size_t sort_sizes[] = {sizeof table, m, m, m, m, m, m, m, m, m, m};
+    const void *sort_values[] = {&table,       &b->candidate_state,  &b->bucket_start,  &b->particle_object,
+                                 &b->contact,  &b->reference,        &b->sorted,        &b->sorted_reference,
+                                 &b->sorted_object, &b->run_end,     &b->bucket_object};
     result = launch(world, pass, SM_CLK_GRID_SORT_BUCKETS, buckets, COUNT(sort_values), sort_sizes, sort_values);
     if (result != SM_OK) return result;
 

@@ -244,15 +244,17 @@ static sm_result make_buffers(sm_world *world)
         {&b->candidate_state, sizeof(cl_int), 5, SM_CL_MEM_CONTACT},
         {&b->dirty, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->dirty_list, sizeof(cl_int), SM_K_DIRTY, SM_CL_MEM_CONTACT},
+        {&b->dirty_reference, sizeof(cl_float4), SM_K_DIRTY, SM_CL_MEM_CONTACT},
         {&b->candidates, sizeof(cl_int), nc * SM_K_CANDIDATES, SM_CL_MEM_CONTACT},
         {&b->candidate_count, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->candidate_extra, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
-        {&b->cell, sizeof(cl_int4), nc, SM_CL_MEM_CONTACT},
+        {&b->particle_bucket, sizeof(cl_int4), nc, SM_CL_MEM_CONTACT},
         {&b->bucket_count, sizeof(cl_int), table, SM_CL_MEM_CONTACT},
         {&b->bucket_start, sizeof(cl_int), table, SM_CL_MEM_CONTACT},
         {&b->block_sum, sizeof(cl_int), (table + SM_K_SCAN_BLOCK - 1) / SM_K_SCAN_BLOCK, SM_CL_MEM_CONTACT},
         {&b->sorted, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
-        {&b->sorted_cell, sizeof(cl_int4), nc, SM_CL_MEM_CONTACT},
+        {&b->sorted_reference, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
+        {&b->sorted_object, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->run_end, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->bucket_object, sizeof(cl_int), table, SM_CL_MEM_CONTACT},
         {&b->contact_dx, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
@@ -1149,7 +1151,7 @@ sm_result sm_cl_poison_outputs(sm_world *world, sm_pass pass)
     case SM_PASS_ROTATION: outputs[0] = b->rotation, outputs[1] = b->quat; break;
     case SM_PASS_GOAL_TRANSFORM: outputs[0] = b->linear_fit, outputs[1] = b->transform; break;
     case SM_PASS_BLEND_INTEGRATE: outputs[0] = b->goal; break;
-    case SM_PASS_COLLISION_GRID: outputs[0] = b->cell, outputs[1] = b->bucket_start, outputs[2] = b->sorted; break;
+    case SM_PASS_COLLISION_GRID: outputs[0] = b->particle_bucket, outputs[1] = b->bucket_start, outputs[2] = b->sorted; break;
     case SM_PASS_SKIN: // (unbound vertices keep their position: it is not an output)
         outputs[0] = b->skin_center, outputs[1] = b->skin_center_offset, outputs[2] = b->surface_normal;
         break;
