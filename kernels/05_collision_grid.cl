@@ -32,6 +32,13 @@
 /// The kernels that often have nothing to do run on few work-items, each taking every
 /// get_global_size(0)-th item: they cost little when they return at once.
 #define SM_K_EACH(i, count) for (int i = get_global_id(0); i < (count); i += (int)get_global_size(0))
+/// The same, each work-item taking a run of consecutive items: where items in index order
+/// read neighbouring memory, and where the order in which items take slots matters (a
+/// bucket's particles then arrive nearly in index order, which its insertion sort likes).
+#define SM_K_CHUNK(i, count)                                                                         \
+    for (int chunk_ = ((count) + (int)get_global_size(0) - 1) / (int)get_global_size(0),            \
+             i = min((int)get_global_id(0) * chunk_, (count)), end_ = min(i + chunk_, (count));     \
+         i < end_; i++)
 
 /// reference[i] = x_i and moved[i] = generation for every colliding particle (contact.w > 0)
 /// farther than `trigger` from its reference or without one (reference.w = 0), which also
@@ -64,13 +71,29 @@ __kernel void sm_contact_refresh(const int particle_count, const float trigger, 
 }
 
 /// One work-item: whether the grid is rebuilt in this refresh (too many dirty particles), and
-/// then no particle is dirty any more.
-__kernel void sm_contact_decide(__global int *state)
+/// then no particle is dirty any more; else the box of the references of each block of
+/// SM_K_DIRTY_BLOCK slots of the dirty list (dirty_box[2 k], dirty_box[2 k + 1]: lowest and
+/// highest), which lets a walk pass over the blocks out of its reach.
+__kernel void sm_contact_decide(__global int *state, __global const float4 *dirty_reference,
+                                __global float4 *dirty_box)
 {
     if (get_global_id(0) != 0) return;
     const int rebuild = state[SM_K_DIRTY_COUNT] > SM_K_DIRTY;
     state[SM_K_REBUILD] = rebuild;
-    if (rebuild) state[SM_K_DIRTY_COUNT] = 0;
+    if (rebuild) {
+        state[SM_K_DIRTY_COUNT] = 0;
+        return;
+    }
+    const int count = state[SM_K_DIRTY_COUNT];
+    for (int begin = 0; begin < count; begin += SM_K_DIRTY_BLOCK) {
+        float3 lo = dirty_reference[begin].xyz, hi = lo;
+        for (int s = begin + 1; s < min(begin + SM_K_DIRTY_BLOCK, count); s++) {
+            const float3 r = dirty_reference[s].xyz;
+            lo = fmin(lo, r), hi = fmax(hi, r); // (a NaN reference is never a candidate)
+        }
+        dirty_box[2 * (begin / SM_K_DIRTY_BLOCK)] = (float4)(lo, 0.0f);
+        dirty_box[2 * (begin / SM_K_DIRTY_BLOCK) + 1] = (float4)(hi, 0.0f);
+    }
 }
 
 /// The grid, rebuilt only when state[SM_K_REBUILD] is set: the bucket of the cell of every
@@ -82,7 +105,7 @@ __kernel void sm_grid_hash(const int particle_count, const float inv_cell, const
                            __global int *dirty)
 {
     if (!state[SM_K_REBUILD]) return;
-    SM_K_EACH(i, particle_count) {
+    SM_K_CHUNK(i, particle_count) {
         dirty[i] = 0;
         if (!(contact[i].w > 0.0f)) {
             particle_bucket[i] = -1;
@@ -140,7 +163,7 @@ __kernel void sm_grid_scatter(const int particle_count, __global const int *stat
                               __global const int *bucket_start, __global int *cursor, __global int *sorted)
 {
     if (!state[SM_K_REBUILD]) return;
-    SM_K_EACH(i, particle_count) {
+    SM_K_CHUNK(i, particle_count) {
         const int bucket = particle_bucket[i];
         if (bucket >= 0) sorted[bucket_start[bucket] + atomic_inc(&cursor[bucket])] = i;
     }
@@ -159,7 +182,7 @@ __kernel void sm_grid_sort_buckets(const int table_size, __global const int *sta
                                    __global int *run_end, __global int *bucket_object)
 {
     if (!state[SM_K_REBUILD]) return;
-    SM_K_EACH(b, table_size) {
+    SM_K_CHUNK(b, table_size) {
         const int begin = bucket_start[b], end = bucket_start[b + 1];
         for (int s = begin + 1; s < end; s++) {
             const int i = sorted[s];
@@ -203,9 +226,9 @@ typedef struct sm_k_grid {
     __global const float4 *contact, *reference, *sorted_reference;
     __global const int *particle_object, *bucket_start, *sorted, *sorted_object, *run_end, *bucket_object, *dirty,
         *dirty_list;
-    __global const float4 *dirty_reference;
+    __global const float4 *dirty_reference, *dirty_box;
     int mask, dirty_count;
-    float inv_cell, skin, reach; // reach: the largest radius plus the skin, and a margin for rounding
+    float cell, inv_cell, skin, reach; // reach: the largest radius plus the skin, and a margin for rounding
 } sm_k_grid;
 
 /// The grid as the kernels' arguments give it. (A cell's edge is twice the largest radius
@@ -216,15 +239,17 @@ inline sm_k_grid sm_grid(const int mask, const float inv_cell, const float skin,
                          __global const int *sorted, __global const float4 *sorted_reference,
                          __global const int *sorted_object, __global const int *run_end,
                          __global const int *bucket_object, __global const int *dirty, __global const int *dirty_list,
-                         __global const float4 *dirty_reference)
+                         __global const float4 *dirty_reference, __global const float4 *dirty_box)
 {
     sm_k_grid g;
     g.contact = contact, g.reference = reference, g.particle_object = particle_object;
     g.bucket_start = bucket_start, g.sorted = sorted, g.sorted_reference = sorted_reference;
     g.sorted_object = sorted_object, g.run_end = run_end;
     g.bucket_object = bucket_object, g.dirty = dirty, g.dirty_list = dirty_list, g.dirty_reference = dirty_reference;
+    g.dirty_box = dirty_box;
     g.mask = mask, g.inv_cell = inv_cell, g.skin = skin;
-    g.reach = 0.5f * (1.0f / inv_cell + skin) * 1.0001f;
+    g.cell = 1.0f / inv_cell;
+    g.reach = 0.5f * (g.cell + skin) * 1.0001f;
     g.dirty_count = min(state[SM_K_DIRTY_COUNT], SM_K_DIRTY);
     return g;
 }
@@ -239,6 +264,7 @@ inline sm_k_grid sm_grid(const int mask, const float inv_cell, const float skin,
 typedef struct sm_k_walk {
     int3 own;          // the particle's cell
     int3 lo, hi;       // the cells its reach overlaps, as offsets from its own (-1 to 1)
+    float reach;       // its reach: its radius, the largest radius and the skin (and a margin)
     int y, z;          // the row being walked
     int k, s, end;     // the row (0 to 8; 9: the dirty list), the next slot, the end of the range
     int next, next_end; // the range after this one (the row's wrapped part), if any
@@ -255,9 +281,9 @@ inline sm_k_walk sm_walk_begin(const sm_k_grid *g, __global const sm_k_object *o
     walk.r_i = g->reference[i].xyz;
     walk.own = convert_int3_sat_rtn(walk.r_i * g->inv_cell);
     walk.c_i = g->contact[i];
-    const float reach = walk.c_i.w + g->reach; // beyond every candidate's distance
-    walk.lo = clamp(convert_int3_sat_rtn((walk.r_i - reach) * g->inv_cell) - walk.own, -1, 0);
-    walk.hi = clamp(convert_int3_sat_rtn((walk.r_i + reach) * g->inv_cell) - walk.own, 0, 1);
+    walk.reach = walk.c_i.w + g->reach; // beyond every candidate's distance
+    walk.lo = clamp(convert_int3_sat_rtn((walk.r_i - walk.reach) * g->inv_cell) - walk.own, -1, 0);
+    walk.hi = clamp(convert_int3_sat_rtn((walk.r_i + walk.reach) * g->inv_cell) - walk.own, 0, 1);
     walk.y = walk.z = 0;
     walk.k = -1;
     walk.s = walk.end = walk.next = walk.next_end = 0;
@@ -280,6 +306,12 @@ inline bool sm_walk_next_row(sm_k_walk *walk, const sm_k_grid *g)
         const int dy = walk->k % 3 - 1, dz = walk->k / 3 - 1;
         if (dy < walk->lo.y || dy > walk->hi.y || dz < walk->lo.z || dz > walk->hi.z) continue; // out of reach
         walk->y = (int)((uint)walk->own.y + (uint)dy), walk->z = (int)((uint)walk->own.z + (uint)dz);
+        // the row's distance across y and z (0 in its own row and column)
+        const float gap_y = dy < 0 ? walk->r_i.y - (float)(walk->y + 1) * g->cell
+                            : dy > 0 ? (float)walk->y * g->cell - walk->r_i.y : 0.0f;
+        const float gap_z = dz < 0 ? walk->r_i.z - (float)(walk->z + 1) * g->cell
+                            : dz > 0 ? (float)walk->z * g->cell - walk->r_i.z : 0.0f;
+        if (gap_y * gap_y + gap_z * gap_z >= walk->reach * walk->reach) continue; // out of reach
         const int first = SM_K_CELL_HASH((int)((uint)walk->own.x + (uint)walk->lo.x), walk->y, walk->z, g->mask);
         const int cells = walk->hi.x - walk->lo.x + 1;
         bool own_only = !walk->self;
@@ -309,6 +341,15 @@ inline int sm_walk_next(sm_k_walk *walk, const sm_k_grid *g, const int i)
             }
         }
         const int s = walk->s++;
+        if (walk->k == 9 && s % SM_K_DIRTY_BLOCK == 0) { // a block of the dirty list: in reach?
+            const float3 lo = g->dirty_box[2 * (s / SM_K_DIRTY_BLOCK)].xyz;
+            const float3 hi = g->dirty_box[2 * (s / SM_K_DIRTY_BLOCK) + 1].xyz;
+            const float3 out = fmax(fmax(lo - walk->r_i, walk->r_i - hi), 0.0f);
+            if (dot(out, out) >= walk->reach * walk->reach) {
+                walk->s = s + SM_K_DIRTY_BLOCK;
+                continue;
+            }
+        }
         int j, object_j;
         // the copy of the reference and radius first (the slot's, or the dirty list's): most are too far
         const float4 other = walk->k == 9 ? g->dirty_reference[s] : g->sorted_reference[s];
@@ -360,10 +401,10 @@ inline int sm_walk_list(const sm_k_grid *g, __global const sm_k_object *objects,
         __global const int *particle_object, __global const int *bucket_start, __global const int *sorted,     \
         __global const float4 *sorted_reference, __global const int *sorted_object, __global const int *run_end, \
         __global const int *bucket_object, __global const int *dirty, __global const int *dirty_list,            \
-        __global const float4 *dirty_reference
+        __global const float4 *dirty_reference, __global const float4 *dirty_box
 #define SM_K_GRID()                                                                                     \
     sm_grid(mask, inv_cell, skin, state, contact, reference, particle_object, bucket_start, sorted,             \
-            sorted_reference, sorted_object, run_end, bucket_object, dirty, dirty_list, dirty_reference)
+            sorted_reference, sorted_object, run_end, bucket_object, dirty, dirty_list, dirty_reference, dirty_box)
 
 /// A new list for every particle that moved (in moved_list): count[i] candidates in
 /// list[i * SM_K_CANDIDATES ...] in index order, or -1 when there are more than

@@ -87,6 +87,9 @@ typedef float sm_float;
 #define SM_K_SKIN_TRIGGER 0.45f
 /* Particles whose place in the grid may be out of date before the grid is rebuilt. */
 #define SM_K_DIRTY 1024
+/* Slots of the dirty list per box of their references (a walk passes over the boxes it does
+ * not reach). */
+#define SM_K_DIRTY_BLOCK 8
 
 /* Work-items per block of the bucket scan: each scans SM_K_SCAN_BLOCK buckets in turn. */
 #define SM_K_SCAN_BLOCK 256

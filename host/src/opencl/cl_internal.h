@@ -43,7 +43,7 @@ typedef struct sm_cl_buffers {
     // (cell = (x, y, z, bucket) per particle, the bucket counts and beginnings, the scan's block
     // sums, the sorted particles with their (cell, object) and object runs, the object of each
     // bucket); the corrections of a sweep
-    cl_mem contact, reference, moved, moved_list, candidate_state, dirty, dirty_list, dirty_reference, candidates, candidate_count,
+    cl_mem contact, reference, moved, moved_list, candidate_state, dirty, dirty_list, dirty_reference, dirty_box, candidates, candidate_count,
         candidate_extra, touched;
     cl_mem particle_bucket, bucket_count, bucket_start, block_sum, sorted, sorted_reference, sorted_object, run_end, bucket_object, contact_dx, contact_dv;
     // the colliders' shapes, and their state in each step of one sm_cl_step() (step-major)

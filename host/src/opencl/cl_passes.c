@@ -203,7 +203,7 @@ static void candidate_skin(const sm_world *world, cl_float *skin, cl_float *cell
 }
 
 /// The number of arguments in kernels/05's SM_K_GRID_ARGS.
-enum { GRID_ARG_COUNT = 17 };
+enum { GRID_ARG_COUNT = 18 };
 
 /// Binds the arguments of kernels/05's SM_K_GRID_ARGS from argument `first` of `kernel` on.
 static sm_result bind_grid(sm_world *world, cl_kernel kernel, cl_uint first)
@@ -214,10 +214,11 @@ static sm_result bind_grid(sm_world *world, cl_kernel kernel, cl_uint first)
     cl_float skin = 0.0f, cell = 0.0f;
     candidate_skin(world, &skin, &cell);
     const cl_float inv_cell = 1.0f / cell;
-    const size_t sizes[] = {sizeof mask, sizeof inv_cell, sizeof skin, m, m, m, m, m, m, m, m, m, m, m, m, m, m};
+    const size_t sizes[] = {sizeof mask, sizeof inv_cell, sizeof skin, m, m, m, m, m, m, m, m, m, m, m, m, m, m, m};
     const void *values[] = {&mask, &inv_cell, &skin, &b->candidate_state, &b->objects, &b->contact, &b->reference,
                             &b->particle_object, &b->bucket_start, &b->sorted, &b->sorted_reference, &b->sorted_object,
-                            &b->run_end, &b->bucket_object, &b->dirty, &b->dirty_list, &b->dirty_reference};
+                            &b->run_end, &b->bucket_object, &b->dirty, &b->dirty_list, &b->dirty_reference,
+                            &b->dirty_box};
     _Static_assert(COUNT(values) == GRID_ARG_COUNT, "bind_grid binds SM_K_GRID_ARGS");
     sm_result result = SM_OK;
     for (int a = 0; a < COUNT(values); a++) SM_CL_TRY(clSetKernelArg(kernel, first + (cl_uint)a, sizes[a], values[a]));
@@ -277,8 +278,8 @@ static sm_result collision_grid(sm_world *world)
                                     &b->moved_list, &b->candidate_state};
     result = launch(world, pass, SM_CLK_CONTACT_REFRESH, n, COUNT(refresh_values), refresh_sizes, refresh_values);
     if (result != SM_OK) return result;
-    const size_t decide_sizes[] = {m};
-    const void *decide_values[] = {&b->candidate_state};
+    const size_t decide_sizes[] = {m, m, m};
+    const void *decide_values[] = {&b->candidate_state, &b->dirty_reference, &b->dirty_box};
     result = launch(world, pass, SM_CLK_CONTACT_DECIDE, 1, COUNT(decide_values), decide_sizes, decide_values);
     if (result != SM_OK) return result;
 

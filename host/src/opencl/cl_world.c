@@ -245,6 +245,7 @@ static sm_result make_buffers(sm_world *world)
         {&b->dirty, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->dirty_list, sizeof(cl_int), SM_K_DIRTY, SM_CL_MEM_CONTACT},
         {&b->dirty_reference, sizeof(cl_float4), SM_K_DIRTY, SM_CL_MEM_CONTACT},
+        {&b->dirty_box, sizeof(cl_float4), 2 * SM_K_DIRTY / SM_K_DIRTY_BLOCK, SM_CL_MEM_CONTACT},
         {&b->candidates, sizeof(cl_int), nc * SM_K_CANDIDATES, SM_CL_MEM_CONTACT},
         {&b->candidate_count, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->candidate_extra, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
