@@ -39,13 +39,15 @@ typedef struct sm_cl_buffers {
     // the collide passes: contact = (rest position, radius) per particle; the candidates (each
     // particle's reference position, the refresh it last moved in and the list of this refresh's,
     // the state (kernels/05), the dirty flags and list, the lists, their lengths, the additions
-    // to them and the lists added to); the grid of the references
-    // (cell = (x, y, z, bucket) per particle, the bucket counts and beginnings, the scan's block
-    // sums, the sorted particles with their (cell, object) and object runs, the object of each
-    // bucket); the corrections of a sweep
-    cl_mem contact, reference, moved, moved_list, candidate_state, dirty, dirty_list, dirty_reference, dirty_box, candidates, candidate_count,
-        candidate_extra, touched;
-    cl_mem particle_bucket, bucket_count, bucket_start, block_sum, sorted, sorted_reference, sorted_object, run_end, bucket_object, contact_dx, contact_dv;
+    // to them and the lists added to); the dirty list's copies of the references and radii and
+    // the boxes of its blocks; the grid of the references (the bucket of each particle, the
+    // bucket counts and beginnings, the scan's block sums, the sorted particles with copies of
+    // their (reference, radius) and their objects, the object runs, the object of each bucket);
+    // the corrections of a sweep
+    cl_mem contact, reference, moved, moved_list, candidate_state, dirty, dirty_list, dirty_reference, dirty_box;
+    cl_mem candidates, candidate_count, candidate_extra, touched;
+    cl_mem particle_bucket, bucket_count, bucket_start, block_sum, sorted, sorted_reference, sorted_object, run_end;
+    cl_mem bucket_object, contact_dx, contact_dv;
     // the colliders' shapes, and their state in each step of one sm_cl_step() (step-major)
     cl_mem colliders, collider_state;
     // the host's targets (sm_world_set_target()), made when the first is set

@@ -287,8 +287,8 @@ static sm_result collision_grid(sm_world *world)
     result = zero_ints(world, pass, b->bucket_count, 0, entries);
     if (result != SM_OK) return result;
     const size_t hash_sizes[] = {sizeof n, sizeof inv_cell, sizeof mask, m, m, m, m, m, m};
-    const void *hash_values[] = {&n, &inv_cell, &mask, &b->candidate_state, &b->contact, &b->reference, &b->particle_bucket,
-                                 &b->bucket_count, &b->dirty};
+    const void *hash_values[] = {&n, &inv_cell, &mask, &b->candidate_state, &b->contact, &b->reference,
+                                 &b->particle_bucket, &b->bucket_count, &b->dirty};
     result = launch(world, pass, SM_CLK_GRID_HASH, particles, COUNT(hash_values), hash_sizes, hash_values);
     if (result != SM_OK) return result;
     const size_t blocks_sizes[] = {sizeof entries, m, m, m};
@@ -307,13 +307,14 @@ static sm_result collision_grid(sm_world *world)
     result = zero_ints(world, pass, b->bucket_count, 0, entries);
     if (result != SM_OK) return result;
     const size_t scatter_sizes[] = {sizeof n, m, m, m, m, m};
-    const void *scatter_values[] = {&n, &b->candidate_state, &b->particle_bucket, &b->bucket_start, &b->bucket_count, &b->sorted};
+    const void *scatter_values[] = {&n, &b->candidate_state, &b->particle_bucket, &b->bucket_start, &b->bucket_count,
+                                    &b->sorted};
     result = launch(world, pass, SM_CLK_GRID_SCATTER, particles, COUNT(scatter_values), scatter_sizes, scatter_values);
     if (result != SM_OK) return result;
     const size_t sort_sizes[] = {sizeof table, m, m, m, m, m, m, m, m, m, m};
-    const void *sort_values[] = {&table,       &b->candidate_state,  &b->bucket_start,  &b->particle_object,
-                                 &b->contact,  &b->reference,        &b->sorted,        &b->sorted_reference,
-                                 &b->sorted_object, &b->run_end,     &b->bucket_object};
+    const void *sort_values[] = {&table, &b->candidate_state, &b->bucket_start, &b->particle_object, &b->contact,
+                                 &b->reference, &b->sorted, &b->sorted_reference, &b->sorted_object, &b->run_end,
+                                 &b->bucket_object};
     result = launch(world, pass, SM_CLK_GRID_SORT_BUCKETS, buckets, COUNT(sort_values), sort_sizes, sort_values);
     if (result != SM_OK) return result;
 

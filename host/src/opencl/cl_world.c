@@ -249,7 +249,7 @@ static sm_result make_buffers(sm_world *world)
         {&b->candidates, sizeof(cl_int), nc * SM_K_CANDIDATES, SM_CL_MEM_CONTACT},
         {&b->candidate_count, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->candidate_extra, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
-        {&b->particle_bucket, sizeof(cl_int4), nc, SM_CL_MEM_CONTACT},
+        {&b->particle_bucket, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->bucket_count, sizeof(cl_int), table, SM_CL_MEM_CONTACT},
         {&b->bucket_start, sizeof(cl_int), table, SM_CL_MEM_CONTACT},
         {&b->block_sum, sizeof(cl_int), (table + SM_K_SCAN_BLOCK - 1) / SM_K_SCAN_BLOCK, SM_CL_MEM_CONTACT},
