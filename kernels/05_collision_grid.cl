@@ -22,12 +22,14 @@
 
 /// The state of the candidates: the number of dirty particles (SM_K_DIRTY + 1 and more: the
 /// grid must be rebuilt), whether a particle moved in this refresh, whether the grid is rebuilt
-/// in it, and the lengths of this refresh's lists of moved particles and of lists added to.
+/// in it, the lengths of this refresh's lists of moved particles and of lists added to, and the
+/// number of particles with candidates (which the sweeps visit).
 #define SM_K_DIRTY_COUNT 0
 #define SM_K_ANY_MOVED 1
 #define SM_K_REBUILD 2
 #define SM_K_MOVED_COUNT 3
 #define SM_K_TOUCHED_COUNT 4
+#define SM_K_ACTIVE_COUNT 5
 
 /// The kernels that often have nothing to do run on few work-items, each taking every
 /// get_global_size(0)-th item: they cost little when they return at once.
@@ -487,4 +489,18 @@ __kernel void sm_contact_tidy(__global const int *touched, SM_K_GRID_ARGS, __glo
     if (!state[SM_K_ANY_MOVED]) return;
     const sm_k_grid g = SM_K_GRID();
     SM_K_EACH(k, state[SM_K_TOUCHED_COUNT]) sm_tidy(&g, objects, touched[k], list, count, extra);
+}
+
+/// The particles the sweeps visit: those with a candidate (count[i] != 0; -1: more than a list
+/// holds), in `active` in no particular order (each work-item counts its run of particles, takes
+/// room for them with one atomic addition, and lists them). The others have no contact: their
+/// corrections are nothing, and the sweeps leave them alone.
+__kernel void sm_contact_active(const int particle_count, __global const int *count, __global int *active,
+                                __global int *state)
+{
+    int found = 0;
+    SM_K_CHUNK(i, particle_count) found += count[i] != 0;
+    if (found == 0) return;
+    int slot = atomic_add(&state[SM_K_ACTIVE_COUNT], found);
+    SM_K_CHUNK(i, particle_count) if (count[i] != 0) active[slot++] = i;
 }

@@ -1,12 +1,12 @@
 /* Pass 6, collide (step 8b of the README's time step): contact between particles. Each sweep
- * computes every particle's correction from the positions and velocities at the start of the
- * sweep (sm_collide, one work-item per particle, its candidates from pass 5 visited in index
- * order) and then applies them
- * (sm_apply_contacts), so no work-item writes what another reads. Every contact's correction is weighted by its
- * depth: a contact that just begins weighs nothing, so the response is continuous in the
- * positions. A correction moves the particle and gives it the velocity of the move, which
- * stops the approach; the first sweep also returns part of the approach speed (restitution)
- * and removes part of the tangential relative velocity (friction). */
+ * computes the correction of every particle with candidates from the positions and velocities
+ * at the start of the sweep (sm_collide, over pass 5's list of them, each particle's candidates
+ * visited in index order) and then applies them (sm_apply_contacts), so no work-item writes
+ * what another reads. Every contact's correction is weighted by its depth: a contact that
+ * just begins weighs nothing, so the response is continuous in the positions. A correction
+ * moves the particle and gives it the velocity of the move, which stops the approach; the
+ * first sweep also returns part of the approach speed (restitution) and removes part of the
+ * tangential relative velocity (friction). */
 #include "sm_shared.h"
 
 /// Adds the contact of particle i with particle j, if they overlap, to the sums.
@@ -44,73 +44,77 @@ inline void sm_contact(const int i, const int j, const float h, const int respon
 }
 
 /// dx = (the weighted position correction, the sum of the weights), dv = (the weighted velocity
-/// change, 0) of every particle (0 for those that do not collide), over its candidates (pass 5)
-/// in index order; contact = (rest position, radius); force.w: inverse mass.
-__kernel void sm_collide(const int particle_count, const float h, const int respond, const float restitution,
-                         const float friction, SM_K_GRID_ARGS, __global const int *list, __global const int *count,
-                         __global const float4 *force, __global const float4 *position,
+/// change, 0) of every particle with candidates (pass 5's `active` list; 0 for those that do not
+/// collide or are fixed), over its candidates in index order; contact = (rest position, radius);
+/// force.w: inverse mass. Particles without candidates have no contact, and nothing is written
+/// for them.
+__kernel void sm_collide(const float h, const int respond, const float restitution, const float friction,
+                         SM_K_GRID_ARGS, __global const int *active, __global const int *list,
+                         __global const int *count, __global const float4 *force, __global const float4 *position,
                          __global const float4 *position_lo, __global const float4 *velocity, __global float4 *dx,
                          __global float4 *dv)
 {
-    const int i = get_global_id(0);
-    if (i >= particle_count) return;
-    const float4 c_i = contact[i];
-    const float w_i = force[i].w;
-    float3 sum_dx = (float3)(0.0f), sum_dv = (float3)(0.0f);
-    float weight = 0.0f;
-    if (c_i.w > 0.0f && w_i != 0.0f) { // colliding and not fixed
-        const float3 x_i = position[i].xyz, x_lo_i = position_lo[i].xyz, v_i = velocity[i].xyz;
-        const int candidates = count[i];
-        if (candidates >= 0) {
-            __global const int *own = list + (size_t)i * SM_K_CANDIDATES;
-            for (int k = 0; k < candidates; k++)
-                sm_contact(i, own[k], h, respond, restitution, friction, w_i, c_i.w, x_i, x_lo_i, v_i, contact, force,
-                           position, position_lo, velocity, &sum_dx, &sum_dv, &weight);
-        } else { // more candidates than a list holds: pass 5's walk, in index order a list's worth at a time
-            const sm_k_grid g = SM_K_GRID();
-            int next[SM_K_CANDIDATES];
-            for (int last = -1, found = SM_K_CANDIDATES; found == SM_K_CANDIDATES;) {
-                // the SM_K_CANDIDATES lowest candidates above `last`, in order
-                found = 0;
-                sm_k_walk walk = sm_walk_begin(&g, objects, i);
-                for (int j; (j = sm_walk_next(&walk, &g, i)) >= 0;) {
-                    if (j <= last || (found == SM_K_CANDIDATES && j > next[found - 1])) continue;
-                    int t = found < SM_K_CANDIDATES ? found++ : found - 1;
-                    for (; t > 0 && next[t - 1] > j; t--) next[t] = next[t - 1];
-                    next[t] = j;
-                }
-                for (int k = 0; k < found; k++)
-                    sm_contact(i, next[k], h, respond, restitution, friction, w_i, c_i.w, x_i, x_lo_i, v_i, contact,
+    SM_K_CHUNK(a, state[SM_K_ACTIVE_COUNT]) {
+        const int i = active[a];
+        const float4 c_i = contact[i];
+        const float w_i = force[i].w;
+        float3 sum_dx = (float3)(0.0f), sum_dv = (float3)(0.0f);
+        float weight = 0.0f;
+        if (c_i.w > 0.0f && w_i != 0.0f) { // colliding and not fixed
+            const float3 x_i = position[i].xyz, x_lo_i = position_lo[i].xyz, v_i = velocity[i].xyz;
+            const int candidates = count[i];
+            if (candidates >= 0) {
+                __global const int *own = list + (size_t)i * SM_K_CANDIDATES;
+                for (int k = 0; k < candidates; k++)
+                    sm_contact(i, own[k], h, respond, restitution, friction, w_i, c_i.w, x_i, x_lo_i, v_i, contact,
                                force, position, position_lo, velocity, &sum_dx, &sum_dv, &weight);
-                if (found > 0) last = next[found - 1];
+            } else { // more candidates than a list holds: pass 5's walk, in index order a list's worth at a time
+                const sm_k_grid g = SM_K_GRID();
+                int next[SM_K_CANDIDATES];
+                for (int last = -1, found = SM_K_CANDIDATES; found == SM_K_CANDIDATES;) {
+                    // the SM_K_CANDIDATES lowest candidates above `last`, in order
+                    found = 0;
+                    sm_k_walk walk = sm_walk_begin(&g, objects, i);
+                    for (int j; (j = sm_walk_next(&walk, &g, i)) >= 0;) {
+                        if (j <= last || (found == SM_K_CANDIDATES && j > next[found - 1])) continue;
+                        int t = found < SM_K_CANDIDATES ? found++ : found - 1;
+                        for (; t > 0 && next[t - 1] > j; t--) next[t] = next[t - 1];
+                        next[t] = j;
+                    }
+                    for (int k = 0; k < found; k++)
+                        sm_contact(i, next[k], h, respond, restitution, friction, w_i, c_i.w, x_i, x_lo_i, v_i, contact,
+                                   force, position, position_lo, velocity, &sum_dx, &sum_dv, &weight);
+                    if (found > 0) last = next[found - 1];
+                }
             }
         }
+        dx[i] = (float4)(sum_dx, weight);
+        dv[i] = (float4)(sum_dv, 0.0f);
     }
-    dx[i] = (float4)(sum_dx, weight);
-    dv[i] = (float4)(sum_dv, 0.0f);
 }
 
 /// x += c and v += c / h with c = SM_K_CONTACT_RELAXATION dx / weight (x in double-float), and in
-/// the responding sweep v += dv / weight.
-__kernel void sm_apply_contacts(const int particle_count, const float h, const int respond, __global const float4 *dx,
-                                __global const float4 *dv, __global float4 *position, __global float4 *position_lo,
-                                __global float4 *velocity)
+/// the responding sweep v += dv / weight, for the particles the sweep visited (`active`).
+__kernel void sm_apply_contacts(const float h, const int respond, __global const int *state,
+                                __global const int *active, __global const float4 *dx, __global const float4 *dv,
+                                __global float4 *position, __global float4 *position_lo, __global float4 *velocity)
 {
-    const int i = get_global_id(0);
-    if (i >= particle_count) return;
-    const float4 correction = dx[i];
-    if (!(correction.w > 0.0f)) return;
-    const float inv = 1.0f / correction.w;
-    const float4 x = position[i];
-    const float3 step = correction.xyz * (SM_K_CONTACT_RELAXATION * inv);
-    // TwoSum keeps the rounding of x + step in the low part, as in the position update
-    const float3 s = x.xyz + step;
-    const float3 b = s - x.xyz;
-    const float3 e = (x.xyz - (s - b)) + (step - b) + position_lo[i].xyz;
-    const float3 hi = s + e;
-    position[i] = (float4)(hi, x.w);
-    position_lo[i] = (float4)(e - (hi - s), 0.0f);
-    float3 v = velocity[i].xyz + step * (1.0f / h); // the move's velocity
-    if (respond) v += dv[i].xyz * inv;
-    velocity[i] = (float4)(v, 0.0f);
+    SM_K_CHUNK(a, state[SM_K_ACTIVE_COUNT]) {
+        const int i = active[a];
+        const float4 correction = dx[i];
+        if (!(correction.w > 0.0f)) continue;
+        const float inv = 1.0f / correction.w;
+        const float4 x = position[i];
+        const float3 step = correction.xyz * (SM_K_CONTACT_RELAXATION * inv);
+        // TwoSum keeps the rounding of x + step in the low part, as in the position update
+        const float3 s = x.xyz + step;
+        const float3 b = s - x.xyz;
+        const float3 e = (x.xyz - (s - b)) + (step - b) + position_lo[i].xyz;
+        const float3 hi = s + e;
+        position[i] = (float4)(hi, x.w);
+        position_lo[i] = (float4)(e - (hi - s), 0.0f);
+        float3 v = velocity[i].xyz + step * (1.0f / h); // the move's velocity
+        if (respond) v += dv[i].xyz * inv;
+        velocity[i] = (float4)(v, 0.0f);
+    }
 }

@@ -9,7 +9,7 @@ static const char *kernel_names[SM_CLK_COUNT] = {
     "sm_cluster_moments", "sm_cluster_moments_group", "sm_rotation",        "sm_goal_transform",  "sm_blend_integrate",
     "sm_contact_refresh", "sm_contact_decide", "sm_grid_hash",       "sm_grid_scan_blocks", "sm_grid_scan_totals",
     "sm_grid_scan_apply", "sm_grid_scatter",    "sm_grid_sort_buckets", "sm_contact_lists",  "sm_contact_insert",
-    "sm_contact_tidy",    "sm_collide",        "sm_apply_contacts",
+    "sm_contact_tidy",    "sm_contact_active", "sm_collide",        "sm_apply_contacts",
     "sm_ground",          "sm_plasticity",      "sm_skin_centers",    "sm_skin_vertices",
     "sm_skin_normals",    "sm_check_finite"};
 
@@ -246,6 +246,14 @@ cleanup:
     return result;
 }
 
+/// The work-items of a kernel that takes `count` items in turn (kernels/05's SM_K_EACH and
+/// SM_K_CHUNK): few, so that it costs little when it has nothing to do.
+static int32_t few_items(const sm_world *world, int32_t count)
+{
+    const int32_t few = world->cl->device->gpu ? 65536 : 1024;
+    return count < few ? count : few;
+}
+
 /// 8a. The contact candidates, before each sweep (the sweeps move particles too): new references
 /// for the particles that moved past the trigger, which become dirty; when too many are, the
 /// grid of the references rebuilt (hash and count, scan, scatter, sort each bucket); new lists
@@ -266,11 +274,10 @@ static sm_result collision_grid(sm_world *world)
     const cl_int generation = cl->contact_generation;
 
     // the kernels that often have nothing to do run on few work-items (kernels/05's SM_K_EACH)
-    const int32_t few = cl->device->gpu ? 65536 : 1024;
-    const int32_t particles = n < few ? n : few, buckets = table < few ? table : few, scan = blocks < few ? blocks : few;
+    const int32_t particles = few_items(world, n), buckets = few_items(world, table), scan = few_items(world, blocks);
 
     // none moved yet in this refresh: the state's flags and counts after the dirty count zeroed
-    sm_result result = zero_ints(world, pass, b->candidate_state, 1, 4);
+    sm_result result = zero_ints(world, pass, b->candidate_state, 1, 5);
     if (result != SM_OK) return result;
     const size_t refresh_sizes[] = {sizeof n, sizeof trigger, sizeof generation, m, m, m, m, m, m, m, m, m, m};
     const void *refresh_values[] = {&n, &trigger, &generation, &b->contact, &b->position, &b->position_lo,
@@ -335,37 +342,43 @@ static sm_result collision_grid(sm_world *world)
     if (result != SM_OK) return result;
     const void *tidy_values[] = {&b->touched};
     const void *tidy_out[] = {&b->candidates, &b->candidate_count, &b->candidate_extra};
-    return launch_walk(world, pass, SM_CLK_CONTACT_TIDY, particles, COUNT(tidy_values), list_sizes, tidy_values,
-                       COUNT(tidy_out), out_sizes, tidy_out);
+    result = launch_walk(world, pass, SM_CLK_CONTACT_TIDY, particles, COUNT(tidy_values), list_sizes, tidy_values,
+                         COUNT(tidy_out), out_sizes, tidy_out);
+    if (result != SM_OK) return result;
+    // the particles with candidates, which the sweeps visit
+    const size_t active_sizes[] = {sizeof n, m, m, m};
+    const void *active_values[] = {&n, &b->candidate_count, &b->active, &b->candidate_state};
+    return launch(world, pass, SM_CLK_CONTACT_ACTIVE, particles, COUNT(active_values), active_sizes, active_values);
 }
 
-/// 8b. Contact: `iterations` sweeps of corrections, each computed for every particle, then
-/// applied; the candidates are brought up to date before each sweep after the first.
+/// 8b. Contact: `iterations` sweeps of corrections, each computed for every particle with
+/// candidates, then applied; the candidates are brought up to date before each sweep after the
+/// first.
 static sm_result collide(sm_world *world, float h)
 {
     const sm_pass pass = SM_PASS_COLLIDE;
     sm_cl_buffers *b = &world->cl->buffers;
     const size_t m = sizeof(cl_mem);
     const sm_collisions *c = &world->def.collisions;
-    const cl_int n = world->particle_count;
+    const int32_t items = few_items(world, world->particle_count); // over the particles with candidates
     const cl_float restitution = (float)c->restitution, friction = (float)c->friction;
     sm_result result = SM_OK;
     for (int32_t sweep = 0; sweep < c->iterations && result == SM_OK; sweep++) {
         if (sweep > 0) result = collision_grid(world); // (the first sweep's are pass 8a)
         if (result != SM_OK) break;
         const cl_int respond = sweep == 0; // velocities respond once per step, in the first sweep
-        const size_t sizes[] = {sizeof n, sizeof h, sizeof respond, sizeof restitution, sizeof friction};
-        const void *values[] = {&n, &h, &respond, &restitution, &friction};
-        const size_t after_sizes[] = {m, m, m, m, m, m, m, m};
-        const void *after_values[] = {&b->candidates, &b->candidate_count, &b->force, &b->position, &b->position_lo,
-                                      &b->velocity, &b->contact_dx, &b->contact_dv};
-        result = launch_walk(world, pass, SM_CLK_COLLIDE, n, COUNT(values), sizes, values, COUNT(after_values),
+        const size_t sizes[] = {sizeof h, sizeof respond, sizeof restitution, sizeof friction};
+        const void *values[] = {&h, &respond, &restitution, &friction};
+        const size_t after_sizes[] = {m, m, m, m, m, m, m, m, m};
+        const void *after_values[] = {&b->active, &b->candidates, &b->candidate_count, &b->force, &b->position,
+                                      &b->position_lo, &b->velocity, &b->contact_dx, &b->contact_dv};
+        result = launch_walk(world, pass, SM_CLK_COLLIDE, items, COUNT(values), sizes, values, COUNT(after_values),
                              after_sizes, after_values);
         if (result != SM_OK) break;
-        const size_t apply_sizes[] = {sizeof n, sizeof h, sizeof respond, m, m, m, m, m};
-        const void *apply_values[] = {&n, &h, &respond, &b->contact_dx, &b->contact_dv, &b->position, &b->position_lo,
-                                      &b->velocity};
-        result = launch(world, pass, SM_CLK_APPLY_CONTACTS, n, COUNT(apply_values), apply_sizes, apply_values);
+        const size_t apply_sizes[] = {sizeof h, sizeof respond, m, m, m, m, m, m, m};
+        const void *apply_values[] = {&h, &respond, &b->candidate_state, &b->active, &b->contact_dx, &b->contact_dv,
+                                      &b->position, &b->position_lo, &b->velocity};
+        result = launch(world, pass, SM_CLK_APPLY_CONTACTS, items, COUNT(apply_values), apply_sizes, apply_values);
     }
     return result;
 }

@@ -241,7 +241,7 @@ static sm_result make_buffers(sm_world *world)
         {&b->moved, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->moved_list, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->touched, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
-        {&b->candidate_state, sizeof(cl_int), 5, SM_CL_MEM_CONTACT},
+        {&b->candidate_state, sizeof(cl_int), 6, SM_CL_MEM_CONTACT},
         {&b->dirty, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->dirty_list, sizeof(cl_int), SM_K_DIRTY, SM_CL_MEM_CONTACT},
         {&b->dirty_reference, sizeof(cl_float4), SM_K_DIRTY, SM_CL_MEM_CONTACT},
@@ -249,6 +249,7 @@ static sm_result make_buffers(sm_world *world)
         {&b->candidates, sizeof(cl_int), nc * SM_K_CANDIDATES, SM_CL_MEM_CONTACT},
         {&b->candidate_count, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->candidate_extra, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
+        {&b->active, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->particle_bucket, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->bucket_count, sizeof(cl_int), table, SM_CL_MEM_CONTACT},
         {&b->bucket_start, sizeof(cl_int), table, SM_CL_MEM_CONTACT},
@@ -590,6 +591,8 @@ sm_result sm_cl_push(sm_world *world)
         if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->moved, &never, sizeof never, 0, n, NULL);
         if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->dirty, &zero, sizeof zero, 0, n, NULL);
         if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->candidate_extra, &zero, sizeof zero, 0, n, NULL);
+        // (particles that do not collide never take a list: no candidates)
+        if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->candidate_count, &zero, sizeof zero, 0, n, NULL);
         if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->candidate_state, &rebuild, sizeof rebuild, 0, 1, NULL);
     }
 
