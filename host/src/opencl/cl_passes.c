@@ -360,7 +360,9 @@ static sm_result collide(sm_world *world, float h)
     sm_cl_buffers *b = &world->cl->buffers;
     const size_t m = sizeof(cl_mem);
     const sm_collisions *c = &world->def.collisions;
-    const int32_t items = few_items(world, world->particle_count); // over the particles with candidates
+    // the particles with candidates, in runs: on a CPU a run per work-item of a few, on a GPU one
+    // particle per work-item (as many work-items as particles, the extra ones return at once)
+    const int32_t n = world->particle_count, items = world->cl->device->gpu ? n : few_items(world, n);
     const cl_float restitution = (float)c->restitution, friction = (float)c->friction;
     sm_result result = SM_OK;
     for (int32_t sweep = 0; sweep < c->iterations && result == SM_OK; sweep++) {
