@@ -41,10 +41,9 @@ inline void sm_store_moments(int c, float3 anchor, float mass, bool quadratic, f
 {
     center[c] = (float4)(anchor, mass);
     center_offset[c] = (float4)(sum.xyz * (1.0f / mass), 0.0f);
-    for (int j = 0; j < 3; j++) {
-        apq[c].m[0][j] = columns[j].x, apq[c].m[1][j] = columns[j].y, apq[c].m[2][j] = columns[j].z;
-        apq[c].m[j][3] = 0.0f;
-    }
+    float a[9];
+    for (int j = 0; j < 3; j++) a[j] = columns[j].x, a[3 + j] = columns[j].y, a[6 + j] = columns[j].z;
+    sm_store_mat3(&apq[c], a);
     if (quadratic)
         for (int j = 0; j < 9; j++) vstore4(columns[3 + j], 0, fit9[c].c[j]);
 }

@@ -31,6 +31,9 @@
 #define SM_K_TOUCHED_COUNT 4
 #define SM_K_ACTIVE_COUNT 5
 
+/// A walk's rows of cells are 0 to 8; this one is the dirty list.
+#define SM_K_DIRTY_ROW 9
+
 /// The kernels that often have nothing to do run on few work-items, each taking every
 /// get_global_size(0)-th item: they cost little when they return at once.
 #define SM_K_EACH(i, count) for (int i = get_global_id(0); i < (count); i += (int)get_global_size(0))
@@ -72,14 +75,16 @@ __kernel void sm_contact_refresh(const int particle_count, const float trigger, 
     if (slot < SM_K_DIRTY) dirty_reference[slot] = (float4)(x.xyz, contact[i].w);
 }
 
-/// One work-item: whether the grid is rebuilt in this refresh (too many dirty particles), and
-/// then no particle is dirty any more; else the box of the references of each block of
+/// One work-item: when a particle moved, no particle with candidates listed yet; whether the
+/// grid is rebuilt in this refresh (too many dirty particles), and then no particle is dirty
+/// any more; else the box of the references of each block of
 /// SM_K_DIRTY_BLOCK slots of the dirty list (dirty_box[2 k], dirty_box[2 k + 1]: lowest and
 /// highest), which lets a walk pass over the blocks out of its reach.
 __kernel void sm_contact_decide(__global int *state, __global const float4 *dirty_reference,
                                 __global float4 *dirty_box)
 {
     if (get_global_id(0) != 0) return;
+    if (state[SM_K_ANY_MOVED]) state[SM_K_ACTIVE_COUNT] = 0; // sm_contact_active lists them again
     const int rebuild = state[SM_K_DIRTY_COUNT] > SM_K_DIRTY;
     state[SM_K_REBUILD] = rebuild;
     if (rebuild) {
@@ -268,7 +273,7 @@ typedef struct sm_k_walk {
     int3 lo, hi;       // the cells its reach overlaps, as offsets from its own (-1 to 1)
     float reach;       // its reach: its radius, the largest radius and the skin (and a margin)
     int y, z;          // the row being walked
-    int k, s, end;     // the row (0 to 8; 9: the dirty list), the next slot, the end of the range
+    int k, s, end;     // the row (or SM_K_DIRTY_ROW), the next slot, the end of the range
     int next, next_end; // the range after this one (the row's wrapped part), if any
     int object;        // the particle's object
     bool self;         // whether it collides with its own object
@@ -299,8 +304,8 @@ inline sm_k_walk sm_walk_begin(const sm_k_grid *g, __global const sm_k_object *o
 inline bool sm_walk_next_row(sm_k_walk *walk, const sm_k_grid *g)
 {
     for (;;) {
-        if (++walk->k >= 9) {
-            if (walk->k > 9) return false;
+        if (++walk->k >= SM_K_DIRTY_ROW) {
+            if (walk->k > SM_K_DIRTY_ROW) return false;
             walk->s = 0; // the dirty list
             walk->end = g->dirty_count;
             return true;
@@ -335,7 +340,7 @@ inline int sm_walk_next(sm_k_walk *walk, const sm_k_grid *g, const int i)
     const int object = walk->object;
     for (;;) {
         while (walk->s >= walk->end) {
-            if (walk->k < 9 && walk->next < walk->next_end) { // the row's wrapped part
+            if (walk->k < SM_K_DIRTY_ROW && walk->next < walk->next_end) { // the row's wrapped part
                 walk->s = walk->next, walk->end = walk->next_end;
                 walk->next = walk->next_end = 0;
             } else if (!sm_walk_next_row(walk, g)) {
@@ -343,7 +348,7 @@ inline int sm_walk_next(sm_k_walk *walk, const sm_k_grid *g, const int i)
             }
         }
         const int s = walk->s++;
-        if (walk->k == 9 && s % SM_K_DIRTY_BLOCK == 0) { // a block of the dirty list: in reach?
+        if (walk->k == SM_K_DIRTY_ROW && s % SM_K_DIRTY_BLOCK == 0) { // a block of the dirty list: in reach?
             const float3 lo = g->dirty_box[2 * (s / SM_K_DIRTY_BLOCK)].xyz;
             const float3 hi = g->dirty_box[2 * (s / SM_K_DIRTY_BLOCK) + 1].xyz;
             const float3 out = fmax(fmax(lo - walk->r_i, walk->r_i - hi), 0.0f);
@@ -354,10 +359,10 @@ inline int sm_walk_next(sm_k_walk *walk, const sm_k_grid *g, const int i)
         }
         int j, object_j;
         // the copy of the reference and radius first (the slot's, or the dirty list's): most are too far
-        const float4 other = walk->k == 9 ? g->dirty_reference[s] : g->sorted_reference[s];
+        const float4 other = walk->k == SM_K_DIRTY_ROW ? g->dirty_reference[s] : g->sorted_reference[s];
         const float3 d = walk->r_i - other.xyz;
         const float limit = walk->c_i.w + other.w + g->skin;
-        if (walk->k == 9) {
+        if (walk->k == SM_K_DIRTY_ROW) {
             if (!(dot(d, d) < limit * limit)) continue;
             j = g->dirty_list[s];
             object_j = g->particle_object[j];
@@ -494,10 +499,12 @@ __kernel void sm_contact_tidy(__global const int *touched, SM_K_GRID_ARGS, __glo
 /// The particles the sweeps visit: those with a candidate (count[i] != 0; -1: more than a list
 /// holds), in `active` in no particular order (each work-item counts its run of particles, takes
 /// room for them with one atomic addition, and lists them). The others have no contact: their
-/// corrections are nothing, and the sweeps leave them alone.
+/// corrections are nothing, and the sweeps leave them alone. When no particle moved, no list
+/// changed, and the list of the refresh before stands.
 __kernel void sm_contact_active(const int particle_count, __global const int *count, __global int *active,
                                 __global int *state)
 {
+    if (!state[SM_K_ANY_MOVED]) return;
     int found = 0;
     SM_K_CHUNK(i, particle_count) found += count[i] != 0;
     if (found == 0) return;

@@ -39,11 +39,11 @@ typedef struct sm_cl_buffers {
     // the collide passes: contact = (rest position, radius) per particle; the candidates (each
     // particle's reference position, the refresh it last moved in and the list of this refresh's,
     // the state (kernels/05), the dirty flags and list, the lists, their lengths, the additions
-    // to them, the lists added to and the particles with candidates); the dirty list's copies of the references and radii and
-    // the boxes of its blocks; the grid of the references (the bucket of each particle, the
-    // bucket counts and beginnings, the scan's block sums, the sorted particles with copies of
-    // their (reference, radius) and their objects, the object runs, the object of each bucket);
-    // the corrections of a sweep
+    // to them, the lists added to and the particles with candidates); the dirty list's copies
+    // of the references and radii and the boxes of its blocks; the grid of the references (the
+    // bucket of each particle, the bucket counts and beginnings, the scan's block sums, the
+    // sorted particles with copies of their (reference, radius) and their objects, the object
+    // runs, the object of each bucket); the corrections of a sweep
     cl_mem contact, reference, moved, moved_list, candidate_state, dirty, dirty_list, dirty_reference, dirty_box;
     cl_mem candidates, candidate_count, candidate_extra, touched, active;
     cl_mem particle_bucket, bucket_count, bucket_start, block_sum, sorted, sorted_reference, sorted_object, run_end;

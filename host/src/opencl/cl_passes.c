@@ -277,7 +277,8 @@ static sm_result collision_grid(sm_world *world)
     const int32_t particles = few_items(world, n), buckets = few_items(world, table), scan = few_items(world, blocks);
 
     // none moved yet in this refresh: the state's flags and counts after the dirty count zeroed
-    sm_result result = zero_ints(world, pass, b->candidate_state, 1, 5);
+    // (not the count of particles with candidates: their list stands while nothing moves)
+    sm_result result = zero_ints(world, pass, b->candidate_state, 1, 4);
     if (result != SM_OK) return result;
     const size_t refresh_sizes[] = {sizeof n, sizeof trigger, sizeof generation, m, m, m, m, m, m, m, m, m, m};
     const void *refresh_values[] = {&n, &trigger, &generation, &b->contact, &b->position, &b->position_lo,

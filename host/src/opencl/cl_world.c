@@ -594,6 +594,7 @@ sm_result sm_cl_push(sm_world *world)
         // (particles that do not collide never take a list: no candidates)
         if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->candidate_count, &zero, sizeof zero, 0, n, NULL);
         if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->candidate_state, &rebuild, sizeof rebuild, 0, 1, NULL);
+        if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->candidate_state, &zero, sizeof zero, 1, 5, NULL);
     }
 
     // memberships
