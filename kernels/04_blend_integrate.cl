@@ -1,18 +1,18 @@
 /* Pass 4, goal blending and integration (algorithm.md steps 4-8): per particle, the mean of the
- * goals of the clusters holding it, gathered over the particle-to-cluster map in cluster order
- * (no atomics, so the sum has one order), then velocity, damping and position. */
+ * goals of the clusters holding it, gathered over its memberships in cluster order (no atomics,
+ * so the sum has one order), then velocity, damping and position. The memberships are read from
+ * a copy in particle order (particle_member_q: q~ and the cluster), so that a particle's and its
+ * neighbours' sit side by side in memory rather than scattered over the clusters' rows. */
 #include "sm_math.h"
 
-/// g_i^c - x_i = T q~ + x_cm - x_i for membership k of particle i, from small differences:
-/// (anchor - x_hi) + offset + T q~ - x_lo. (The particle's object gives the mode of every
-/// cluster holding it.)
-inline float3 sm_cluster_goal_offset(int k, float3 x_hi, float3 x_lo, bool quadratic, __global const int *member_cluster,
-                                     __global const float4 *member_q, __global const sm_k_cluster_rest *rest,
-                                     __global const float4 *center, __global const float4 *center_offset,
-                                     __global const sm_k_mat39 *transform)
+/// g_i^c - x_i = T q~ + x_cm - x_i for a membership of particle i in cluster c with rest offset
+/// q~, from small differences: (anchor - x_hi) + offset + T q~ - x_lo. (The particle's object
+/// gives the mode of every cluster holding it.)
+inline float3 sm_cluster_goal_offset(int c, float3 q, float3 x_hi, float3 x_lo, bool quadratic,
+                                     __global const sm_k_cluster_rest *rest, __global const float4 *center,
+                                     __global const float4 *center_offset, __global const sm_k_mat39 *transform)
 {
-    const int c = member_cluster[k];
-    const float3 g = sm_add_transformed(center_offset[c].xyz, &transform[c], member_q[k].xyz, quadratic, rest[c].quad_mean);
+    const float3 g = sm_add_transformed(center_offset[c].xyz, &transform[c], q, quadratic, rest[c].quad_mean);
     return (center[c].xyz - x_hi) + g - x_lo;
 }
 
@@ -23,9 +23,8 @@ inline float3 sm_cluster_goal_offset(int k, float3 x_hi, float3 x_lo, bool quadr
 /// velocity (target - x) / h.
 __kernel void sm_blend_integrate(const int particle_count, const float h, const float4 gravity,
                                  __global const int *particle_object, __global const sm_k_object *objects,
-                                 __global const int *particle_member_offsets, __global const int *particle_members,
-                                 __global const int *member_cluster, __global const float4 *member_q,
-                                 __global const sm_k_cluster *clusters, __global const sm_k_cluster_rest *rest,
+                                 __global const int *particle_member_offsets, __global const float4 *particle_member_q,
+                                 __global const sm_k_cluster_rest *rest,
                                  __global const float4 *center, __global const float4 *center_offset,
                                  __global const sm_k_mat39 *transform, __global const float4 *force,
                                  const int inputs, __global const float4 *input_force, __global const float4 *target,
@@ -42,9 +41,11 @@ __kernel void sm_blend_integrate(const int particle_count, const float h, const 
     float3 d = (float3)(0.0f); // g - x
     if (end > begin) {
         float3 sum = (float3)(0.0f);
-        for (int j = begin; j < end; j++)
-            sum += sm_cluster_goal_offset(particle_members[j], x.xyz, x_lo, quadratic, member_cluster, member_q, rest,
-                                          center, center_offset, transform);
+        for (int j = begin; j < end; j++) {
+            const float4 q = particle_member_q[j]; // w: the cluster, as_int
+            sum += sm_cluster_goal_offset(as_int(q.w), q.xyz, x.xyz, x_lo, quadratic, rest, center, center_offset,
+                                          transform);
+        }
         d = sum * (1.0f / (float)(end - begin));
     }
     goal[i] = (float4)(x.xyz + (x_lo + d), 0.0f);

@@ -62,6 +62,7 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
                             __global const sm_k_mat3 *linear_fit, __global const int *member_particle,
                             __global const float4 *member_rest, __global const float4 *position,
                             __global sm_k_mat3 *plastic, __global float4 *member_q,
+                            __global const int *member_slot, __global float4 *particle_member_q,
                             __global sm_k_cluster_rest *rest, __global sm_k_weights *member_w)
 {
     const int c = get_global_id(0);
@@ -104,6 +105,7 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
                               (sm_real)sp[3] * x0.x + (sm_real)sp[4] * x0.y + (sm_real)sp[5] * x0.z,
                               (sm_real)sp[6] * x0.x + (sm_real)sp[7] * x0.y + (sm_real)sp[8] * x0.z};
         member_q[k] = (float4)((float)q[0], (float)q[1], (float)q[2], 0.0f);
+        particle_member_q[member_slot[k]].xyz = member_q[k].xyz; // (w: the cluster, kept)
         sum_q2 += (sm_real)position[member_particle[k]].w * (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
     }
     // offsets divided by the cluster's RMS radius keep the pseudo-inverse threshold unit-free

@@ -224,6 +224,20 @@ static void each_pass_matches_reference(void)
         sm_cpu_plasticity(reference, h);
         compare_mat3(device, b->plastic, 12, reference, offsetof(sm_cluster, plastic), "plastic state S_p", 1e-5);
         compare_vec4(device, b->member_q, NULL, reference->member_q, k, "rest offsets q = S_p (x0 - x0_cm) (m)", 1e-6 * scale);
+        // the goal pass's copy of them in particle order, each with its cluster
+        sm_vec3 *by_particle = malloc(sizeof *by_particle * (size_t)k);
+        for (int32_t j = 0; j < k; j++) by_particle[j] = reference->member_q[reference->particle_members[j]];
+        compare_vec4(device, b->particle_member_q, NULL, by_particle, k, "rest offsets in particle order (m)", 1e-6 * scale);
+        free(by_particle);
+        float *slots = read_floats(device, b->particle_member_q, 4 * (size_t)k);
+        int32_t wrong_cluster = 0;
+        for (int32_t j = 0; j < k; j++) {
+            int32_t cluster;
+            memcpy(&cluster, &slots[4 * j + 3], sizeof cluster);
+            wrong_cluster += cluster != reference->member_cluster[reference->particle_members[j]];
+        }
+        free(slots);
+        ENSURE(wrong_cluster == 0);
         compare_mat3(device, b->cluster_rest, sizeof(sm_k_cluster_rest) / sizeof(float), reference,
                      offsetof(sm_cluster, aqq), "A_qq (relative)", 1e-5);
         // the quadratic means and the weights w = ~A_qq q~ of the quadratic clusters

@@ -31,11 +31,13 @@ typedef struct sm_cl_buffers {
     // the clusters' step state (fit9: the quadratic fit ~A_pq ~A_qq)
     // x_cm = center + center_offset (an anchor and a small offset, see sm_shared.h)
     cl_mem center, center_offset, apq, fit9, quat, rotation, linear_fit, transform;
-    // memberships (CSR, cluster order); member_w: quadratic weights ~A_qq q~
-    cl_mem member_particle, member_cluster, member_q, member_rest, member_w;
-    // particles and the particle-to-membership map
-    // positions are double-float pairs: position (w: mass) + position_lo
-    cl_mem position, position_lo, velocity, goal, force, particle_object, particle_member_offsets, particle_members;
+    // memberships (CSR, cluster order); member_w: quadratic weights ~A_qq q~; member_slot: where
+    // each membership sits in particle order
+    cl_mem member_particle, member_slot, member_q, member_rest, member_w;
+    // particles and their memberships in particle order (CSR: particle_member_q holds each
+    // membership's q~ with its cluster's index in w, as_int, so that the goal pass reads them in a
+    // row); positions are double-float pairs: position (w: mass) + position_lo
+    cl_mem position, position_lo, velocity, goal, force, particle_object, particle_member_offsets, particle_member_q;
     // the collide passes: contact = (rest position, radius) per particle; the candidates (each
     // particle's reference position, the refresh it last moved in and the list of this refresh's,
     // the state (kernels/05), the dirty flags and list, the lists, their lengths, the additions

@@ -185,10 +185,10 @@ static sm_result blend_integrate(sm_world *world, float h)
     const cl_mem targets = cl->input_target ? cl->input_target : world->target_count > 0 ? b->target : NULL; // NULL if not made
     const cl_int inputs = (cl->input_force ? SM_K_INPUT_FORCES : 0) | (targets ? SM_K_INPUT_TARGETS : 0);
     const cl_mem input_force = cl->input_force ? cl->input_force : b->force, target = targets ? targets : b->force;
-    const size_t sizes[] = {sizeof n, sizeof h, sizeof gravity, m, m, m, m, m, m, m, m, m, m, m, m,
+    const size_t sizes[] = {sizeof n, sizeof h, sizeof gravity, m, m, m, m, m, m, m, m, m,
                             sizeof inputs, m, m, m, m, m, m};
     const void *values[] = {&n, &h, &gravity, &b->particle_object, &b->objects, &b->particle_member_offsets,
-                            &b->particle_members, &b->member_cluster, &b->member_q, &b->clusters, &b->cluster_rest,
+                            &b->particle_member_q, &b->cluster_rest,
                             &b->center, &b->center_offset, &b->transform, &b->force, &inputs, &input_force, &target,
                             &b->position, &b->position_lo, &b->velocity, &b->goal};
     return launch(world, SM_PASS_BLEND_INTEGRATE, SM_CLK_BLEND_INTEGRATE, n, COUNT(values), sizes, values);
@@ -415,9 +415,10 @@ static sm_result plasticity(sm_world *world, float h)
     sm_cl_buffers *b = &world->cl->buffers;
     const cl_int n = world->cluster_count;
     const size_t m = sizeof(cl_mem);
-    const size_t sizes[] = {sizeof n, sizeof h, m, m, m, m, m, m, m, m, m, m, m};
-    const void *values[] = {&n, &h, &b->clusters, &b->objects, &b->rotation, &b->linear_fit, &b->member_particle,
-                            &b->member_rest, &b->position, &b->plastic, &b->member_q, &b->cluster_rest, &b->member_w};
+    const size_t sizes[] = {sizeof n, sizeof h, m, m, m, m, m, m, m, m, m, m, m, m, m};
+    const void *values[] = {&n,           &h,          &b->clusters,    &b->objects,          &b->rotation,
+                            &b->linear_fit, &b->member_particle, &b->member_rest, &b->position, &b->plastic,
+                            &b->member_q, &b->member_slot, &b->particle_member_q, &b->cluster_rest, &b->member_w};
     return launch(world, SM_PASS_PLASTICITY, SM_CLK_PLASTICITY, n, COUNT(values), sizes, values);
 }
 

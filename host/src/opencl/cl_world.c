@@ -224,7 +224,7 @@ static sm_result make_buffers(sm_world *world)
         {&b->linear_fit, sizeof(sm_k_mat3), c, SM_CL_MEM_CLUSTERS},
         {&b->transform, sizeof(sm_k_mat39), c, SM_CL_MEM_CLUSTERS},
         {&b->member_particle, sizeof(cl_int), k, SM_CL_MEM_MEMBERSHIPS},
-        {&b->member_cluster, sizeof(cl_int), k, SM_CL_MEM_MEMBERSHIPS},
+        {&b->member_slot, sizeof(cl_int), k, SM_CL_MEM_MEMBERSHIPS},
         {&b->member_q, sizeof(cl_float4), k, SM_CL_MEM_MEMBERSHIPS},
         {&b->member_rest, sizeof(cl_float4), k, SM_CL_MEM_MEMBERSHIPS},
         {&b->member_w, sizeof(sm_k_weights), k9, SM_CL_MEM_MEMBERSHIPS},
@@ -235,7 +235,7 @@ static sm_result make_buffers(sm_world *world)
         {&b->force, sizeof(cl_float4), n, SM_CL_MEM_PARTICLES},
         {&b->particle_object, sizeof(cl_int), n, SM_CL_MEM_PARTICLES},
         {&b->particle_member_offsets, sizeof(cl_int), n + 1, SM_CL_MEM_PARTICLES},
-        {&b->particle_members, sizeof(cl_int), k, SM_CL_MEM_MEMBERSHIPS},
+        {&b->particle_member_q, sizeof(cl_float4), k, SM_CL_MEM_MEMBERSHIPS},
         {&b->contact, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
         {&b->reference, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
         {&b->moved, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
@@ -574,8 +574,16 @@ sm_result sm_cl_push(sm_world *world)
     PUT(b->particle_object, sizeof *world->particle_object, n, world->particle_object);
     for (int32_t i = 0; i <= n; i++) ints[i] = world->particle_member_offsets ? world->particle_member_offsets[i] : 0;
     PUT(b->particle_member_offsets, sizeof *ints, n + 1, ints);
-    for (int32_t j = 0; j < k; j++) ints[j] = world->particle_members[j];
-    PUT(b->particle_members, sizeof *ints, k, ints);
+    // (q~, cluster) of each membership in particle order, and where each one sits in it
+    for (int32_t j = 0; j < k; j++) {
+        const int32_t member = world->particle_members[j];
+        const cl_int cluster = world->member_cluster[member];
+        vec4[j] = f4(world->member_q[member], 0.0);
+        memcpy(&vec4[j].s[3], &cluster, sizeof cluster);
+        ints[member] = j;
+    }
+    PUT(b->particle_member_q, sizeof *vec4, k, vec4);
+    PUT(b->member_slot, sizeof *ints, k, ints);
     if (world->grid.colliding > 0) {
         // contact: the rest position (for self-collision) and the radius, 0 for particles that do not collide
         cl_float4 *contact = staging(sizeof *contact, n);
@@ -600,8 +608,6 @@ sm_result sm_cl_push(sm_world *world)
     // memberships
     for (int32_t j = 0; j < k; j++) ints[j] = world->member_particle[j];
     PUT(b->member_particle, sizeof *ints, k, ints);
-    for (int32_t j = 0; j < k; j++) ints[j] = world->member_cluster[j];
-    PUT(b->member_cluster, sizeof *ints, k, ints);
     for (int32_t j = 0; j < k; j++) vec4[j] = f4(world->member_q[j], 0.0);
     PUT(b->member_q, sizeof *vec4, k, vec4);
     for (int32_t j = 0; j < k; j++) vec4[j] = f4(world->member_rest[j], 0.0);
