@@ -29,8 +29,10 @@ inline void sm_add_member_moments(int k, float3 anchor, bool quadratic, __global
     columns[0] += my * q.x;
     columns[1] += my * q.y;
     columns[2] += my * q.z;
-    if (quadratic)
+    if (quadratic) {
+#pragma unroll
         for (int j = 0; j < 9; j++) columns[3 + j] += my * member_w[k].w[j];
+    }
 }
 
 /// Stores cluster c's centre (anchor + sum / M_c), A_pq and, in quadratic mode, its fit from the
@@ -66,6 +68,7 @@ __kernel void sm_cluster_moments(const int cluster_count, const int large_thresh
     const float3 anchor = cluster.member_count > 0 ? position[cluster.anchor].xyz : (float3)(0.0f);
     // one pass: sum m y, and the columns of A_pq and of the fit as vectors, for a CPU's SIMD registers
     float4 sum = (float4)(0.0f), columns[12];
+#pragma unroll
     for (int j = 0; j < 12; j++) columns[j] = (float4)(0.0f);
     for (int k = begin; k < end; k++)
         sm_add_member_moments(k, anchor, quadratic, member_particle, member_q, member_w, position, position_lo, &sum,

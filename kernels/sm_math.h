@@ -162,6 +162,7 @@ inline float3 sm_add_transformed(float3 g, __global const sm_k_mat39 *t, float3 
     if (quadratic) {
         const float qt[6] = {q.x * q.x - mean[0], q.y * q.y - mean[1], q.z * q.z - mean[2],
                              q.x * q.y - mean[3], q.y * q.z - mean[4], q.z * q.x - mean[5]};
+#pragma unroll
         for (int j = 0; j < 6; j++) g += SM_T_COLUMN(3 + j) * qt[j];
     }
 #undef SM_T_COLUMN
