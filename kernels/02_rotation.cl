@@ -18,7 +18,9 @@ inline bool sm_polar_rotation(const float *a, float *u)
     const float norm2 = sm_norm2_3(a);
     const float rms = sqrt(norm2 * (1.0f / 3.0f)); // the RMS singular value
     if (!(sm_det3(a) > SM_K_POLAR_DET_MIN * rms * rms * rms) || !isfinite(norm2)) return false;
+    // (the loops over x unrolled, so that x stays in registers)
     float x[9];
+#pragma unroll
     for (int i = 0; i < 9; i++) x[i] = a[i];
     bool scaled = true;
     for (int it = 0; it < SM_K_POLAR_ITERATIONS; it++) {
@@ -32,6 +34,7 @@ inline bool sm_polar_rotation(const float *a, float *u)
         const float g = scaled ? sqrt(sqrt(sm_norm2_3(cof) / sm_norm2_3(x)) / det) : 1.0f;
         const float gx = 0.5f * g, gc = 0.5f / (g * det);
         float change = 0.0f;
+#pragma unroll
         for (int i = 0; i < 9; i++) {
             const float next = gx * x[i] + gc * cof[i];
             change += (next - x[i]) * (next - x[i]);
@@ -39,6 +42,7 @@ inline bool sm_polar_rotation(const float *a, float *u)
         }
         if (change < 1e-4f) scaled = false; // near u: the plain iteration converges quadratically
         if (change < 1e-8f) {
+#pragma unroll
             for (int i = 0; i < 9; i++) u[i] = x[i];
             return true;
         }
