@@ -45,34 +45,55 @@
              i = min((int)get_global_id(0) * chunk_, (count)), end_ = min(i + chunk_, (count));     \
          i < end_; i++)
 
-/// reference[i] = x_i and moved[i] = generation for every colliding particle (contact.w > 0)
-/// farther than `trigger` from its reference or without one (reference.w = 0), which also
-/// is listed in moved_list (in no particular order) and becomes dirty: dirty[i] = 1 + its slot
-/// in the dirty list, whose dirty_reference holds its reference and radius while there is room
-/// (SM_K_DIRTY + 1 when there is none); state[SM_K_ANY_MOVED] = 1 when there is one (the
-/// state's flags and this refresh's counts zeroed beforehand).
+/// Whether colliding particle i (contact.w > 0) is farther than `trigger` from its reference or
+/// has none (reference.w = 0; NaN moves every time).
+inline bool sm_moved_past(int i, float trigger, __global const float4 *contact, __global const float4 *position,
+                          __global const float4 *position_lo, __global const float4 *reference)
+{
+    if (!(contact[i].w > 0.0f)) return false;
+    const float4 r = reference[i];
+    const float3 d = (position[i].xyz - r.xyz) + position_lo[i].xyz;
+    return !(r.w > 0.0f && dot(d, d) < trigger * trigger);
+}
+
+/// reference[i] = x_i and moved[i] = generation for every particle that moved past the trigger
+/// (sm_moved_past), which also is listed in moved_list (in no particular order) and becomes
+/// dirty: dirty[i] = 1 + its slot in the dirty list, whose dirty_reference holds its reference
+/// and radius while there is room (SM_K_DIRTY + 1 when there is none); state[SM_K_ANY_MOVED] = 1
+/// when there is one (the state's flags and this refresh's counts zeroed beforehand). Each
+/// work-item takes a run of particles, counts those that moved and takes room for them with one
+/// atomic addition per list, not one per particle (on a CPU, thousands of additions to one
+/// counter from both cores cost more than the test itself).
 __kernel void sm_contact_refresh(const int particle_count, const float trigger, const int generation,
                                  __global const float4 *contact, __global const float4 *position,
                                  __global const float4 *position_lo, __global float4 *reference, __global int *moved,
                                  __global int *dirty, __global int *dirty_list, __global float4 *dirty_reference,
                                  __global int *moved_list, __global int *state)
 {
-    const int i = get_global_id(0);
-    if (i >= particle_count || !(contact[i].w > 0.0f)) return;
-    const float4 r = reference[i], x = position[i];
-    const float3 d = (x.xyz - r.xyz) + position_lo[i].xyz;
-    if (r.w > 0.0f && dot(d, d) < trigger * trigger) return; // NaN moves every time
-    reference[i] = (float4)(x.xyz, 1.0f);
-    moved[i] = generation;
-    moved_list[atomic_inc(&state[SM_K_MOVED_COUNT])] = i;
-    state[SM_K_ANY_MOVED] = 1;
-    if (dirty[i] == 0) { // (only this work-item writes dirty[i])
-        const int slot = atomic_inc(&state[SM_K_DIRTY_COUNT]);
-        if (slot < SM_K_DIRTY) dirty_list[slot] = i;
-        dirty[i] = 1 + min(slot, SM_K_DIRTY);
+    int moving = 0, dirtying = 0;
+    SM_K_CHUNK(i, particle_count) {
+        if (!sm_moved_past(i, trigger, contact, position, position_lo, reference)) continue;
+        moving++;
+        dirtying += dirty[i] == 0;
     }
-    const int slot = dirty[i] - 1;
-    if (slot < SM_K_DIRTY) dirty_reference[slot] = (float4)(x.xyz, contact[i].w);
+    if (moving == 0) return;
+    state[SM_K_ANY_MOVED] = 1;
+    int listed = atomic_add(&state[SM_K_MOVED_COUNT], moving);
+    int slot = dirtying > 0 ? atomic_add(&state[SM_K_DIRTY_COUNT], dirtying) : 0;
+    SM_K_CHUNK(i, particle_count) {
+        if (!sm_moved_past(i, trigger, contact, position, position_lo, reference)) continue;
+        const float3 x = position[i].xyz;
+        reference[i] = (float4)(x, 1.0f);
+        moved[i] = generation;
+        moved_list[listed++] = i;
+        if (dirty[i] == 0) { // (only this work-item writes dirty[i])
+            if (slot < SM_K_DIRTY) dirty_list[slot] = i;
+            dirty[i] = 1 + min(slot, SM_K_DIRTY);
+            slot++;
+        }
+        const int at = dirty[i] - 1;
+        if (at < SM_K_DIRTY) dirty_reference[at] = (float4)(x, contact[i].w);
+    }
 }
 
 /// One work-item: when a particle moved, no particle with candidates listed yet; whether the
