@@ -104,8 +104,9 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
         const sm_real q[3] = {(sm_real)sp[0] * x0.x + (sm_real)sp[1] * x0.y + (sm_real)sp[2] * x0.z,
                               (sm_real)sp[3] * x0.x + (sm_real)sp[4] * x0.y + (sm_real)sp[5] * x0.z,
                               (sm_real)sp[6] * x0.x + (sm_real)sp[7] * x0.y + (sm_real)sp[8] * x0.z};
-        member_q[k] = (float4)((float)q[0], (float)q[1], (float)q[2], 0.0f);
-        particle_member_q[member_slot[k]].xyz = member_q[k].xyz; // (w: the cluster, kept)
+        const float3 qf = (float3)((float)q[0], (float)q[1], (float)q[2]);
+        member_q[k] = (float4)(qf, 0.0f);
+        particle_member_q[member_slot[k]].xyz = qf; // (w: the cluster, kept)
         sum_q2 += (sm_real)position[member_particle[k]].w * (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
     }
     // offsets divided by the cluster's RMS radius keep the pseudo-inverse threshold unit-free

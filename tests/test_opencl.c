@@ -9,6 +9,7 @@
 #include "support.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /// One world with an object per feature of the step: every mode, volume preservation on and
 /// off, the cap, tau, plasticity in linear and quadratic mode, fixed particles, a force, a long
