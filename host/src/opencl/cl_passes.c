@@ -284,8 +284,10 @@ static sm_result collision_grid(sm_world *world)
     const void *refresh_values[] = {&n, &trigger, &generation, &b->contact, &b->position, &b->position_lo,
                                     &b->reference, &b->moved, &b->dirty, &b->dirty_list, &b->dirty_reference,
                                     &b->moved_list, &b->candidate_state};
-    result = launch(world, pass, SM_CLK_CONTACT_REFRESH, particles, COUNT(refresh_values), refresh_sizes,
-                    refresh_values);
+    // (on a CPU a run of particles per work-item, so that few atomic additions contend; on a GPU
+    // one particle per work-item)
+    result = launch(world, pass, SM_CLK_CONTACT_REFRESH, cl->device->gpu ? n : particles, COUNT(refresh_values),
+                    refresh_sizes, refresh_values);
     if (result != SM_OK) return result;
     const size_t decide_sizes[] = {m, m, m};
     const void *decide_values[] = {&b->candidate_state, &b->dirty_reference, &b->dirty_box};
