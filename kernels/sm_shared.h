@@ -50,6 +50,12 @@ typedef float sm_float;
  * it stops earlier once a step changes it by at most 4 epsilon of its value. */
 #define SM_VOLUME_ITERATIONS 16
 
+/* The volume projection on the device (kernels/03_goal_transform.cl) first tries the fixed
+ * point of its condition for a minimum, at most this many steps, for fits whose determinant
+ * is within this of 1; the others, and any that do not converge, take the eigen-decomposition. */
+#define SM_K_VOLUME_FIXED_POINT_STEPS 8
+#define SM_K_VOLUME_FIXED_POINT_RANGE 0.5f
+
 /* Flags of the ground pass: which of its parts are on. */
 #define SM_K_GROUND 1
 #define SM_K_PUSHER 2
