@@ -306,6 +306,56 @@ static void rotation_matches_the_reference_for_every_kind_of_match(void)
     sm_world_destroy(device);
 }
 
+/// The goal transform's volume projection against the reference's, for linear fits F = A_pq A_qq
+/// near a unit determinant (the device's fixed point), within 0.5 of it and beyond (the
+/// eigen-decomposition), stretched along random axes and rotated, in clusters longer one way
+/// than another (so that the metric is not isotropic); T within 1e-5 (relative).
+static void volume_projection_matches_the_reference_near_and_far_from_unit_volume(void)
+{
+    static const char *const scene = "{\"objects\": [{\"shape\": \"box\", \"size\": [1.6, 0.4, 0.8], \"resolution\": [9, 3, 5],"
+                                     " \"clusters\": {\"grid\": [4, 1, 3], \"overlap\": 0.4}, \"mode\": \"linear\", \"beta\": 1}]}";
+    sm_world *reference = make_world(scene, SM_BACKEND_CPU);
+    sm_world *device = make_world(scene, SM_BACKEND_OPENCL);
+    if (!reference || !device) return;
+    // det F: 1.01, 0.94, 1.3, 0.72, 1.44, 0.56 (within 0.5 of 1), 1 far from I, 0.6 at 15:1, then
+    // 2 and 0.25 (beyond)
+    static const double stretches[][3] = {{1.01, 1, 1}, {1.1, 0.9, 0.95}, {1.3, 1, 1}, {0.8, 0.9, 1}, {1.2, 1.2, 1},
+                                          {0.75, 0.75, 1}, {4, 0.5, 0.5}, {3, 1, 0.2}, {2, 1, 1}, {0.5, 0.5, 1}};
+    const int kinds = (int)(sizeof stretches / sizeof stretches[0]);
+    const int32_t c = reference->cluster_count;
+    rng r = {9};
+    for (int round = 0; round < 3; round++) {
+        for (int32_t i = 0; i < c; i++) {
+            sm_cluster *cl = &reference->clusters[i];
+            const double *s = stretches[(i + round) % kinds];
+            const sm_mat3 stretch = {{{s[0], 0, 0}, {0, s[1], 0}, {0, 0, s[2]}}};
+            const sm_mat3 axes = rng_rotation(&r);
+            const sm_mat3 f = m3_mul(rng_rotation(&r), m3_mul(axes, m3_mul(stretch, m3_transpose(axes))));
+            double aqq[9], aqq_inverse[9];
+            for (int k = 0; k < 9; k++) aqq[k] = cl->aqq.m[k / 3][k % 3];
+            ENSURE(sm_sym_pinv(3, aqq, aqq_inverse) == 3);
+            sm_mat3 inverse;
+            for (int k = 0; k < 9; k++) inverse.m[k / 3][k % 3] = aqq_inverse[k];
+            cl->apq = m3_mul(f, inverse); // A_pq A_qq = F
+        }
+        sm_cpu_rotation(reference);
+        load_reference(device, reference);
+        ENSURE_OK(sm_cl_poison_outputs(device, SM_PASS_GOAL_TRANSFORM));
+        ENSURE_OK(sm_cl_run_pass(device, SM_PASS_GOAL_TRANSFORM, 1.0 / 60.0));
+        sm_cpu_goal_transform(reference);
+        float *t = read_floats(device, device->cl->buffers.transform, 36 * (size_t)c);
+        difference d = {0};
+        for (int32_t i = 0; i < c; i++)
+            for (int row = 0; row < 3; row++)
+                for (int col = 0; col < 9; col++) note(&d, t[36 * i + 4 * col + row], reference->clusters[i].transform[row][col]);
+        free(t);
+        printf("  round %d, %d clusters over %d determinants:\n", round, c, kinds);
+        report("goal transform T (relative)", d, 1e-5 * fmax(1.0, d.magnitude));
+    }
+    sm_world_destroy(reference);
+    sm_world_destroy(device);
+}
+
 /// One step (a frame of substeps) on the device from the reference's state lands within 1e-5
 /// of the scene's diagonal of where the reference's step lands, for every mode and option.
 static void single_steps_agree_for_every_mode(void)
@@ -846,6 +896,7 @@ int main(int argc, char **argv)
         TEST(every_kernel_compiles),
         TEST(each_pass_matches_reference),
         TEST(rotation_matches_the_reference_for_every_kind_of_match),
+        TEST(volume_projection_matches_the_reference_near_and_far_from_unit_volume),
         TEST(single_steps_agree_for_every_mode),
         TEST(runs_are_bit_identical),
         TEST(collisions_are_bit_identical_and_match_the_reference),
