@@ -126,7 +126,8 @@ __kernel void sm_contact_decide(__global int *state, __global const float4 *dirt
 
 /// The grid, rebuilt only when state[SM_K_REBUILD] is set: the bucket of the cell of every
 /// particle's reference, -1 for particles without a radius; bucket_count[b] += 1 for each
-/// particle in bucket b (zeroed beforehand); no particle dirty.
+/// particle in bucket b; no particle dirty. (bucket_count is zero outside a rebuild: zeroed at
+/// upload, and again by the rebuild's last kernel, so no refresh has to clear it.)
 __kernel void sm_grid_hash(const int particle_count, const float inv_cell, const int mask,
                            __global const int *state, __global const float4 *contact,
                            __global const float4 *reference, __global int *particle_bucket, __global int *bucket_count,
@@ -171,8 +172,9 @@ __kernel void sm_grid_scan_totals(const int blocks, __global const int *state, _
     }
 }
 
-/// bucket_start[b] = the number of particles in buckets before b, block by block.
-__kernel void sm_grid_scan_apply(const int entries, __global const int *state, __global const int *bucket_count,
+/// bucket_start[b] = the number of particles in buckets before b, block by block; the counts,
+/// spent, are zeroed to serve as the buckets' cursors in sm_grid_scatter.
+__kernel void sm_grid_scan_apply(const int entries, __global const int *state, __global int *bucket_count,
                                  __global const int *block_sum, __global int *bucket_start)
 {
     if (!state[SM_K_REBUILD]) return;
@@ -182,11 +184,13 @@ __kernel void sm_grid_scan_apply(const int entries, __global const int *state, _
         for (int b = begin; b < end; b++) {
             bucket_start[b] = total;
             total += bucket_count[b];
+            bucket_count[b] = 0;
         }
     }
 }
 
-/// Each colliding particle takes the next slot of its bucket (cursor zeroed beforehand).
+/// Each colliding particle takes the next slot of its bucket (cursor: zero for every bucket
+/// beforehand, the bucket's count afterwards).
 __kernel void sm_grid_scatter(const int particle_count, __global const int *state, __global const int *particle_bucket,
                               __global const int *bucket_start, __global int *cursor, __global int *sorted)
 {
@@ -204,13 +208,14 @@ __kernel void sm_grid_scatter(const int particle_count, __global const int *stat
 /// of the bucket's particles belong to (-1 when they belong to several). A walk reads a slot's
 /// reference and radius in the slot, next to its neighbours, instead of at the particle's index.
 __kernel void sm_grid_sort_buckets(const int table_size, __global const int *state, __global const int *bucket_start,
-                                   __global const int *particle_object, __global const float4 *contact,
-                                   __global const float4 *reference, __global int *sorted,
-                                   __global float4 *sorted_reference, __global int *sorted_object,
-                                   __global int *run_end, __global int *bucket_object)
+                                   __global int *cursor, __global const int *particle_object,
+                                   __global const float4 *contact, __global const float4 *reference,
+                                   __global int *sorted, __global float4 *sorted_reference,
+                                   __global int *sorted_object, __global int *run_end, __global int *bucket_object)
 {
     if (!state[SM_K_REBUILD]) return;
     SM_K_CHUNK(b, table_size) {
+        cursor[b] = 0; // (spent: zero again for the next rebuild's counts)
         const int begin = bucket_start[b], end = bucket_start[b + 1];
         for (int s = begin + 1; s < end; s++) {
             const int i = sorted[s];

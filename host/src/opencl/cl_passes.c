@@ -294,9 +294,8 @@ static sm_result collision_grid(sm_world *world)
     result = launch(world, pass, SM_CLK_CONTACT_DECIDE, 1, COUNT(decide_values), decide_sizes, decide_values);
     if (result != SM_OK) return result;
 
-    // the grid of the references: these kernels return at once unless it is rebuilt
-    result = zero_ints(world, pass, b->bucket_count, 0, entries);
-    if (result != SM_OK) return result;
+    // the grid of the references: these kernels return at once unless it is rebuilt (the
+    // bucket counts are zero outside a rebuild: kernels/05's sm_grid_hash)
     const size_t hash_sizes[] = {sizeof n, sizeof inv_cell, sizeof mask, m, m, m, m, m, m};
     const void *hash_values[] = {&n, &inv_cell, &mask, &b->candidate_state, &b->contact, &b->reference,
                                  &b->particle_bucket, &b->bucket_count, &b->dirty};
@@ -314,18 +313,15 @@ static sm_result collision_grid(sm_world *world)
     const void *apply_values[] = {&entries, &b->candidate_state, &b->bucket_count, &b->block_sum, &b->bucket_start};
     result = launch(world, pass, SM_CLK_GRID_SCAN_APPLY, scan, COUNT(apply_values), apply_sizes, apply_values);
     if (result != SM_OK) return result;
-    // the counts are spent: they become the buckets' cursors
-    result = zero_ints(world, pass, b->bucket_count, 0, entries);
-    if (result != SM_OK) return result;
     const size_t scatter_sizes[] = {sizeof n, m, m, m, m, m};
     const void *scatter_values[] = {&n, &b->candidate_state, &b->particle_bucket, &b->bucket_start, &b->bucket_count,
                                     &b->sorted};
     result = launch(world, pass, SM_CLK_GRID_SCATTER, particles, COUNT(scatter_values), scatter_sizes, scatter_values);
     if (result != SM_OK) return result;
-    const size_t sort_sizes[] = {sizeof table, m, m, m, m, m, m, m, m, m, m};
-    const void *sort_values[] = {&table, &b->candidate_state, &b->bucket_start, &b->particle_object, &b->contact,
-                                 &b->reference, &b->sorted, &b->sorted_reference, &b->sorted_object, &b->run_end,
-                                 &b->bucket_object};
+    const size_t sort_sizes[] = {sizeof table, m, m, m, m, m, m, m, m, m, m, m};
+    const void *sort_values[] = {&table,        &b->candidate_state, &b->bucket_start,     &b->bucket_count,
+                                 &b->particle_object, &b->contact, &b->reference, &b->sorted,
+                                 &b->sorted_reference, &b->sorted_object, &b->run_end, &b->bucket_object};
     result = launch(world, pass, SM_CLK_GRID_SORT_BUCKETS, buckets, COUNT(sort_values), sort_sizes, sort_values);
     if (result != SM_OK) return result;
 

@@ -603,6 +603,9 @@ sm_result sm_cl_push(sm_world *world)
         if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->candidate_count, &zero, sizeof zero, 0, n, NULL);
         if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->candidate_state, &rebuild, sizeof rebuild, 0, 1, NULL);
         if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->candidate_state, &zero, sizeof zero, 1, 5, NULL);
+        // the bucket counts are zero outside a rebuild (each rebuild zeroes them again at its end)
+        if (result == SM_OK)
+            result = sm_cl_fill_buffer(cl, b->bucket_count, &zero, sizeof zero, 0, world->grid.table_size + 1, NULL);
     }
 
     // memberships
