@@ -264,6 +264,26 @@ static void each_pass_matches_reference(void)
     sm_world_destroy(device);
 }
 
+/// Sets every cluster's A_pq so that its linear match A_pq A_qq is F = R1 (V S V^T), S the
+/// stretch stretches[(c + round) % kinds] of cluster c, along random axes V, then a random
+/// rotation R1.
+static void set_linear_matches(sm_world *reference, const double (*stretches)[3], int kinds, int round, rng *r)
+{
+    for (int32_t c = 0; c < reference->cluster_count; c++) {
+        sm_cluster *cl = &reference->clusters[c];
+        const double *s = stretches[(c + round) % kinds];
+        const sm_mat3 stretch = {{{s[0], 0, 0}, {0, s[1], 0}, {0, 0, s[2]}}};
+        const sm_mat3 axes = rng_rotation(r);
+        const sm_mat3 f = m3_mul(rng_rotation(r), m3_mul(axes, m3_mul(stretch, m3_transpose(axes))));
+        double aqq[9], aqq_inverse[9];
+        for (int i = 0; i < 9; i++) aqq[i] = cl->aqq.m[i / 3][i % 3];
+        ENSURE(sm_sym_pinv(3, aqq, aqq_inverse) == 3);
+        sm_mat3 inverse;
+        for (int i = 0; i < 9; i++) inverse.m[i / 3][i % 3] = aqq_inverse[i];
+        cl->apq = m3_mul(f, inverse); // A_pq A_qq = F
+    }
+}
+
 /// The rotation pass on every kind of match, against the reference's closest rotation: for
 /// each cluster a linear match F = A_pq A_qq that is a rotation, a stretch (up to 100:1),
 /// nearly flat, flat, slightly inverted (the device's Newton iteration declines all of these
@@ -280,19 +300,7 @@ static void rotation_matches_the_reference_for_every_kind_of_match(void)
     const int kinds = (int)(sizeof stretches / sizeof stretches[0]);
     rng r = {5};
     for (int round = 0; round < 4; round++) {
-        for (int32_t c = 0; c < reference->cluster_count; c++) {
-            sm_cluster *cl = &reference->clusters[c];
-            const double *s = stretches[(c + round) % kinds];
-            const sm_mat3 stretch = {{{s[0], 0, 0}, {0, s[1], 0}, {0, 0, s[2]}}};
-            const sm_mat3 axes = rng_rotation(&r);
-            const sm_mat3 f = m3_mul(rng_rotation(&r), m3_mul(axes, m3_mul(stretch, m3_transpose(axes))));
-            double aqq[9], aqq_inverse[9];
-            for (int i = 0; i < 9; i++) aqq[i] = cl->aqq.m[i / 3][i % 3];
-            ENSURE(sm_sym_pinv(3, aqq, aqq_inverse) == 3);
-            sm_mat3 inverse;
-            for (int i = 0; i < 9; i++) inverse.m[i / 3][i % 3] = aqq_inverse[i];
-            cl->apq = m3_mul(f, inverse); // A_pq A_qq = F
-        }
+        set_linear_matches(reference, stretches, kinds, round, &r);
         load_reference(device, reference);
         float nan = NAN;
         ENSURE(clEnqueueFillBuffer(device->cl->queue, device->cl->buffers.rotation, &nan, sizeof nan, 0,
@@ -325,19 +333,7 @@ static void volume_projection_matches_the_reference_near_and_far_from_unit_volum
     const int32_t c = reference->cluster_count;
     rng r = {9};
     for (int round = 0; round < 3; round++) {
-        for (int32_t i = 0; i < c; i++) {
-            sm_cluster *cl = &reference->clusters[i];
-            const double *s = stretches[(i + round) % kinds];
-            const sm_mat3 stretch = {{{s[0], 0, 0}, {0, s[1], 0}, {0, 0, s[2]}}};
-            const sm_mat3 axes = rng_rotation(&r);
-            const sm_mat3 f = m3_mul(rng_rotation(&r), m3_mul(axes, m3_mul(stretch, m3_transpose(axes))));
-            double aqq[9], aqq_inverse[9];
-            for (int k = 0; k < 9; k++) aqq[k] = cl->aqq.m[k / 3][k % 3];
-            ENSURE(sm_sym_pinv(3, aqq, aqq_inverse) == 3);
-            sm_mat3 inverse;
-            for (int k = 0; k < 9; k++) inverse.m[k / 3][k % 3] = aqq_inverse[k];
-            cl->apq = m3_mul(f, inverse); // A_pq A_qq = F
-        }
+        set_linear_matches(reference, stretches, kinds, round, &r);
         sm_cpu_rotation(reference);
         load_reference(device, reference);
         ENSURE_OK(sm_cl_poison_outputs(device, SM_PASS_GOAL_TRANSFORM));
