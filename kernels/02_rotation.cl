@@ -25,9 +25,8 @@ inline bool sm_polar_rotation(const float *a, float *u)
     bool scaled = true;
     for (int it = 0; it < SM_K_POLAR_ITERATIONS; it++) {
         // x^-T = cofactors / det
-        const float cof[9] = {x[4] * x[8] - x[5] * x[7], x[5] * x[6] - x[3] * x[8], x[3] * x[7] - x[4] * x[6],
-                              x[2] * x[7] - x[1] * x[8], x[0] * x[8] - x[2] * x[6], x[1] * x[6] - x[0] * x[7],
-                              x[1] * x[5] - x[2] * x[4], x[2] * x[3] - x[0] * x[5], x[0] * x[4] - x[1] * x[3]};
+        float cof[9];
+        sm_cofactors3(x, cof);
         const float det = x[0] * cof[0] + x[1] * cof[1] + x[2] * cof[2];
         if (!(det > 0.0f)) return false;
         // g = sqrt(|x^-1| / |x|), Frobenius norms

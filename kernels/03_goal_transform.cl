@@ -58,14 +58,6 @@ inline void sm_volume_projection(float *a, const float det, __global const sm_k_
     sm_mul3(bm, root_inv, a);
 }
 
-/// The cofactor matrix of a (det a = the dot of a row of a with the same row of it).
-inline void sm_cofactors3(const float *a, float *c)
-{
-    c[0] = a[4] * a[8] - a[5] * a[7], c[1] = a[5] * a[6] - a[3] * a[8], c[2] = a[3] * a[7] - a[4] * a[6];
-    c[3] = a[2] * a[7] - a[1] * a[8], c[4] = a[0] * a[8] - a[2] * a[6], c[5] = a[1] * a[6] - a[0] * a[7];
-    c[6] = a[1] * a[5] - a[2] * a[4], c[7] = a[2] * a[3] - a[0] * a[5], c[8] = a[0] * a[4] - a[1] * a[3];
-}
-
 /// The a' of sm_volume_projection (det a' = 1, nearest to a in the metric: |(a' - a) root|
 /// least) without an eigen-decomposition, for a fit whose det a is within
 /// SM_K_VOLUME_FIXED_POINT_RANGE of 1. At the minimum, (a' - a) root root^T = mu cof(a'), so

@@ -54,6 +54,15 @@ inline float sm_det3(const float *a)
     return a[0] * (a[4] * a[8] - a[5] * a[7]) - a[1] * (a[3] * a[8] - a[5] * a[6]) + a[2] * (a[3] * a[7] - a[4] * a[6]);
 }
 
+/// The cofactor matrix of a (det a = the dot of a row of a with the same row of it; a^-T =
+/// cofactors / det a).
+inline void sm_cofactors3(const float *a, float *c)
+{
+    c[0] = a[4] * a[8] - a[5] * a[7], c[1] = a[5] * a[6] - a[3] * a[8], c[2] = a[3] * a[7] - a[4] * a[6];
+    c[3] = a[2] * a[7] - a[1] * a[8], c[4] = a[0] * a[8] - a[2] * a[6], c[5] = a[1] * a[6] - a[0] * a[7];
+    c[6] = a[1] * a[5] - a[2] * a[4], c[7] = a[2] * a[3] - a[0] * a[5], c[8] = a[0] * a[4] - a[1] * a[3];
+}
+
 /// Squared Frobenius norm.
 inline float sm_norm2_3(const float *a)
 {
