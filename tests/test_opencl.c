@@ -142,6 +142,20 @@ static void compare_mat3(sm_world *device, cl_mem buffer, size_t stride, const s
     report(what, d, relative * fmax(1.0, d.magnitude));
 }
 
+/// The device's goal transforms T (3x9, stored by columns) against the reference's, within
+/// 1e-5 relative.
+static void compare_transforms(sm_world *device, const sm_world *reference)
+{
+    const int32_t c = reference->cluster_count;
+    float *t = read_floats(device, device->cl->buffers.transform, 36 * (size_t)c);
+    difference d = {0};
+    for (int32_t i = 0; i < c; i++)
+        for (int r = 0; r < 3; r++)
+            for (int s = 0; s < 9; s++) note(&d, t[36 * i + 4 * s + r], reference->clusters[i].transform[r][s]);
+    free(t);
+    report("goal transform T (relative)", d, 1e-5 * fmax(1.0, d.magnitude));
+}
+
 /// Every pass of one step, each from the reference's state before it.
 static void each_pass_matches_reference(void)
 {
@@ -192,13 +206,7 @@ static void each_pass_matches_reference(void)
         ENSURE_OK(sm_cl_run_pass(device, SM_PASS_GOAL_TRANSFORM, h));
         sm_cpu_goal_transform(reference);
         compare_mat3(device, b->linear_fit, 12, reference, offsetof(sm_cluster, linear_fit), "A_lin = A_pq A_qq (relative)", 1e-5);
-        float *t = read_floats(device, b->transform, 36 * (size_t)c);
-        d = (difference){0};
-        for (int32_t i = 0; i < c; i++)
-            for (int r = 0; r < 3; r++)
-                for (int s = 0; s < 9; s++) note(&d, t[36 * i + 4 * s + r], reference->clusters[i].transform[r][s]);
-        free(t);
-        report("goal transform T (relative)", d, 1e-5 * fmax(1.0, d.magnitude));
+        compare_transforms(device, reference);
 
         // 4-8. blending and integration
         load_reference(device, reference);
@@ -330,7 +338,6 @@ static void volume_projection_matches_the_reference_near_and_far_from_unit_volum
     static const double stretches[][3] = {{1.01, 1, 1}, {1.1, 0.9, 0.95}, {1.3, 1, 1}, {0.8, 0.9, 1}, {1.2, 1.2, 1},
                                           {0.75, 0.75, 1}, {4, 0.5, 0.5}, {3, 1, 0.2}, {2, 1, 1}, {0.5, 0.5, 1}};
     const int kinds = (int)(sizeof stretches / sizeof stretches[0]);
-    const int32_t c = reference->cluster_count;
     rng r = {9};
     for (int round = 0; round < 3; round++) {
         set_linear_matches(reference, stretches, kinds, round, &r);
@@ -339,14 +346,8 @@ static void volume_projection_matches_the_reference_near_and_far_from_unit_volum
         ENSURE_OK(sm_cl_poison_outputs(device, SM_PASS_GOAL_TRANSFORM));
         ENSURE_OK(sm_cl_run_pass(device, SM_PASS_GOAL_TRANSFORM, 1.0 / 60.0));
         sm_cpu_goal_transform(reference);
-        float *t = read_floats(device, device->cl->buffers.transform, 36 * (size_t)c);
-        difference d = {0};
-        for (int32_t i = 0; i < c; i++)
-            for (int row = 0; row < 3; row++)
-                for (int col = 0; col < 9; col++) note(&d, t[36 * i + 4 * col + row], reference->clusters[i].transform[row][col]);
-        free(t);
-        printf("  round %d, %d clusters over %d determinants:\n", round, c, kinds);
-        report("goal transform T (relative)", d, 1e-5 * fmax(1.0, d.magnitude));
+        printf("  round %d, %d clusters over %d determinants:\n", round, reference->cluster_count, kinds);
+        compare_transforms(device, reference);
     }
     sm_world_destroy(reference);
     sm_world_destroy(device);

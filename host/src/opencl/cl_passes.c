@@ -254,6 +254,13 @@ static int32_t few_items(const sm_world *world, int32_t count)
     return count < few ? count : few;
 }
 
+/// The work-items of a kernel that works on every one of `count` items in runs (kernels/05's
+/// SM_K_CHUNK): on a GPU one item per work-item, on a CPU a run of a few per work-item.
+static int32_t run_items(const sm_world *world, int32_t count)
+{
+    return world->cl->device->gpu ? count : few_items(world, count);
+}
+
 /// 8a. The contact candidates, before each sweep (the sweeps move particles too): new references
 /// for the particles that moved past the trigger, which become dirty; when too many are, the
 /// grid of the references rebuilt (hash and count, scan, scatter, sort each bucket); new lists
@@ -284,10 +291,9 @@ static sm_result collision_grid(sm_world *world)
     const void *refresh_values[] = {&n, &trigger, &generation, &b->contact, &b->position, &b->position_lo,
                                     &b->reference, &b->moved, &b->dirty, &b->dirty_list, &b->dirty_reference,
                                     &b->moved_list, &b->candidate_state};
-    // (on a CPU a run of particles per work-item, so that few atomic additions contend; on a GPU
-    // one particle per work-item)
-    result = launch(world, pass, SM_CLK_CONTACT_REFRESH, cl->device->gpu ? n : particles, COUNT(refresh_values),
-                    refresh_sizes, refresh_values);
+    // (on a CPU runs of particles, so that few atomic additions contend)
+    result = launch(world, pass, SM_CLK_CONTACT_REFRESH, run_items(world, n), COUNT(refresh_values), refresh_sizes,
+                    refresh_values);
     if (result != SM_OK) return result;
     const size_t decide_sizes[] = {m, m, m};
     const void *decide_values[] = {&b->candidate_state, &b->dirty_reference, &b->dirty_box};
@@ -360,9 +366,9 @@ static sm_result collide(sm_world *world, float h)
     sm_cl_buffers *b = &world->cl->buffers;
     const size_t m = sizeof(cl_mem);
     const sm_collisions *c = &world->def.collisions;
-    // the particles with candidates, in runs: on a CPU a run per work-item of a few, on a GPU one
-    // particle per work-item (as many work-items as particles, the extra ones return at once)
-    const int32_t n = world->particle_count, items = world->cl->device->gpu ? n : few_items(world, n);
+    // the particles with candidates, in runs (on a GPU as many work-items as particles: the
+    // extra ones return at once)
+    const int32_t items = run_items(world, world->particle_count);
     const cl_float restitution = (float)c->restitution, friction = (float)c->friction;
     sm_result result = SM_OK;
     for (int32_t sweep = 0; sweep < c->iterations && result == SM_OK; sweep++) {
