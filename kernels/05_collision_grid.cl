@@ -9,30 +9,21 @@
  *
  * Before each sweep: sm_contact_refresh takes a new reference for every particle that moved
  * past the trigger and adds it to the dirty particles, whose place in the grid is out of date
- * (walks find them in the dirty list instead). When more than SM_K_DIRTY particles are dirty,
- * the grid of the references is rebuilt: a counting sort in five kernels (each particle
+ * (walks find them in a small hash table of their own instead, the dirty table: a chain of
+ * entries per bucket, one entry per move). When a move finds no room among the SM_K_DIRTY
+ * entries, the grid of the references is rebuilt: a counting sort in five kernels (each particle
  * counts itself into the bucket of its cell with an integer atomic, the counts are scanned
  * into bucket beginnings in blocks, each particle takes a slot in its bucket, and each bucket
  * is sorted by particle index, which makes the order the same on every run), which leaves no
- * particle dirty. Then each moved particle searches the cells around its own that its reach
- * overlaps (and the dirty list) for its new list and adds itself to the lists of its
+ * particle dirty and empties the dirty table. Then each moved particle searches the cells around
+ * its own that its reach overlaps (in the grid and in the dirty table) for its new list and adds
+ * itself to the lists of its
  * candidates, and the lists added to are sorted, rid of repeats and of particles that are no
  * longer candidates. Every kernel after the refresh returns at once when it has nothing to do. */
 #include "sm_shared.h"
 
-/// The state of the candidates: the number of dirty particles (SM_K_DIRTY + 1 and more: the
-/// grid must be rebuilt), whether a particle moved in this refresh, whether the grid is rebuilt
-/// in it, the lengths of this refresh's lists of moved particles and of lists added to, and the
-/// number of particles with candidates (which the sweeps visit).
-#define SM_K_DIRTY_COUNT 0
-#define SM_K_ANY_MOVED 1
-#define SM_K_REBUILD 2
-#define SM_K_MOVED_COUNT 3
-#define SM_K_TOUCHED_COUNT 4
-#define SM_K_ACTIVE_COUNT 5
-
-/// A walk's rows of cells are 0 to 8; this one is the dirty list.
-#define SM_K_DIRTY_ROW 9
+/// A walk's rows of cells in the grid are 0 to 8, and the same rows in the dirty table 9 to 17.
+#define SM_K_ROWS 9
 
 /// The kernels that often have nothing to do run on few work-items, each taking every
 /// get_global_size(0)-th item: they cost little when they return at once.
@@ -57,83 +48,87 @@ inline bool sm_moved_past(int i, float trigger, __global const float4 *contact, 
 }
 
 /// reference[i] = x_i and moved[i] = generation for every particle that moved past the trigger
-/// (sm_moved_past), which also is listed in moved_list (in no particular order) and becomes
-/// dirty: dirty[i] = 1 + its slot in the dirty list, whose dirty_reference holds its reference
-/// and radius while there is room (SM_K_DIRTY + 1 when there is none); state[SM_K_ANY_MOVED] = 1
-/// when there is one (the state's flags and this refresh's counts zeroed beforehand). Each
-/// work-item takes a run of particles, counts those that moved and takes room for them with one
-/// atomic addition per list, not one per particle (on a CPU, thousands of additions to one
-/// counter from both cores cost more than the test itself).
+/// (sm_moved_past), which also is listed in moved_list (in no particular order) and takes an
+/// entry of the dirty table: dirty[i] = 1 + the entry, which holds the particle (dirty_list) and
+/// its new reference and radius (dirty_reference) while there is room (SM_K_DIRTY + 1 when there
+/// is none: the grid is rebuilt); an older entry of the particle is stale from then on.
+/// state[SM_K_ANY_MOVED] = 1 when a particle moved (the state's flags and this refresh's counts
+/// zeroed beforehand). Each work-item takes a run of particles, counts those that moved and takes
+/// room for them with one atomic addition per list, not one per particle (on a CPU, thousands of
+/// additions to one counter from both cores cost more than the test itself).
 __kernel void sm_contact_refresh(const int particle_count, const float trigger, const int generation,
                                  __global const float4 *contact, __global const float4 *position,
                                  __global const float4 *position_lo, __global float4 *reference, __global int *moved,
                                  __global int *dirty, __global int *dirty_list, __global float4 *dirty_reference,
                                  __global int *moved_list, __global int *state)
 {
-    int moving = 0, dirtying = 0;
-    SM_K_CHUNK(i, particle_count) {
-        if (!sm_moved_past(i, trigger, contact, position, position_lo, reference)) continue;
-        moving++;
-        dirtying += dirty[i] == 0;
-    }
+    int moving = 0;
+    SM_K_CHUNK(i, particle_count) moving += sm_moved_past(i, trigger, contact, position, position_lo, reference);
     if (moving == 0) return;
     state[SM_K_ANY_MOVED] = 1;
     int listed = atomic_add(&state[SM_K_MOVED_COUNT], moving);
-    int slot = dirtying > 0 ? atomic_add(&state[SM_K_DIRTY_COUNT], dirtying) : 0;
+    int entry = atomic_add(&state[SM_K_DIRTY_COUNT], moving);
     SM_K_CHUNK(i, particle_count) {
         if (!sm_moved_past(i, trigger, contact, position, position_lo, reference)) continue;
         const float3 x = position[i].xyz;
         reference[i] = (float4)(x, 1.0f);
         moved[i] = generation;
         moved_list[listed++] = i;
-        if (dirty[i] == 0) { // (only this work-item writes dirty[i])
-            if (slot < SM_K_DIRTY) dirty_list[slot] = i;
-            dirty[i] = 1 + min(slot, SM_K_DIRTY);
-            slot++;
+        if (entry < SM_K_DIRTY) {
+            dirty_list[entry] = i;
+            dirty_reference[entry] = (float4)(x, contact[i].w);
         }
-        const int at = dirty[i] - 1;
-        if (at < SM_K_DIRTY) dirty_reference[at] = (float4)(x, contact[i].w);
+        dirty[i] = 1 + min(entry, SM_K_DIRTY);
+        entry++;
     }
 }
 
 /// One work-item: when a particle moved, no particle with candidates listed yet; whether the
-/// grid is rebuilt in this refresh (too many dirty particles), and then no particle is dirty
-/// any more; else the box of the references of each block of
-/// SM_K_DIRTY_BLOCK slots of the dirty list (dirty_box[2 k], dirty_box[2 k + 1]: lowest and
-/// highest), which lets a walk pass over the blocks out of its reach.
-__kernel void sm_contact_decide(__global int *state, __global const float4 *dirty_reference,
-                                __global float4 *dirty_box)
+/// grid is rebuilt in this refresh (a move found no room in the dirty table), and then no
+/// particle is dirty any more and the table is empty; else the entries this refresh took, which
+/// sm_contact_link adds to the table's chains.
+__kernel void sm_contact_decide(__global int *state)
 {
     if (get_global_id(0) != 0) return;
     if (state[SM_K_ANY_MOVED]) state[SM_K_ACTIVE_COUNT] = 0; // sm_contact_active lists them again
     const int rebuild = state[SM_K_DIRTY_COUNT] > SM_K_DIRTY;
     state[SM_K_REBUILD] = rebuild;
-    if (rebuild) {
-        state[SM_K_DIRTY_COUNT] = 0;
-        return;
-    }
-    const int count = state[SM_K_DIRTY_COUNT];
-    for (int begin = 0; begin < count; begin += SM_K_DIRTY_BLOCK) {
-        float3 lo = dirty_reference[begin].xyz, hi = lo;
-        for (int s = begin + 1; s < min(begin + SM_K_DIRTY_BLOCK, count); s++) {
-            const float3 r = dirty_reference[s].xyz;
-            lo = fmin(lo, r), hi = fmax(hi, r); // (a NaN reference is never a candidate)
-        }
-        dirty_box[2 * (begin / SM_K_DIRTY_BLOCK)] = (float4)(lo, 0.0f);
-        dirty_box[2 * (begin / SM_K_DIRTY_BLOCK) + 1] = (float4)(hi, 0.0f);
+    if (rebuild) state[SM_K_DIRTY_COUNT] = 0;
+    state[SM_K_LINK_FIRST] = rebuild ? 0 : state[SM_K_LINK_END];
+    state[SM_K_LINK_END] = state[SM_K_DIRTY_COUNT];
+}
+
+/// Unless the grid is rebuilt, each entry this refresh took in the dirty table joins the chain
+/// of the bucket of its reference's cell (dirty_head: the latest entry of each bucket's chain, -1
+/// for none; dirty_next: the entry after it), with its particle's object in dirty_object. A
+/// chain's order does not matter: lists are sorted.
+__kernel void sm_contact_link(const float inv_cell, const int dirty_mask, __global const int *state,
+                              __global const int *particle_object, __global const int *dirty_list,
+                              __global const float4 *dirty_reference, __global int *dirty_object,
+                              __global int *dirty_next, __global int *dirty_head)
+{
+    if (state[SM_K_REBUILD]) return;
+    const int first = state[SM_K_LINK_FIRST];
+    SM_K_EACH(k, state[SM_K_LINK_END] - first) {
+        const int entry = first + k;
+        const int3 c = convert_int3_sat_rtn(dirty_reference[entry].xyz * inv_cell); // NaN gives 0
+        dirty_object[entry] = particle_object[dirty_list[entry]];
+        dirty_next[entry] = atomic_xchg(&dirty_head[SM_K_CELL_HASH(c.x, c.y, c.z, dirty_mask)], entry);
     }
 }
 
 /// The grid, rebuilt only when state[SM_K_REBUILD] is set: the bucket of the cell of every
 /// particle's reference, -1 for particles without a radius; bucket_count[b] += 1 for each
-/// particle in bucket b; no particle dirty. (bucket_count is zero outside a rebuild: zeroed at
-/// upload, and again by the rebuild's last kernel, so no refresh has to clear it.)
-__kernel void sm_grid_hash(const int particle_count, const float inv_cell, const int mask,
+/// particle in bucket b; no particle dirty, and the dirty table empty. (bucket_count is zero
+/// outside a rebuild: zeroed at upload, and again by the rebuild's last kernel, so no refresh
+/// has to clear it.)
+__kernel void sm_grid_hash(const int particle_count, const float inv_cell, const int mask, const int dirty_mask,
                            __global const int *state, __global const float4 *contact,
                            __global const float4 *reference, __global int *particle_bucket, __global int *bucket_count,
-                           __global int *dirty)
+                           __global int *dirty, __global int *dirty_head)
 {
     if (!state[SM_K_REBUILD]) return;
+    SM_K_EACH(b, dirty_mask + 1) dirty_head[b] = -1;
     SM_K_CHUNK(i, particle_count) {
         dirty[i] = 0;
         if (!(contact[i].w > 0.0f)) {
@@ -254,33 +249,34 @@ inline bool sm_candidate(const int i, const int j, const int object_i, const int
     return dot(d, d) < limit * limit;
 }
 
-/// What a walk reads: the particles' contact and references, the grid and the dirty particles.
+/// What a walk reads: the particles' contact and references, the grid and the dirty table.
 typedef struct sm_k_grid {
     __global const float4 *contact, *reference, *sorted_reference;
     __global const int *particle_object, *bucket_start, *sorted, *sorted_object, *run_end, *bucket_object, *dirty,
-        *dirty_list;
-    __global const float4 *dirty_reference, *dirty_box;
-    int mask, dirty_count;
+        *dirty_list, *dirty_object, *dirty_next, *dirty_head;
+    __global const float4 *dirty_reference;
+    int mask, dirty_mask, dirty_count;
     float cell, inv_cell, skin, reach; // reach: the largest radius plus the skin, and a margin for rounding
 } sm_k_grid;
 
 /// The grid as the kernels' arguments give it. (A cell's edge is twice the largest radius
 /// plus the skin, so the largest radius plus the skin is half of the edge plus the skin.)
-inline sm_k_grid sm_grid(const int mask, const float inv_cell, const float skin, __global const int *state,
-                         __global const float4 *contact, __global const float4 *reference,
+inline sm_k_grid sm_grid(const int mask, const int dirty_mask, const float inv_cell, const float skin,
+                         __global const int *state, __global const float4 *contact, __global const float4 *reference,
                          __global const int *particle_object, __global const int *bucket_start,
                          __global const int *sorted, __global const float4 *sorted_reference,
                          __global const int *sorted_object, __global const int *run_end,
                          __global const int *bucket_object, __global const int *dirty, __global const int *dirty_list,
-                         __global const float4 *dirty_reference, __global const float4 *dirty_box)
+                         __global const float4 *dirty_reference, __global const int *dirty_object,
+                         __global const int *dirty_next, __global const int *dirty_head)
 {
     sm_k_grid g;
     g.contact = contact, g.reference = reference, g.particle_object = particle_object;
     g.bucket_start = bucket_start, g.sorted = sorted, g.sorted_reference = sorted_reference;
     g.sorted_object = sorted_object, g.run_end = run_end;
     g.bucket_object = bucket_object, g.dirty = dirty, g.dirty_list = dirty_list, g.dirty_reference = dirty_reference;
-    g.dirty_box = dirty_box;
-    g.mask = mask, g.inv_cell = inv_cell, g.skin = skin;
+    g.dirty_object = dirty_object, g.dirty_next = dirty_next, g.dirty_head = dirty_head;
+    g.mask = mask, g.dirty_mask = dirty_mask, g.inv_cell = inv_cell, g.skin = skin;
     g.cell = 1.0f / inv_cell;
     g.reach = 0.5f * (g.cell + skin) * 1.0001f;
     g.dirty_count = min(state[SM_K_DIRTY_COUNT], SM_K_DIRTY);
@@ -291,15 +287,17 @@ inline sm_k_grid sm_grid(const int mask, const float inv_cell, const float skin,
 /// that its reach overlaps (of the 27 around its own: a particle of a small radius reaches
 /// into fewer), a row along x at a time (the row's cells lie in consecutive buckets, whose
 /// slots are consecutive: one range, or two where the buckets wrap past the end of the table),
-/// then the dirty list. Slots of other cells sharing the buckets, runs of its own object's
-/// particles (unless the object self-collides) and dirty particles are skipped. The order does
-/// not matter: lists are sorted.
+/// then the same cells in the dirty table, a chain of entries at a time. Slots of other cells
+/// sharing the buckets, runs of its own object's particles (unless the object self-collides)
+/// and dirty particles are skipped in the grid, and entries of other cells, of its own object
+/// and stale ones in the dirty table. The order does not matter: lists are sorted.
 typedef struct sm_k_walk {
     int3 own;          // the particle's cell
     int3 lo, hi;       // the cells its reach overlaps, as offsets from its own (-1 to 1)
     float reach;       // its reach: its radius, the largest radius and the skin (and a margin)
-    int y, z;          // the row being walked
-    int k, s, end;     // the row (or SM_K_DIRTY_ROW), the next slot, the end of the range
+    int x, y, z;       // the row being walked, and in the dirty table the cell (x: its offset)
+    int k, s, end;     // the row; the next slot and the end of the range (in the dirty table,
+                       // the next entry of the chain, -1 after its last)
     int next, next_end; // the range after this one (the row's wrapped part), if any
     int object;        // the particle's object
     bool self;         // whether it collides with its own object
@@ -317,7 +315,7 @@ inline sm_k_walk sm_walk_begin(const sm_k_grid *g, __global const sm_k_object *o
     walk.reach = walk.c_i.w + g->reach; // beyond every candidate's distance
     walk.lo = clamp(convert_int3_sat_rtn((walk.r_i - walk.reach) * g->inv_cell) - walk.own, -1, 0);
     walk.hi = clamp(convert_int3_sat_rtn((walk.r_i + walk.reach) * g->inv_cell) - walk.own, 0, 1);
-    walk.y = walk.z = 0;
+    walk.x = walk.y = walk.z = 0;
     walk.k = -1;
     walk.s = walk.end = walk.next = walk.next_end = 0;
     walk.object = g->particle_object[i];
@@ -325,18 +323,13 @@ inline sm_k_walk sm_walk_begin(const sm_k_grid *g, __global const sm_k_object *o
     return walk;
 }
 
-/// Moves the walk to its next row in reach (or to the dirty list after the last); false after
-/// the dirty list.
+/// Moves the walk to its next row in reach (the grid's, then the dirty table's, which it passes
+/// over when the table is empty); false after the last.
 inline bool sm_walk_next_row(sm_k_walk *walk, const sm_k_grid *g)
 {
     for (;;) {
-        if (++walk->k >= SM_K_DIRTY_ROW) {
-            if (walk->k > SM_K_DIRTY_ROW) return false;
-            walk->s = 0; // the dirty list
-            walk->end = g->dirty_count;
-            return true;
-        }
-        const int dy = walk->k % 3 - 1, dz = walk->k / 3 - 1;
+        if (++walk->k >= (g->dirty_count > 0 ? 2 * SM_K_ROWS : SM_K_ROWS)) return false;
+        const int row = walk->k % SM_K_ROWS, dy = row % 3 - 1, dz = row / 3 - 1;
         if (dy < walk->lo.y || dy > walk->hi.y || dz < walk->lo.z || dz > walk->hi.z) continue; // out of reach
         walk->y = (int)((uint)walk->own.y + (uint)dy), walk->z = (int)((uint)walk->own.z + (uint)dz);
         // the row's distance across y and z (0 in its own row and column)
@@ -345,6 +338,11 @@ inline bool sm_walk_next_row(sm_k_walk *walk, const sm_k_grid *g)
         const float gap_z = dz < 0 ? walk->r_i.z - (float)(walk->z + 1) * g->cell
                             : dz > 0 ? (float)walk->z * g->cell - walk->r_i.z : 0.0f;
         if (gap_y * gap_y + gap_z * gap_z >= walk->reach * walk->reach) continue; // out of reach
+        if (walk->k >= SM_K_ROWS) { // the row's cells in the dirty table, from its first on
+            walk->x = walk->lo.x;
+            walk->s = -1;
+            return true;
+        }
         const int first = SM_K_CELL_HASH((int)((uint)walk->own.x + (uint)walk->lo.x), walk->y, walk->z, g->mask);
         const int cells = walk->hi.x - walk->lo.x + 1;
         bool own_only = !walk->self;
@@ -365,45 +363,56 @@ inline int sm_walk_next(sm_k_walk *walk, const sm_k_grid *g, const int i)
 {
     const int object = walk->object;
     for (;;) {
-        while (walk->s >= walk->end) {
-            if (walk->k < SM_K_DIRTY_ROW && walk->next < walk->next_end) { // the row's wrapped part
-                walk->s = walk->next, walk->end = walk->next_end;
-                walk->next = walk->next_end = 0;
-            } else if (!sm_walk_next_row(walk, g)) {
-                return -1;
-            }
-        }
-        const int s = walk->s++;
-        if (walk->k == SM_K_DIRTY_ROW && s % SM_K_DIRTY_BLOCK == 0) { // a block of the dirty list: in reach?
-            const float3 lo = g->dirty_box[2 * (s / SM_K_DIRTY_BLOCK)].xyz;
-            const float3 hi = g->dirty_box[2 * (s / SM_K_DIRTY_BLOCK) + 1].xyz;
-            const float3 out = fmax(fmax(lo - walk->r_i, walk->r_i - hi), 0.0f);
-            if (dot(out, out) >= walk->reach * walk->reach) {
-                walk->s = s + SM_K_DIRTY_BLOCK;
+        int j, object_j;
+        if (walk->k < SM_K_ROWS) { // a row of the grid
+            if (walk->s >= walk->end) {
+                if (walk->next < walk->next_end) { // the row's wrapped part
+                    walk->s = walk->next, walk->end = walk->next_end;
+                    walk->next = walk->next_end = 0;
+                } else if (!sm_walk_next_row(walk, g)) {
+                    return -1;
+                }
                 continue;
             }
-        }
-        int j, object_j;
-        // the copy of the reference and radius first (the slot's, or the dirty list's): most are too far
-        const float4 other = walk->k == SM_K_DIRTY_ROW ? g->dirty_reference[s] : g->sorted_reference[s];
-        const float3 d = walk->r_i - other.xyz;
-        const float limit = walk->c_i.w + other.w + g->skin;
-        if (walk->k == SM_K_DIRTY_ROW) {
-            if (!(dot(d, d) < limit * limit)) continue;
-            j = g->dirty_list[s];
-            object_j = g->particle_object[j];
-        } else {
+            const int s = walk->s++;
             object_j = g->sorted_object[s];
             if (object_j == object && !walk->self) { // the run of its own particles in this bucket
                 walk->s = g->run_end[s];
                 continue;
             }
+            // the slot's copy of the reference and radius first: most are too far
+            const float4 other = g->sorted_reference[s];
+            const float3 d = walk->r_i - other.xyz;
+            const float limit = walk->c_i.w + other.w + g->skin;
             if (!(dot(d, d) < limit * limit)) continue;
             const int3 c = convert_int3_sat_rtn(other.xyz * g->inv_cell);
             const int dx = (int)((uint)c.x - (uint)walk->own.x);
             if (c.y != walk->y || c.z != walk->z || dx < walk->lo.x || dx > walk->hi.x) continue; // another row's
             j = g->sorted[s];
-            if (g->dirty[j]) continue; // found in the dirty list
+            if (g->dirty[j]) continue; // found in the dirty table
+        } else { // a row of the dirty table
+            if (walk->s < 0) { // the chain of the row's next cell
+                if (walk->x > walk->hi.x) {
+                    if (!sm_walk_next_row(walk, g)) return -1;
+                } else {
+                    const int x = (int)((uint)walk->own.x + (uint)walk->x++);
+                    walk->s = g->dirty_head[SM_K_CELL_HASH(x, walk->y, walk->z, g->dirty_mask)];
+                }
+                continue;
+            }
+            const int entry = walk->s;
+            walk->s = g->dirty_next[entry];
+            object_j = g->dirty_object[entry];
+            if (object_j == object && !walk->self) continue;
+            const float4 other = g->dirty_reference[entry];
+            const float3 d = walk->r_i - other.xyz;
+            const float limit = walk->c_i.w + other.w + g->skin;
+            if (!(dot(d, d) < limit * limit)) continue;
+            const int3 c = convert_int3_sat_rtn(other.xyz * g->inv_cell);
+            if (c.x != (int)((uint)walk->own.x + (uint)(walk->x - 1)) || c.y != walk->y || c.z != walk->z)
+                continue; // another cell's
+            j = g->dirty_list[entry];
+            if (g->dirty[j] != entry + 1) continue; // stale: the particle moved again since
         }
         if (object_j != object) return j; // (near enough: the copy is its reference)
         if (!walk->self) continue;
@@ -429,15 +438,17 @@ inline int sm_walk_list(const sm_k_grid *g, __global const sm_k_object *objects,
 
 /// The arguments every kernel that walks takes, and the grid made of them.
 #define SM_K_GRID_ARGS                                                                                          \
-    const int mask, const float inv_cell, const float skin, __global const int *state,                          \
+    const int mask, const int dirty_mask, const float inv_cell, const float skin, __global const int *state,     \
         __global const sm_k_object *objects, __global const float4 *contact, __global const float4 *reference, \
         __global const int *particle_object, __global const int *bucket_start, __global const int *sorted,     \
         __global const float4 *sorted_reference, __global const int *sorted_object, __global const int *run_end, \
         __global const int *bucket_object, __global const int *dirty, __global const int *dirty_list,            \
-        __global const float4 *dirty_reference, __global const float4 *dirty_box
-#define SM_K_GRID()                                                                                     \
-    sm_grid(mask, inv_cell, skin, state, contact, reference, particle_object, bucket_start, sorted,             \
-            sorted_reference, sorted_object, run_end, bucket_object, dirty, dirty_list, dirty_reference, dirty_box)
+        __global const float4 *dirty_reference, __global const int *dirty_object, __global const int *dirty_next, \
+        __global const int *dirty_head
+#define SM_K_GRID()                                                                                                \
+    sm_grid(mask, dirty_mask, inv_cell, skin, state, contact, reference, particle_object, bucket_start, sorted,     \
+            sorted_reference, sorted_object, run_end, bucket_object, dirty, dirty_list, dirty_reference, dirty_object, \
+            dirty_next, dirty_head)
 
 /// A new list for every particle that moved (in moved_list): count[i] candidates in
 /// list[i * SM_K_CANDIDATES ...] in index order, or -1 when there are more than

@@ -91,11 +91,24 @@ typedef float sm_float;
  * reference is its position when it last moved more than SM_K_SKIN_TRIGGER times the skin. */
 #define SM_K_CANDIDATES 32
 #define SM_K_SKIN_TRIGGER 0.45f
-/* Particles whose place in the grid may be out of date before the grid is rebuilt. */
+/* Moves of particles (entries of the dirty table) between rebuilds of the grid, and the buckets
+ * of the dirty table (a power of two). */
 #define SM_K_DIRTY 1024
-/* Slots of the dirty list per box of their references (a walk passes over the boxes it does
- * not reach). */
-#define SM_K_DIRTY_BLOCK 8
+#define SM_K_DIRTY_TABLE 4096
+/* The state of the candidates (SM_K_STATE ints): the number of entries taken in the dirty table
+ * (SM_K_DIRTY + 1 and more: the grid must be rebuilt), whether a particle moved in this refresh,
+ * whether the grid is rebuilt in it, the lengths of this refresh's lists of moved particles and
+ * of lists added to, the number of particles with candidates (which the sweeps visit), and the
+ * entries this refresh adds to the dirty table's chains (from the first to before the end). */
+#define SM_K_DIRTY_COUNT 0
+#define SM_K_ANY_MOVED 1
+#define SM_K_REBUILD 2
+#define SM_K_MOVED_COUNT 3
+#define SM_K_TOUCHED_COUNT 4
+#define SM_K_ACTIVE_COUNT 5
+#define SM_K_LINK_FIRST 6
+#define SM_K_LINK_END 7
+#define SM_K_STATE 8
 
 /* Work-items per block of the bucket scan: each scans SM_K_SCAN_BLOCK buckets in turn. */
 #define SM_K_SCAN_BLOCK 256

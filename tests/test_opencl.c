@@ -467,10 +467,63 @@ static void collisions_are_bit_identical_and_match_the_reference(void)
     sm_world_destroy(device);
 }
 
+/// |a - b|^2 of the xyz of two float4s, in double.
+static double distance2(cl_float4 a, cl_float4 b)
+{
+    double sum = 0.0;
+    for (int k = 0; k < 3; k++) sum += ((double)a.s[k] - b.s[k]) * ((double)a.s[k] - b.s[k]);
+    return sum;
+}
+
+/// Pass 5's promise, checked against every pair: each list that does not overflow holds every
+/// particle whose reference lies within the two radii plus the skin of its own (of another
+/// object, or of its own when it self-collides and they are not rest neighbours), and none
+/// twice. (Pairs within 1e-5 of the limit, where the device's float test may go either way,
+/// are left out.) Returns the candidates found in the lists.
+static int64_t lists_hold_every_candidate(sm_world *world)
+{
+    const sm_cl_backend *cl = world->cl;
+    const int32_t n = world->particle_count;
+    const double skin = world->def.collisions.skin * 0.5 * world->grid.cell_size; // as cl_passes.c's candidate_skin
+    cl_float4 *reference = malloc(sizeof *reference * (size_t)n), *contact = malloc(sizeof *contact * (size_t)n);
+    cl_int *count = malloc(sizeof *count * (size_t)n), *list = malloc(sizeof *list * (size_t)n * SM_K_CANDIDATES);
+    ENSURE_OK(sm_cl_read_buffer(cl, cl->buffers.reference, sizeof *reference, 0, n, reference));
+    ENSURE_OK(sm_cl_read_buffer(cl, cl->buffers.contact, sizeof *contact, 0, n, contact));
+    ENSURE_OK(sm_cl_read_buffer(cl, cl->buffers.candidate_count, sizeof *count, 0, n, count));
+    ENSURE_OK(sm_cl_read_buffer(cl, cl->buffers.candidates, sizeof *list, 0, (int64_t)n * SM_K_CANDIDATES, list));
+    int64_t missing = 0, repeated = 0, found = 0;
+    for (int32_t i = 0; i < n; i++) {
+        if (!(contact[i].s[3] > 0.0f) || count[i] < 0) continue;
+        const cl_int *own = list + (size_t)i * SM_K_CANDIDATES;
+        for (int k = 1; k < count[i]; k++) repeated += own[k] == own[k - 1]; // (lists are in index order)
+        found += count[i];
+        const int32_t object = world->particle_object[i];
+        for (int32_t j = 0; j < n; j++) {
+            if (j == i || !(contact[j].s[3] > 0.0f)) continue;
+            const double reach = (double)contact[i].s[3] + contact[j].s[3];
+            if (world->particle_object[j] == object) {
+                if (!world->objects[object].self_collides) continue;
+                const double rest = distance2(contact[i], contact[j]), neighbours = SM_K_REST_NEIGHBOURS * reach;
+                if (rest < neighbours * neighbours * (1.0 + 1e-5)) continue;
+            }
+            const double limit = reach + skin;
+            if (!(distance2(reference[i], reference[j]) < limit * limit * (1.0 - 1e-5))) continue;
+            bool listed = false;
+            for (int k = 0; k < count[i] && !listed; k++) listed = own[k] == j;
+            missing += !listed;
+        }
+    }
+    ENSURE(missing == 0);
+    ENSURE(repeated == 0);
+    free(reference), free(contact), free(count), free(list);
+    return found;
+}
+
 /// Contact candidate lists (pass 5) change the speed, never the result: a skin so thin that
 /// lists are made again in nearly every step, the default, and one so wide that lists overflow
 /// into the sweeps' own search give bit-identical states after 150 steps of objects falling onto
-/// each other; with the default most lists are kept from one step to the next.
+/// each other; with the default most lists are kept from one step to the next. Every fifth
+/// step, each list is checked against every pair (lists_hold_every_candidate).
 static void candidate_lists_give_the_same_result_for_every_skin(void)
 {
     const char *scene =
@@ -491,10 +544,16 @@ static void candidate_lists_give_the_same_result_for_every_skin(void)
         if (!world) return;
         const int32_t n = sm_world_get_counts(world).particles;
         cl_int *count = malloc(sizeof *count * (size_t)n), *moved = malloc(sizeof *moved * (size_t)n);
-        int64_t overflowing = 0, remade = 0, kept = 0, most_pairs = 0;
+        int64_t overflowing = 0, remade = 0, kept = 0, most_pairs = 0, checked = 0, with_dirty = 0;
         for (int s = 0; s < 150; s++) {
             ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 2));
             const sm_cl_backend *cl = world->cl;
+            // every fifth step, the lists against every pair, and whether the last refresh's walks
+            // found moved particles in the dirty table (not only in a rebuilt grid)
+            cl_int state[SM_K_STATE];
+            ENSURE_OK(sm_cl_read_buffer(cl, cl->buffers.candidate_state, sizeof *state, 0, SM_K_STATE, state));
+            with_dirty += state[SM_K_DIRTY_COUNT] > 0;
+            if (s % 5 == 4) checked += lists_hold_every_candidate(world);
             ENSURE_OK(sm_cl_read_buffer(cl, cl->buffers.candidate_count, sizeof *count, 0, n, count));
             ENSURE_OK(sm_cl_read_buffer(cl, cl->buffers.moved, sizeof *moved, 0, n, moved));
             for (int32_t i = 0; i < n; i++) {
@@ -509,10 +568,13 @@ static void candidate_lists_give_the_same_result_for_every_skin(void)
         }
         hashes[k] = state_hash(world);
         printf("  skin %.2f: state hash %016llx; particle-steps with a new reference %lld, without %lld;"
-               " with more than %d candidates %lld; most overlapping pairs %lld\n",
+               " with more than %d candidates %lld; most overlapping pairs %lld; candidates checked against every"
+               " pair %lld; steps ending with a dirty table %lld\n",
                skins[k], (unsigned long long)hashes[k], (long long)remade, (long long)kept, SM_K_CANDIDATES,
-               (long long)overflowing, (long long)most_pairs);
+               (long long)overflowing, (long long)most_pairs, (long long)checked, (long long)with_dirty);
         ENSURE(most_pairs > 0);
+        ENSURE(checked > 0);
+        ENSURE(with_dirty > 0); // the walks search the dirty table, not only rebuilt grids
         ENSURE(!world_has_nan(world));
         if (k == 1) ENSURE(kept > 4 * remade); // the default keeps most lists
         if (k == 2) ENSURE(overflowing > 0);   // the wide skin exercises the sweeps' own search

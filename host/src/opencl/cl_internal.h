@@ -40,13 +40,15 @@ typedef struct sm_cl_buffers {
     cl_mem position, position_lo, velocity, goal, force, particle_object, particle_member_offsets, particle_member_q;
     // the collide passes: contact = (rest position, radius) per particle; the candidates (each
     // particle's reference position, the refresh it last moved in and the list of this refresh's,
-    // the state (kernels/05), the dirty flags and list, the lists, their lengths, the additions
-    // to them, the lists added to and the particles with candidates); the dirty list's copies
-    // of the references and radii and the boxes of its blocks; the grid of the references (the
+    // the state (kernels/05), the dirty flags, the lists, their lengths, the additions to them,
+    // the lists added to and the particles with candidates); the dirty table (each entry's
+    // particle, its copy of the reference and radius, its object and the next entry of its chain;
+    // the first entry of each bucket's chain); the grid of the references (the
     // bucket of each particle, the bucket counts and beginnings, the scan's block sums, the
     // sorted particles with copies of their (reference, radius) and their objects, the object
     // runs, the object of each bucket); the corrections of a sweep
-    cl_mem contact, reference, moved, moved_list, candidate_state, dirty, dirty_list, dirty_reference, dirty_box;
+    cl_mem contact, reference, moved, moved_list, candidate_state, dirty, dirty_list, dirty_reference, dirty_object;
+    cl_mem dirty_next, dirty_head;
     cl_mem candidates, candidate_count, candidate_extra, touched, active;
     cl_mem particle_bucket, bucket_count, bucket_start, block_sum, sorted, sorted_reference, sorted_object, run_end;
     cl_mem bucket_object, contact_dx, contact_dv;
@@ -71,6 +73,7 @@ typedef enum sm_cl_kernel {
     SM_CLK_BLEND_INTEGRATE,
     SM_CLK_CONTACT_REFRESH,
     SM_CLK_CONTACT_DECIDE,
+    SM_CLK_CONTACT_LINK,
     SM_CLK_GRID_HASH,
     SM_CLK_GRID_SCAN_BLOCKS,
     SM_CLK_GRID_SCAN_TOTALS,
@@ -106,9 +109,9 @@ typedef enum sm_cl_memory_kind {
 #define SM_CL_GL_FIELDS 5
 
 /// Most commands one step enqueues (for profiling): the passes' kernels and buffer fills,
-/// with the largest number of collision sweeps, and the contact candidates (3 fills and 12
+/// with the largest number of collision sweeps, and the contact candidates (3 fills and 13
 /// kernels) made again before each sweep but the first.
-#define SM_CL_MAX_STEP_COMMANDS (SM_CLK_COUNT + 3 + 2 * 64 + 15 * 63)
+#define SM_CL_MAX_STEP_COMMANDS (SM_CLK_COUNT + 3 + 2 * 64 + 16 * 63)
 
 struct sm_cl_backend {
     sm_cl_device *device;

@@ -7,7 +7,7 @@
 
 static const char *kernel_names[SM_CLK_COUNT] = {
     "sm_cluster_moments", "sm_cluster_moments_group", "sm_rotation",        "sm_goal_transform",  "sm_blend_integrate",
-    "sm_contact_refresh", "sm_contact_decide", "sm_grid_hash",       "sm_grid_scan_blocks", "sm_grid_scan_totals",
+    "sm_contact_refresh", "sm_contact_decide", "sm_contact_link", "sm_grid_hash",       "sm_grid_scan_blocks", "sm_grid_scan_totals",
     "sm_grid_scan_apply", "sm_grid_scatter",    "sm_grid_sort_buckets", "sm_contact_lists",  "sm_contact_insert",
     "sm_contact_tidy",    "sm_contact_active", "sm_collide",        "sm_apply_contacts",
     "sm_ground",          "sm_plasticity",      "sm_skin_centers",    "sm_skin_vertices",
@@ -203,22 +203,23 @@ static void candidate_skin(const sm_world *world, cl_float *skin, cl_float *cell
 }
 
 /// The number of arguments in kernels/05's SM_K_GRID_ARGS.
-enum { GRID_ARG_COUNT = 18 };
+enum { GRID_ARG_COUNT = 21 };
 
 /// Binds the arguments of kernels/05's SM_K_GRID_ARGS from argument `first` of `kernel` on.
 static sm_result bind_grid(sm_world *world, cl_kernel kernel, cl_uint first)
 {
     sm_cl_buffers *b = &world->cl->buffers;
     const size_t m = sizeof(cl_mem);
-    const cl_int mask = world->grid.table_size - 1;
+    const cl_int mask = world->grid.table_size - 1, dirty_mask = SM_K_DIRTY_TABLE - 1;
     cl_float skin = 0.0f, cell = 0.0f;
     candidate_skin(world, &skin, &cell);
     const cl_float inv_cell = 1.0f / cell;
-    const size_t sizes[] = {sizeof mask, sizeof inv_cell, sizeof skin, m, m, m, m, m, m, m, m, m, m, m, m, m, m, m};
-    const void *values[] = {&mask, &inv_cell, &skin, &b->candidate_state, &b->objects, &b->contact, &b->reference,
-                            &b->particle_object, &b->bucket_start, &b->sorted, &b->sorted_reference, &b->sorted_object,
-                            &b->run_end, &b->bucket_object, &b->dirty, &b->dirty_list, &b->dirty_reference,
-                            &b->dirty_box};
+    const size_t sizes[] = {sizeof mask, sizeof dirty_mask, sizeof inv_cell, sizeof skin, m, m, m, m, m, m, m,
+                            m, m, m, m, m, m, m, m, m, m};
+    const void *values[] = {&mask, &dirty_mask, &inv_cell, &skin, &b->candidate_state, &b->objects, &b->contact,
+                            &b->reference, &b->particle_object, &b->bucket_start, &b->sorted, &b->sorted_reference,
+                            &b->sorted_object, &b->run_end, &b->bucket_object, &b->dirty, &b->dirty_list,
+                            &b->dirty_reference, &b->dirty_object, &b->dirty_next, &b->dirty_head};
     _Static_assert(COUNT(values) == GRID_ARG_COUNT, "bind_grid binds SM_K_GRID_ARGS");
     sm_result result = SM_OK;
     for (int a = 0; a < COUNT(values); a++) SM_CL_TRY(clSetKernelArg(kernel, first + (cl_uint)a, sizes[a], values[a]));
@@ -262,8 +263,9 @@ static int32_t run_items(const sm_world *world, int32_t count)
 }
 
 /// 8a. The contact candidates, before each sweep (the sweeps move particles too): new references
-/// for the particles that moved past the trigger, which become dirty; when too many are, the
-/// grid of the references rebuilt (hash and count, scan, scatter, sort each bucket); new lists
+/// for the particles that moved past the trigger, which become dirty (entries of the dirty
+/// table, added to its chains); when the table is full, the grid of the references rebuilt
+/// (hash and count, scan, scatter, sort each bucket) and the table emptied; new lists
 /// for the moved particles, which add themselves to their candidates' lists, and the lists
 /// added to tidied.
 static sm_result collision_grid(sm_world *world)
@@ -273,6 +275,7 @@ static sm_result collision_grid(sm_world *world)
     sm_cl_buffers *b = &cl->buffers;
     const size_t m = sizeof(cl_mem);
     const cl_int n = world->particle_count, table = world->grid.table_size, mask = table - 1, entries = table + 1;
+    const cl_int dirty_mask = SM_K_DIRTY_TABLE - 1;
     const cl_int blocks = (entries + SM_K_SCAN_BLOCK - 1) / SM_K_SCAN_BLOCK;
     cl_float skin = 0.0f, cell = 0.0f;
     candidate_skin(world, &skin, &cell);
@@ -285,7 +288,8 @@ static sm_result collision_grid(sm_world *world)
 
     // none moved yet in this refresh: the state's flags and counts after the dirty count zeroed
     // (not the count of particles with candidates: their list stands while nothing moves)
-    sm_result result = zero_ints(world, pass, b->candidate_state, 1, 4);
+    sm_result result =
+        zero_ints(world, pass, b->candidate_state, SM_K_ANY_MOVED, SM_K_TOUCHED_COUNT - SM_K_ANY_MOVED + 1);
     if (result != SM_OK) return result;
     const size_t refresh_sizes[] = {sizeof n, sizeof trigger, sizeof generation, m, m, m, m, m, m, m, m, m, m};
     const void *refresh_values[] = {&n, &trigger, &generation, &b->contact, &b->position, &b->position_lo,
@@ -295,16 +299,23 @@ static sm_result collision_grid(sm_world *world)
     result = launch(world, pass, SM_CLK_CONTACT_REFRESH, run_items(world, n), COUNT(refresh_values), refresh_sizes,
                     refresh_values);
     if (result != SM_OK) return result;
-    const size_t decide_sizes[] = {m, m, m};
-    const void *decide_values[] = {&b->candidate_state, &b->dirty_reference, &b->dirty_box};
+    const size_t decide_sizes[] = {m};
+    const void *decide_values[] = {&b->candidate_state};
     result = launch(world, pass, SM_CLK_CONTACT_DECIDE, 1, COUNT(decide_values), decide_sizes, decide_values);
+    if (result != SM_OK) return result;
+    const size_t link_sizes[] = {sizeof inv_cell, sizeof dirty_mask, m, m, m, m, m, m, m};
+    const void *link_values[] = {&inv_cell,        &dirty_mask,      &b->candidate_state, &b->particle_object,
+                                 &b->dirty_list,   &b->dirty_reference, &b->dirty_object, &b->dirty_next,
+                                 &b->dirty_head};
+    result = launch(world, pass, SM_CLK_CONTACT_LINK, few_items(world, SM_K_DIRTY), COUNT(link_values), link_sizes,
+                    link_values);
     if (result != SM_OK) return result;
 
     // the grid of the references: these kernels return at once unless it is rebuilt (the
     // bucket counts are zero outside a rebuild: kernels/05's sm_grid_hash)
-    const size_t hash_sizes[] = {sizeof n, sizeof inv_cell, sizeof mask, m, m, m, m, m, m};
-    const void *hash_values[] = {&n, &inv_cell, &mask, &b->candidate_state, &b->contact, &b->reference,
-                                 &b->particle_bucket, &b->bucket_count, &b->dirty};
+    const size_t hash_sizes[] = {sizeof n, sizeof inv_cell, sizeof mask, sizeof dirty_mask, m, m, m, m, m, m, m};
+    const void *hash_values[] = {&n, &inv_cell, &mask, &dirty_mask, &b->candidate_state, &b->contact, &b->reference,
+                                 &b->particle_bucket, &b->bucket_count, &b->dirty, &b->dirty_head};
     result = launch(world, pass, SM_CLK_GRID_HASH, particles, COUNT(hash_values), hash_sizes, hash_values);
     if (result != SM_OK) return result;
     const size_t blocks_sizes[] = {sizeof entries, m, m, m};

@@ -241,11 +241,13 @@ static sm_result make_buffers(sm_world *world)
         {&b->moved, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->moved_list, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->touched, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
-        {&b->candidate_state, sizeof(cl_int), 6, SM_CL_MEM_CONTACT},
+        {&b->candidate_state, sizeof(cl_int), SM_K_STATE, SM_CL_MEM_CONTACT},
         {&b->dirty, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->dirty_list, sizeof(cl_int), SM_K_DIRTY, SM_CL_MEM_CONTACT},
         {&b->dirty_reference, sizeof(cl_float4), SM_K_DIRTY, SM_CL_MEM_CONTACT},
-        {&b->dirty_box, sizeof(cl_float4), 2 * SM_K_DIRTY / SM_K_DIRTY_BLOCK, SM_CL_MEM_CONTACT},
+        {&b->dirty_object, sizeof(cl_int), SM_K_DIRTY, SM_CL_MEM_CONTACT},
+        {&b->dirty_next, sizeof(cl_int), SM_K_DIRTY, SM_CL_MEM_CONTACT},
+        {&b->dirty_head, sizeof(cl_int), SM_K_DIRTY_TABLE, SM_CL_MEM_CONTACT},
         {&b->candidates, sizeof(cl_int), nc * SM_K_CANDIDATES, SM_CL_MEM_CONTACT},
         {&b->candidate_count, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->candidate_extra, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
@@ -601,8 +603,12 @@ sm_result sm_cl_push(sm_world *world)
         if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->candidate_extra, &zero, sizeof zero, 0, n, NULL);
         // (particles that do not collide never take a list: no candidates)
         if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->candidate_count, &zero, sizeof zero, 0, n, NULL);
-        if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->candidate_state, &rebuild, sizeof rebuild, 0, 1, NULL);
-        if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->candidate_state, &zero, sizeof zero, 1, 5, NULL);
+        if (result == SM_OK)
+            result = sm_cl_fill_buffer(cl, b->candidate_state, &rebuild, sizeof rebuild, SM_K_DIRTY_COUNT, 1, NULL);
+        if (result == SM_OK)
+            result = sm_cl_fill_buffer(cl, b->candidate_state, &zero, sizeof zero, 1, SM_K_STATE - 1, NULL);
+        // the dirty table is empty (the first step's rebuild empties it too)
+        if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->dirty_head, &never, sizeof never, 0, SM_K_DIRTY_TABLE, NULL);
         // the bucket counts are zero outside a rebuild (each rebuild zeroes them again at its end)
         if (result == SM_OK)
             result = sm_cl_fill_buffer(cl, b->bucket_count, &zero, sizeof zero, 0, world->grid.table_size + 1, NULL);
