@@ -464,6 +464,18 @@ __kernel void sm_contact_lists(__global const int *moved_list, SM_K_GRID_ARGS, _
     }
 }
 
+/// Particle j, which moved, added to the list of its candidate i unless i moved too (see
+/// sm_contact_insert).
+inline void sm_add_to_list(const int i, const int j, const int generation, __global const int *moved,
+                           __global int *list, __global const int *count, __global int *extra, __global int *touched,
+                           __global int *counts)
+{
+    if (moved[i] == generation || count[i] < 0) return;
+    const int before = atomic_inc(&extra[i]);
+    if (before == 0) touched[atomic_inc(&counts[SM_K_TOUCHED_COUNT])] = i;
+    if (count[i] + before < SM_K_CANDIDATES) list[(size_t)i * SM_K_CANDIDATES + count[i] + before] = j;
+}
+
 /// Every particle j that moved adds itself to the list of each of its candidates i that did not
 /// (whose own walk found j): at list[i][count[i] + extra[i]++] while there is room (extra
 /// zeroed beforehand), listing i in `touched` at its first addition. Candidates whose lists
@@ -477,15 +489,13 @@ __kernel void sm_contact_insert(const int generation, __global const int *moved,
     SM_K_EACH(m, state[SM_K_MOVED_COUNT]) {
         const int j = moved_list[m];
         const int listed = count[j];
-        __global const int *own = list + (size_t)j * SM_K_CANDIDATES;
-        sm_k_walk walk = sm_walk_begin(&g, objects, j);
-        for (int k = 0;; k++) {
-            const int i = listed >= 0 ? (k < listed ? own[k] : -1) : sm_walk_next(&walk, &g, j);
-            if (i < 0) break;
-            if (moved[i] == generation || count[i] < 0) continue;
-            const int before = atomic_inc(&extra[i]);
-            if (before == 0) touched[atomic_inc(&counts[SM_K_TOUCHED_COUNT])] = i;
-            if (count[i] + before < SM_K_CANDIDATES) list[(size_t)i * SM_K_CANDIDATES + count[i] + before] = j;
+        if (listed >= 0) { // its list
+            __global const int *own = list + (size_t)j * SM_K_CANDIDATES;
+            for (int k = 0; k < listed; k++) sm_add_to_list(own[k], j, generation, moved, list, count, extra, touched, counts);
+        } else { // more than a list holds: a walk
+            sm_k_walk walk = sm_walk_begin(&g, objects, j);
+            for (int i; (i = sm_walk_next(&walk, &g, j)) >= 0;)
+                sm_add_to_list(i, j, generation, moved, list, count, extra, touched, counts);
         }
     }
 }
