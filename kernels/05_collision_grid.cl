@@ -48,7 +48,8 @@ inline bool sm_moved_past(int i, float trigger, __global const float4 *contact, 
 }
 
 /// reference[i] = x_i and moved[i] = generation for every particle that moved past the trigger
-/// (sm_moved_past), which also is listed in moved_list (in no particular order) and takes an
+/// (sm_moved_past), and object_moved[its object] = generation; the particle also is listed in
+/// moved_list (in no particular order) and takes an
 /// entry of the dirty table: dirty[i] = 1 + the entry, which holds the particle (dirty_list) and
 /// its new reference and radius (dirty_reference) while there is room (SM_K_DIRTY + 1 when there
 /// is none: the grid is rebuilt); an older entry of the particle is stale from then on.
@@ -57,8 +58,9 @@ inline bool sm_moved_past(int i, float trigger, __global const float4 *contact, 
 /// room for them with one atomic addition per list, not one per particle (on a CPU, thousands of
 /// additions to one counter from both cores cost more than the test itself).
 __kernel void sm_contact_refresh(const int particle_count, const float trigger, const int generation,
-                                 __global const float4 *contact, __global const float4 *position,
-                                 __global const float4 *position_lo, __global float4 *reference, __global int *moved,
+                                 __global const int *particle_object, __global const float4 *contact,
+                                 __global const float4 *position, __global const float4 *position_lo,
+                                 __global float4 *reference, __global int *moved, __global int *object_moved,
                                  __global int *dirty, __global int *dirty_list, __global float4 *dirty_reference,
                                  __global int *moved_list, __global int *state)
 {
@@ -73,6 +75,7 @@ __kernel void sm_contact_refresh(const int particle_count, const float trigger, 
         const float3 x = position[i].xyz;
         reference[i] = (float4)(x, 1.0f);
         moved[i] = generation;
+        object_moved[particle_object[i]] = generation; // (every writer writes the same)
         moved_list[listed++] = i;
         if (entry < SM_K_DIRTY) {
             dirty_list[entry] = i;
@@ -115,6 +118,81 @@ __kernel void sm_contact_link(const float inv_cell, const int dirty_mask, __glob
         dirty_object[entry] = particle_object[dirty_list[entry]];
         dirty_next[entry] = atomic_xchg(&dirty_head[SM_K_CELL_HASH(c.x, c.y, c.z, dirty_mask)], entry);
     }
+}
+
+/// The box of the references of the colliding particles of each object that had a particle move
+/// in this refresh (object_moved): object_box[2 o] = (lowest, the object's largest radius),
+/// object_box[2 o + 1] = (highest, 0); empty (lowest +inf, highest -inf) without colliding
+/// particles. The other objects' boxes stand: their references did not change.
+__kernel void sm_object_bounds(const int object_count, const int generation, __global const int *state,
+                               __global const sm_k_object *objects, __global const int *object_moved,
+                               __global const float4 *contact, __global const float4 *reference,
+                               __global float4 *object_box)
+{
+    if (!state[SM_K_ANY_MOVED]) return;
+    SM_K_EACH(o, object_count) {
+        if (object_moved[o] != generation) continue;
+        float3 lo = (float3)(INFINITY), hi = (float3)(-INFINITY);
+        float largest = 0.0f;
+        const int first = objects[o].first_particle, end = first + objects[o].particle_count;
+        for (int i = first; i < end; i++) {
+            const float radius = contact[i].w;
+            if (!(radius > 0.0f)) continue;
+            const float3 r = reference[i].xyz;
+            lo = fmin(lo, r), hi = fmax(hi, r); // (a NaN reference is never a candidate, and fmin passes over it)
+            largest = fmax(largest, radius);
+        }
+        object_box[2 * o] = (float4)(lo, largest);
+        object_box[2 * o + 1] = (float4)(hi, 0.0f);
+    }
+}
+
+/// For each object that had a particle move in this refresh, the other objects whose boxes come
+/// within the two objects' largest radii plus the skin of its own on every axis: the only
+/// objects its particles can have candidates in. object_near[o (SM_K_NEAR + 2)] is their
+/// number (-1 when there are more than SM_K_NEAR), and they follow it.
+__kernel void sm_object_near(const int object_count, const int generation, const float skin,
+                             __global const int *state, __global const int *object_moved,
+                             __global const float4 *object_box, __global int *object_near)
+{
+    if (!state[SM_K_ANY_MOVED]) return;
+    SM_K_EACH(a, object_count) {
+        if (object_moved[a] != generation) continue;
+        const float4 lo_a = object_box[2 * a];
+        const float3 hi_a = object_box[2 * a + 1].xyz;
+        __global int *near = object_near + (size_t)a * (SM_K_NEAR + 1);
+        int found = 0;
+        for (int b = 0; b < object_count; b++) {
+            const float4 lo_b = object_box[2 * b];
+            const float3 apart = fmax(lo_b.xyz - hi_a, lo_a.xyz - object_box[2 * b + 1].xyz);
+            const float gap = (lo_a.w + lo_b.w + skin) * SM_K_NEAR_MARGIN;
+            if (b == a || !(apart.x < gap && apart.y < gap && apart.z < gap)) continue;
+            if (found < SM_K_NEAR) near[1 + found] = b;
+            found++;
+        }
+        near[0] = found <= SM_K_NEAR ? found : -1;
+    }
+}
+
+/// Whether particle i (of `object`, contact c_i, reference r_i) may have a candidate: when its
+/// object collides with itself or has more near objects than a list of them holds, or when the
+/// reach of its reference (its radius, a near object's largest radius and the skin) overlaps the
+/// box of one of its object's near objects on every axis. A particle that may not has none.
+inline bool sm_may_have_candidates(const int object, const float4 c_i, const float3 r_i, const float skin,
+                                   __global const sm_k_object *objects, __global const float4 *object_box,
+                                   __global const int *object_near)
+{
+    __global const int *near = object_near + (size_t)object * (SM_K_NEAR + 1);
+    const int count = near[0];
+    if (count < 0 || (objects[object].flags & SM_K_SELF_COLLIDE)) return true;
+    for (int k = 0; k < count; k++) {
+        const int b = near[1 + k];
+        const float4 lo = object_box[2 * b];
+        const float3 apart = fmax(lo.xyz - r_i, r_i - object_box[2 * b + 1].xyz);
+        const float reach = (c_i.w + lo.w + skin) * SM_K_NEAR_MARGIN;
+        if (apart.x < reach && apart.y < reach && apart.z < reach) return true;
+    }
+    return false;
 }
 
 /// The grid, rebuilt only when state[SM_K_REBUILD] is set: the bucket of the cell of every
@@ -453,14 +531,20 @@ inline int sm_walk_list(const sm_k_grid *g, __global const sm_k_object *objects,
 /// A new list for every particle that moved (in moved_list): count[i] candidates in
 /// list[i * SM_K_CANDIDATES ...] in index order, or -1 when there are more than
 /// SM_K_CANDIDATES. The order makes the sums of the sweeps the same whenever the contacts are,
-/// however old the lists.
-__kernel void sm_contact_lists(__global const int *moved_list, SM_K_GRID_ARGS, __global int *list, __global int *count)
+/// however old the lists. With `near` set, a particle whose reach comes near no other object's
+/// box (sm_may_have_candidates) has none without a walk.
+__kernel void sm_contact_lists(__global const int *moved_list, const int near, __global const float4 *object_box,
+                               __global const int *object_near, SM_K_GRID_ARGS, __global int *list,
+                               __global int *count)
 {
     if (!state[SM_K_ANY_MOVED]) return;
     const sm_k_grid g = SM_K_GRID();
     SM_K_EACH(k, state[SM_K_MOVED_COUNT]) {
         const int i = moved_list[k];
-        count[i] = sm_walk_list(&g, objects, i, list + (size_t)i * SM_K_CANDIDATES);
+        count[i] = !near || sm_may_have_candidates(particle_object[i], contact[i], reference[i].xyz, skin, objects,
+                                                   object_box, object_near)
+                       ? sm_walk_list(&g, objects, i, list + (size_t)i * SM_K_CANDIDATES)
+                       : 0;
     }
 }
 

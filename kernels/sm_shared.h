@@ -109,6 +109,13 @@ typedef float sm_float;
 #define SM_K_LINK_FIRST 6
 #define SM_K_LINK_END 7
 #define SM_K_STATE 8
+/* Objects whose boxes a moved particle's object keeps as near (more: its particles always
+ * search the grid), and the most objects for which the boxes are kept at all (more: every moved
+ * particle searches the grid: the near objects are found by testing every pair). */
+#define SM_K_NEAR 32
+#define SM_K_NEAR_OBJECTS 4096
+/* The widening of the reaches tested against the objects' boxes, against rounding. */
+#define SM_K_NEAR_MARGIN 1.0001f
 
 /* Work-items per block of the bucket scan: each scans SM_K_SCAN_BLOCK buckets in turn. */
 #define SM_K_SCAN_BLOCK 256

@@ -49,6 +49,9 @@ typedef struct sm_cl_buffers {
     // runs, the object of each bucket); the corrections of a sweep
     cl_mem contact, reference, moved, moved_list, candidate_state, dirty, dirty_list, dirty_reference, dirty_object;
     cl_mem dirty_next, dirty_head;
+    // the objects' boxes of references, the refresh each last had a particle move in, and the
+    // objects near each (kernels/05's sm_object_near)
+    cl_mem object_box, object_moved, object_near;
     cl_mem candidates, candidate_count, candidate_extra, touched, active;
     cl_mem particle_bucket, bucket_count, bucket_start, block_sum, sorted, sorted_reference, sorted_object, run_end;
     cl_mem bucket_object, contact_dx, contact_dv;
@@ -74,6 +77,8 @@ typedef enum sm_cl_kernel {
     SM_CLK_CONTACT_REFRESH,
     SM_CLK_CONTACT_DECIDE,
     SM_CLK_CONTACT_LINK,
+    SM_CLK_OBJECT_BOUNDS,
+    SM_CLK_OBJECT_NEAR,
     SM_CLK_GRID_HASH,
     SM_CLK_GRID_SCAN_BLOCKS,
     SM_CLK_GRID_SCAN_TOTALS,
@@ -109,9 +114,9 @@ typedef enum sm_cl_memory_kind {
 #define SM_CL_GL_FIELDS 5
 
 /// Most commands one step enqueues (for profiling): the passes' kernels and buffer fills,
-/// with the largest number of collision sweeps, and the contact candidates (3 fills and 13
+/// with the largest number of collision sweeps, and the contact candidates (3 fills and 15
 /// kernels) made again before each sweep but the first.
-#define SM_CL_MAX_STEP_COMMANDS (SM_CLK_COUNT + 3 + 2 * 64 + 16 * 63)
+#define SM_CL_MAX_STEP_COMMANDS (SM_CLK_COUNT + 3 + 2 * 64 + 18 * 63)
 
 struct sm_cl_backend {
     sm_cl_device *device;

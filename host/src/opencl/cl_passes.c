@@ -7,7 +7,7 @@
 
 static const char *kernel_names[SM_CLK_COUNT] = {
     "sm_cluster_moments", "sm_cluster_moments_group", "sm_rotation",        "sm_goal_transform",  "sm_blend_integrate",
-    "sm_contact_refresh", "sm_contact_decide", "sm_contact_link", "sm_grid_hash",       "sm_grid_scan_blocks", "sm_grid_scan_totals",
+    "sm_contact_refresh", "sm_contact_decide", "sm_contact_link", "sm_object_bounds", "sm_object_near", "sm_grid_hash",       "sm_grid_scan_blocks", "sm_grid_scan_totals",
     "sm_grid_scan_apply", "sm_grid_scatter",    "sm_grid_sort_buckets", "sm_contact_lists",  "sm_contact_insert",
     "sm_contact_tidy",    "sm_contact_active", "sm_collide",        "sm_apply_contacts",
     "sm_ground",          "sm_plasticity",      "sm_skin_centers",    "sm_skin_vertices",
@@ -291,10 +291,10 @@ static sm_result collision_grid(sm_world *world)
     sm_result result =
         zero_ints(world, pass, b->candidate_state, SM_K_ANY_MOVED, SM_K_TOUCHED_COUNT - SM_K_ANY_MOVED + 1);
     if (result != SM_OK) return result;
-    const size_t refresh_sizes[] = {sizeof n, sizeof trigger, sizeof generation, m, m, m, m, m, m, m, m, m, m};
-    const void *refresh_values[] = {&n, &trigger, &generation, &b->contact, &b->position, &b->position_lo,
-                                    &b->reference, &b->moved, &b->dirty, &b->dirty_list, &b->dirty_reference,
-                                    &b->moved_list, &b->candidate_state};
+    const size_t refresh_sizes[] = {sizeof n, sizeof trigger, sizeof generation, m, m, m, m, m, m, m, m, m, m, m, m};
+    const void *refresh_values[] = {&n, &trigger, &generation, &b->particle_object, &b->contact, &b->position,
+                                    &b->position_lo, &b->reference, &b->moved, &b->object_moved, &b->dirty,
+                                    &b->dirty_list, &b->dirty_reference, &b->moved_list, &b->candidate_state};
     // (on a CPU runs of particles, so that few atomic additions contend)
     result = launch(world, pass, SM_CLK_CONTACT_REFRESH, run_items(world, n), COUNT(refresh_values), refresh_sizes,
                     refresh_values);
@@ -310,6 +310,24 @@ static sm_result collision_grid(sm_world *world)
     result = launch(world, pass, SM_CLK_CONTACT_LINK, few_items(world, SM_K_DIRTY), COUNT(link_values), link_sizes,
                     link_values);
     if (result != SM_OK) return result;
+
+    // the boxes of the objects whose particles moved, and the objects near them (with more
+    // objects than SM_K_NEAR_OBJECTS, testing every pair would cost more than it saves)
+    const cl_int objects = world->object_count, near = objects <= SM_K_NEAR_OBJECTS;
+    if (near) {
+        const size_t bounds_sizes[] = {sizeof objects, sizeof generation, m, m, m, m, m, m};
+        const void *bounds_values[] = {&objects,         &generation,  &b->candidate_state, &b->objects,
+                                       &b->object_moved, &b->contact, &b->reference,        &b->object_box};
+        result = launch(world, pass, SM_CLK_OBJECT_BOUNDS, run_items(world, objects), COUNT(bounds_values),
+                        bounds_sizes, bounds_values);
+        if (result != SM_OK) return result;
+        const size_t near_sizes[] = {sizeof objects, sizeof generation, sizeof skin, m, m, m, m};
+        const void *near_values[] = {&objects,         &generation,    &skin,          &b->candidate_state,
+                                     &b->object_moved, &b->object_box, &b->object_near};
+        result = launch(world, pass, SM_CLK_OBJECT_NEAR, run_items(world, objects), COUNT(near_values), near_sizes,
+                        near_values);
+        if (result != SM_OK) return result;
+    }
 
     // the grid of the references: these kernels return at once unless it is rebuilt (the
     // bucket counts are zero outside a rebuild: kernels/05's sm_grid_hash)
@@ -343,8 +361,8 @@ static sm_result collision_grid(sm_world *world)
     if (result != SM_OK) return result;
 
     // new lists for the particles that moved, which add themselves to their candidates' lists
-    const size_t list_sizes[] = {m};
-    const void *lists_values[] = {&b->moved_list};
+    const size_t list_sizes[] = {m, sizeof near, m, m};
+    const void *lists_values[] = {&b->moved_list, &near, &b->object_box, &b->object_near};
     const size_t out_sizes[] = {m, m, m, m, m};
     const void *lists_out[] = {&b->candidates, &b->candidate_count};
     result = launch_walk(world, pass, SM_CLK_CONTACT_LISTS, particles, COUNT(lists_values), list_sizes, lists_values,
@@ -359,7 +377,7 @@ static sm_result collision_grid(sm_world *world)
     if (result != SM_OK) return result;
     const void *tidy_values[] = {&b->touched};
     const void *tidy_out[] = {&b->candidates, &b->candidate_count, &b->candidate_extra};
-    result = launch_walk(world, pass, SM_CLK_CONTACT_TIDY, particles, COUNT(tidy_values), list_sizes, tidy_values,
+    result = launch_walk(world, pass, SM_CLK_CONTACT_TIDY, particles, COUNT(tidy_values), out_sizes, tidy_values,
                          COUNT(tidy_out), out_sizes, tidy_out);
     if (result != SM_OK) return result;
     // the particles with candidates, which the sweeps visit

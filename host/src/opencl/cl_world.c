@@ -248,6 +248,9 @@ static sm_result make_buffers(sm_world *world)
         {&b->dirty_object, sizeof(cl_int), SM_K_DIRTY, SM_CL_MEM_CONTACT},
         {&b->dirty_next, sizeof(cl_int), SM_K_DIRTY, SM_CL_MEM_CONTACT},
         {&b->dirty_head, sizeof(cl_int), SM_K_DIRTY_TABLE, SM_CL_MEM_CONTACT},
+        {&b->object_box, 2 * sizeof(cl_float4), world->object_count, SM_CL_MEM_CONTACT},
+        {&b->object_moved, sizeof(cl_int), world->object_count, SM_CL_MEM_CONTACT},
+        {&b->object_near, sizeof(cl_int) * (SM_K_NEAR + 1), world->object_count, SM_CL_MEM_CONTACT},
         {&b->candidates, sizeof(cl_int), nc * SM_K_CANDIDATES, SM_CL_MEM_CONTACT},
         {&b->candidate_count, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->candidate_extra, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
@@ -609,6 +612,11 @@ sm_result sm_cl_push(sm_world *world)
             result = sm_cl_fill_buffer(cl, b->candidate_state, &zero, sizeof zero, 1, SM_K_STATE - 1, NULL);
         // the dirty table is empty (the first step's rebuild empties it too)
         if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->dirty_head, &never, sizeof never, 0, SM_K_DIRTY_TABLE, NULL);
+        // no object's particle has moved yet, and its box is empty until one has
+        const cl_float4 empty[2] = {{{INFINITY, INFINITY, INFINITY, 0.0f}}, {{-INFINITY, -INFINITY, -INFINITY, 0.0f}}};
+        const int32_t objects = world->object_count;
+        if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->object_box, empty, sizeof empty, 0, objects, NULL);
+        if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->object_moved, &never, sizeof never, 0, objects, NULL);
         // the bucket counts are zero outside a rebuild (each rebuild zeroes them again at its end)
         if (result == SM_OK)
             result = sm_cl_fill_buffer(cl, b->bucket_count, &zero, sizeof zero, 0, world->grid.table_size + 1, NULL);
