@@ -277,14 +277,13 @@ __kernel void sm_grid_scatter(const int particle_count, __global const int *stat
 /// Each bucket's particles in index order (insertion sort: buckets hold a few particles), with
 /// sorted_reference = (reference, radius) and sorted_object = the object of each slot, run_end =
 /// the slot after the run of slots of one object that the slot begins (objects own consecutive
-/// particle indices, so a bucket holds each object's particles in one run), and the object all
-/// of the bucket's particles belong to (-1 when they belong to several). A walk reads a slot's
+/// particle indices, so a bucket holds each object's particles in one run). A walk reads a slot's
 /// reference and radius in the slot, next to its neighbours, instead of at the particle's index.
 __kernel void sm_grid_sort_buckets(const int table_size, __global const int *state, __global const int *bucket_start,
                                    __global int *cursor, __global const int *particle_object,
                                    __global const float4 *contact, __global const float4 *reference,
                                    __global int *sorted, __global float4 *sorted_reference,
-                                   __global int *sorted_object, __global int *run_end, __global int *bucket_object)
+                                   __global int *sorted_object, __global int *run_end)
 {
     if (!state[SM_K_REBUILD]) return;
     SM_K_CHUNK(b, table_size) {
@@ -296,16 +295,13 @@ __kernel void sm_grid_sort_buckets(const int table_size, __global const int *sta
             for (; t > begin && sorted[t - 1] > i; t--) sorted[t] = sorted[t - 1];
             sorted[t] = i;
         }
-        int object = end > begin ? particle_object[sorted[begin]] : -1;
         for (int s = begin; s < end; s++) {
             const int i = sorted[s];
             sorted_reference[s] = (float4)(reference[i].xyz, contact[i].w);
             sorted_object[s] = particle_object[i];
-            if (particle_object[i] != object) object = -1;
         }
         for (int s = end - 1; s >= begin; s--)
             run_end[s] = s + 1 < end && sorted_object[s + 1] == sorted_object[s] ? run_end[s + 1] : s + 1;
-        bucket_object[b] = object;
     }
 }
 
@@ -330,7 +326,7 @@ inline bool sm_candidate(const int i, const int j, const int object_i, const int
 /// What a walk reads: the particles' contact and references, the grid and the dirty table.
 typedef struct sm_k_grid {
     __global const float4 *contact, *reference, *sorted_reference;
-    __global const int *particle_object, *bucket_start, *sorted, *sorted_object, *run_end, *bucket_object, *dirty,
+    __global const int *particle_object, *bucket_start, *sorted, *sorted_object, *run_end, *dirty,
         *dirty_list, *dirty_object, *dirty_next, *dirty_head;
     __global const float4 *dirty_reference;
     int mask, dirty_mask, dirty_count;
@@ -344,7 +340,7 @@ inline sm_k_grid sm_grid(const int mask, const int dirty_mask, const float inv_c
                          __global const int *particle_object, __global const int *bucket_start,
                          __global const int *sorted, __global const float4 *sorted_reference,
                          __global const int *sorted_object, __global const int *run_end,
-                         __global const int *bucket_object, __global const int *dirty, __global const int *dirty_list,
+                         __global const int *dirty, __global const int *dirty_list,
                          __global const float4 *dirty_reference, __global const int *dirty_object,
                          __global const int *dirty_next, __global const int *dirty_head)
 {
@@ -352,7 +348,7 @@ inline sm_k_grid sm_grid(const int mask, const int dirty_mask, const float inv_c
     g.contact = contact, g.reference = reference, g.particle_object = particle_object;
     g.bucket_start = bucket_start, g.sorted = sorted, g.sorted_reference = sorted_reference;
     g.sorted_object = sorted_object, g.run_end = run_end;
-    g.bucket_object = bucket_object, g.dirty = dirty, g.dirty_list = dirty_list, g.dirty_reference = dirty_reference;
+    g.dirty = dirty, g.dirty_list = dirty_list, g.dirty_reference = dirty_reference;
     g.dirty_object = dirty_object, g.dirty_next = dirty_next, g.dirty_head = dirty_head;
     g.mask = mask, g.dirty_mask = dirty_mask, g.inv_cell = inv_cell, g.skin = skin;
     g.cell = 1.0f / inv_cell;
@@ -368,14 +364,22 @@ inline sm_k_grid sm_grid(const int mask, const int dirty_mask, const float inv_c
 /// then the same cells in the dirty table, a chain of entries at a time. Slots of other cells
 /// sharing the buckets, runs of its own object's particles (unless the object self-collides)
 /// and dirty particles are skipped in the grid, and entries of other cells, of its own object
-/// and stale ones in the dirty table. The order does not matter: lists are sorted.
+/// and stale ones in the dirty table. The order does not matter: lists are sorted. The ranges of
+/// all the rows are read when the walk begins: the reads of the bucket table are far apart, and
+/// made together their waits overlap.
 typedef struct sm_k_walk {
     int3 own;          // the particle's cell
     int3 lo, hi;       // the cells its reach overlaps, as offsets from its own (-1 to 1)
     float reach;       // its reach: its radius, the largest radius and the skin (and a margin)
-    int x, y, z;       // the row being walked, and in the dirty table the cell (x: its offset)
-    int k, s, end;     // the row; the next slot and the end of the range (in the dirty table,
-                       // the next entry of the chain, -1 after its last)
+    int rows;          // the rows in its reach, and for each its place around the particle's own
+    int row[SM_K_ROWS]; // (dy = row % 3 - 1, dz = row / 3 - 1), the range of its slots and the end
+    int2 range[SM_K_ROWS]; // of its wrapped part (slots from 0 on; 0 when it does not wrap)
+    int wrapped[SM_K_ROWS];
+    int r;             // the row being walked: 0 to rows - 1 in the grid, rows to 2 rows - 1 in
+                       // the dirty table
+    int x, y, z;       // the row's y and z, and in the dirty table the cell (x: its offset)
+    int s, end;        // the next slot and the end of the range (in the dirty table, the next
+                       // entry of the chain, -1 after its last)
     int next, next_end; // the range after this one (the row's wrapped part), if any
     int object;        // the particle's object
     bool self;         // whether it collides with its own object
@@ -393,47 +397,47 @@ inline sm_k_walk sm_walk_begin(const sm_k_grid *g, __global const sm_k_object *o
     walk.reach = walk.c_i.w + g->reach; // beyond every candidate's distance
     walk.lo = clamp(convert_int3_sat_rtn((walk.r_i - walk.reach) * g->inv_cell) - walk.own, -1, 0);
     walk.hi = clamp(convert_int3_sat_rtn((walk.r_i + walk.reach) * g->inv_cell) - walk.own, 0, 1);
+    walk.rows = 0;
+    for (int row = 0; row < SM_K_ROWS; row++) {
+        const int dy = row % 3 - 1, dz = row / 3 - 1;
+        if (dy < walk.lo.y || dy > walk.hi.y || dz < walk.lo.z || dz > walk.hi.z) continue; // out of reach
+        const int y = (int)((uint)walk.own.y + (uint)dy), z = (int)((uint)walk.own.z + (uint)dz);
+        // the row's distance across y and z (0 in its own row and column)
+        const float gap_y = dy < 0 ? walk.r_i.y - (float)(y + 1) * g->cell : dy > 0 ? (float)y * g->cell - walk.r_i.y : 0.0f;
+        const float gap_z = dz < 0 ? walk.r_i.z - (float)(z + 1) * g->cell : dz > 0 ? (float)z * g->cell - walk.r_i.z : 0.0f;
+        if (gap_y * gap_y + gap_z * gap_z >= walk.reach * walk.reach) continue; // out of reach
+        const int first = SM_K_CELL_HASH((int)((uint)walk.own.x + (uint)walk.lo.x), y, z, g->mask);
+        const int last = first + walk.hi.x - walk.lo.x + 1; // (exclusive; past the table when the row wraps)
+        walk.row[walk.rows] = row;
+        walk.range[walk.rows] = (int2)(g->bucket_start[first], g->bucket_start[min(last, g->mask + 1)]);
+        walk.wrapped[walk.rows] = last > g->mask + 1 ? g->bucket_start[last - (g->mask + 1)] : 0;
+        walk.rows++;
+    }
+    walk.r = -1;
     walk.x = walk.y = walk.z = 0;
-    walk.k = -1;
     walk.s = walk.end = walk.next = walk.next_end = 0;
     walk.object = g->particle_object[i];
     walk.self = (objects[walk.object].flags & SM_K_SELF_COLLIDE) != 0;
     return walk;
 }
 
-/// Moves the walk to its next row in reach (the grid's, then the dirty table's, which it passes
-/// over when the table is empty); false after the last.
+/// Moves the walk to its next row (the grid's, then the dirty table's, which it passes over when
+/// the table is empty); false after the last.
 inline bool sm_walk_next_row(sm_k_walk *walk, const sm_k_grid *g)
 {
-    for (;;) {
-        if (++walk->k >= (g->dirty_count > 0 ? 2 * SM_K_ROWS : SM_K_ROWS)) return false;
-        const int row = walk->k % SM_K_ROWS, dy = row % 3 - 1, dz = row / 3 - 1;
-        if (dy < walk->lo.y || dy > walk->hi.y || dz < walk->lo.z || dz > walk->hi.z) continue; // out of reach
-        walk->y = (int)((uint)walk->own.y + (uint)dy), walk->z = (int)((uint)walk->own.z + (uint)dz);
-        // the row's distance across y and z (0 in its own row and column)
-        const float gap_y = dy < 0 ? walk->r_i.y - (float)(walk->y + 1) * g->cell
-                            : dy > 0 ? (float)walk->y * g->cell - walk->r_i.y : 0.0f;
-        const float gap_z = dz < 0 ? walk->r_i.z - (float)(walk->z + 1) * g->cell
-                            : dz > 0 ? (float)walk->z * g->cell - walk->r_i.z : 0.0f;
-        if (gap_y * gap_y + gap_z * gap_z >= walk->reach * walk->reach) continue; // out of reach
-        if (walk->k >= SM_K_ROWS) { // the row's cells in the dirty table, from its first on
-            walk->x = walk->lo.x;
-            walk->s = -1;
-            return true;
-        }
-        const int first = SM_K_CELL_HASH((int)((uint)walk->own.x + (uint)walk->lo.x), walk->y, walk->z, g->mask);
-        const int cells = walk->hi.x - walk->lo.x + 1;
-        bool own_only = !walk->self;
-        for (int x = 0; x < cells && own_only; x++)
-            own_only = g->bucket_object[(first + x) & g->mask] == walk->object;
-        if (own_only) continue; // only its own particles
-        const int last = first + cells; // (exclusive; past the table when the row wraps)
-        walk->s = g->bucket_start[first];
-        walk->end = g->bucket_start[min(last, g->mask + 1)];
-        walk->next = 0;
-        walk->next_end = last > g->mask + 1 ? g->bucket_start[last - (g->mask + 1)] : 0;
-        return true;
+    const int r = ++walk->r;
+    if (r >= (g->dirty_count > 0 ? 2 * walk->rows : walk->rows)) return false;
+    const int in_grid = r < walk->rows, row = walk->row[in_grid ? r : r - walk->rows];
+    walk->y = (int)((uint)walk->own.y + (uint)(row % 3 - 1));
+    walk->z = (int)((uint)walk->own.z + (uint)(row / 3 - 1));
+    if (in_grid) {
+        walk->s = walk->range[r].x, walk->end = walk->range[r].y;
+        walk->next = 0, walk->next_end = walk->wrapped[r];
+    } else { // the row's cells in the dirty table, from its first on
+        walk->x = walk->lo.x;
+        walk->s = -1;
     }
+    return true;
 }
 
 /// The next candidate of particle i, or -1 after the last.
@@ -442,7 +446,7 @@ inline int sm_walk_next(sm_k_walk *walk, const sm_k_grid *g, const int i)
     const int object = walk->object;
     for (;;) {
         int j, object_j;
-        if (walk->k < SM_K_ROWS) { // a row of the grid
+        if (walk->r < walk->rows) { // a row of the grid
             if (walk->s >= walk->end) {
                 if (walk->next < walk->next_end) { // the row's wrapped part
                     walk->s = walk->next, walk->end = walk->next_end;
@@ -520,12 +524,12 @@ inline int sm_walk_list(const sm_k_grid *g, __global const sm_k_object *objects,
         __global const sm_k_object *objects, __global const float4 *contact, __global const float4 *reference, \
         __global const int *particle_object, __global const int *bucket_start, __global const int *sorted,     \
         __global const float4 *sorted_reference, __global const int *sorted_object, __global const int *run_end, \
-        __global const int *bucket_object, __global const int *dirty, __global const int *dirty_list,            \
+        __global const int *dirty, __global const int *dirty_list,                                               \
         __global const float4 *dirty_reference, __global const int *dirty_object, __global const int *dirty_next, \
         __global const int *dirty_head
 #define SM_K_GRID()                                                                                                \
     sm_grid(mask, dirty_mask, inv_cell, skin, state, contact, reference, particle_object, bucket_start, sorted,     \
-            sorted_reference, sorted_object, run_end, bucket_object, dirty, dirty_list, dirty_reference, dirty_object, \
+            sorted_reference, sorted_object, run_end, dirty, dirty_list, dirty_reference, dirty_object,                \
             dirty_next, dirty_head)
 
 /// A new list for every particle that moved (in moved_list): count[i] candidates in

@@ -46,15 +46,14 @@ typedef struct sm_cl_buffers {
     // the first entry of each bucket's chain); the grid of the references (the
     // bucket of each particle, the bucket counts and beginnings, the scan's block sums, the
     // sorted particles with copies of their (reference, radius) and their objects, the object
-    // runs, the object of each bucket); the corrections of a sweep
+    // runs); the objects' boxes of references, the refresh each last had a particle move in, and
+    // the objects near each (kernels/05's sm_object_near); the corrections of a sweep
     cl_mem contact, reference, moved, moved_list, candidate_state, dirty, dirty_list, dirty_reference, dirty_object;
     cl_mem dirty_next, dirty_head;
-    // the objects' boxes of references, the refresh each last had a particle move in, and the
-    // objects near each (kernels/05's sm_object_near)
-    cl_mem object_box, object_moved, object_near;
     cl_mem candidates, candidate_count, candidate_extra, touched, active;
     cl_mem particle_bucket, bucket_count, bucket_start, block_sum, sorted, sorted_reference, sorted_object, run_end;
-    cl_mem bucket_object, contact_dx, contact_dv;
+    cl_mem object_box, object_moved, object_near;
+    cl_mem contact_dx, contact_dv;
     // the colliders' shapes, and their state in each step of one sm_cl_step() (step-major)
     cl_mem colliders, collider_state;
     // the host's targets (sm_world_set_target()), made when the first is set

@@ -263,7 +263,6 @@ static sm_result make_buffers(sm_world *world)
         {&b->sorted_reference, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
         {&b->sorted_object, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->run_end, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
-        {&b->bucket_object, sizeof(cl_int), table, SM_CL_MEM_CONTACT},
         {&b->contact_dx, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
         {&b->contact_dv, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
         {&b->surface_binding_offsets, sizeof(cl_int), world->surface_vertex_count + 1, SM_CL_MEM_SURFACES},
