@@ -15,11 +15,13 @@
  * counts itself into the bucket of its cell with an integer atomic, the counts are scanned
  * into bucket beginnings in blocks, each particle takes a slot in its bucket, and each bucket
  * is sorted by particle index, which makes the order the same on every run), which leaves no
- * particle dirty and empties the dirty table. Then each moved particle searches the cells around
- * its own that its reach overlaps (in the grid and in the dirty table) for its new list and adds
- * itself to the lists of its
- * candidates, and the lists added to are sorted, rid of repeats and of particles that are no
- * longer candidates. Every kernel after the refresh returns at once when it has nothing to do. */
+ * particle dirty and empties the dirty table. The objects whose particles moved take new boxes of
+ * their references and lists of the objects near them (sm_object_bounds, sm_object_near). Then
+ * each moved particle whose reach comes near another object's box searches the cells around its
+ * own that its reach overlaps (in the grid and in the dirty table) for its new list (the others
+ * have none) and adds itself to the lists of its candidates, and the lists added to are sorted,
+ * rid of repeats and of particles that are no longer candidates. Every kernel after the refresh
+ * returns at once when it has nothing to do. */
 #include "sm_shared.h"
 
 /// A walk's rows of cells in the grid are 0 to 8, and the same rows in the dirty table 9 to 17.
@@ -149,7 +151,7 @@ __kernel void sm_object_bounds(const int object_count, const int generation, __g
 
 /// For each object that had a particle move in this refresh, the other objects whose boxes come
 /// within the two objects' largest radii plus the skin of its own on every axis: the only
-/// objects its particles can have candidates in. object_near[o (SM_K_NEAR + 2)] is their
+/// objects its particles can have candidates in. object_near[o (SM_K_NEAR + 1)] is their
 /// number (-1 when there are more than SM_K_NEAR), and they follow it.
 __kernel void sm_object_near(const int object_count, const int generation, const float skin,
                              __global const int *state, __global const int *object_moved,
@@ -371,9 +373,11 @@ typedef struct sm_k_walk {
     int3 own;          // the particle's cell
     int3 lo, hi;       // the cells its reach overlaps, as offsets from its own (-1 to 1)
     float reach;       // its reach: its radius, the largest radius and the skin (and a margin)
-    int rows;          // the rows in its reach, and for each its place around the particle's own
-    int row[SM_K_ROWS]; // (dy = row % 3 - 1, dz = row / 3 - 1), the range of its slots and the end
-    int2 range[SM_K_ROWS]; // of its wrapped part (slots from 0 on; 0 when it does not wrap)
+    // the rows in its reach; for each, its place around the particle's own cell (dy = row % 3 - 1,
+    // dz = row / 3 - 1), the range of its slots and the end of its wrapped part (the slots from 0
+    // on; 0 when the row does not wrap)
+    int rows, row[SM_K_ROWS];
+    int2 range[SM_K_ROWS];
     int wrapped[SM_K_ROWS];
     int r;             // the row being walked: 0 to rows - 1 in the grid, rows to 2 rows - 1 in
                        // the dirty table
