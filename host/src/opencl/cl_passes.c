@@ -6,12 +6,12 @@
 #include <stdlib.h>
 
 static const char *kernel_names[SM_CLK_COUNT] = {
-    "sm_cluster_moments", "sm_cluster_moments_group", "sm_rotation",        "sm_goal_transform",  "sm_blend_integrate",
-    "sm_contact_refresh", "sm_contact_decide", "sm_contact_link", "sm_object_bounds", "sm_object_near", "sm_grid_hash",       "sm_grid_scan_blocks", "sm_grid_scan_totals",
-    "sm_grid_scan_apply", "sm_grid_scatter",    "sm_grid_sort_buckets", "sm_contact_lists",  "sm_contact_insert",
-    "sm_contact_tidy",    "sm_contact_active", "sm_collide",        "sm_apply_contacts",
-    "sm_ground",          "sm_plasticity",      "sm_skin_centers",    "sm_skin_vertices",
-    "sm_skin_normals",    "sm_check_finite"};
+    "sm_cluster_moments", "sm_cluster_moments_group", "sm_rotation", "sm_goal_transform", "sm_blend_integrate",
+    "sm_contact_refresh", "sm_contact_decide", "sm_contact_link", "sm_object_bounds", "sm_object_near",
+    "sm_grid_hash", "sm_grid_scan_blocks", "sm_grid_scan_totals", "sm_grid_scan_apply", "sm_grid_scatter",
+    "sm_grid_sort_buckets", "sm_contact_lists", "sm_contact_insert", "sm_contact_tidy", "sm_contact_active",
+    "sm_collide", "sm_apply_contacts", "sm_ground", "sm_plasticity", "sm_skin_centers", "sm_skin_vertices",
+    "sm_skin_normals", "sm_check_finite"};
 
 /// $SM_WORK_GROUP_SIZE into *out (0 when it is not set): a power of two that the device's
 /// CL_DEVICE_MAX_WORK_GROUP_SIZE and CL_DEVICE_MAX_WORK_ITEM_SIZES allow, else an error. (A
