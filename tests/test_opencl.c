@@ -584,6 +584,41 @@ static void candidate_lists_give_the_same_result_for_every_skin(void)
     ENSURE(hashes[0] == hashes[1] && hashes[1] == hashes[2]);
 }
 
+/// An object near more objects than its list of near objects holds (a slab with 36 small boxes
+/// dropped onto it, more than SM_K_NEAR): its particles search the grid whatever their reach, and
+/// every list still holds every candidate (checked every fifth step) while the boxes land.
+static void candidate_lists_hold_every_candidate_around_an_object_with_many_neighbours(void)
+{
+    char json[8192];
+    int used = snprintf(json, sizeof json,
+                        "{\"ground\": {}, \"collisions\": {\"iterations\": 2}, \"objects\": ["
+                        " {\"shape\": \"box\", \"size\": [4, 0.2, 4], \"resolution\": [12, 2, 12], \"position\": [0, 0.1, 0]}");
+    for (int k = 0; k < 36; k++)
+        used += snprintf(json + used, sizeof json - (size_t)used,
+                         ", {\"shape\": \"box\", \"size\": [0.3, 0.3, 0.3], \"resolution\": [2, 2, 2],"
+                         " \"position\": [%g, %g, %g], \"rotation\": [%d, %d, 0]}",
+                         -1.5 + 0.6 * (k % 6), 0.45 + 0.05 * (k % 4), -1.5 + 0.6 * (k / 6), 7 * k, 11 * k);
+    snprintf(json + used, sizeof json - (size_t)used, "]}");
+    ENSURE(used < (int)sizeof json - 4);
+    sm_world *world = make_world(json, SM_BACKEND_OPENCL);
+    if (!world) return;
+    int64_t checked = 0, slab_overflowing = 0;
+    for (int s = 0; s < 60; s++) {
+        ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 2));
+        if (s % 5 != 4) continue;
+        checked += lists_hold_every_candidate(world);
+        cl_int near_count = 0; // the slab's (object 0) count of near objects: -1 when they overflow its list
+        ENSURE_OK(sm_cl_read_buffer(world->cl, world->cl->buffers.object_near, sizeof near_count, 0, 1, &near_count));
+        slab_overflowing += near_count < 0;
+    }
+    printf("  candidates checked against every pair %lld; checks with the slab's near objects overflowing %lld\n",
+           (long long)checked, (long long)slab_overflowing);
+    ENSURE(checked > 0);
+    ENSURE(slab_overflowing > 0);
+    ENSURE(!world_has_nan(world));
+    sm_world_destroy(world);
+}
+
 /// The viewer's edits on the device: a pusher moving through a box, a mode switched from linear
 /// to quadratic and alpha changed while running; one device step from the reference's state
 /// lands within 1e-5 of the scene's size of the reference's, at the origin and 100 m from it,
@@ -960,6 +995,7 @@ int main(int argc, char **argv)
         TEST(runs_are_bit_identical),
         TEST(collisions_are_bit_identical_and_match_the_reference),
         TEST(candidate_lists_give_the_same_result_for_every_skin),
+        TEST(candidate_lists_hold_every_candidate_around_an_object_with_many_neighbours),
         TEST(pusher_and_parameter_changes_match_the_reference),
         TEST(colliders_match_the_reference),
         TEST(skinned_surfaces_match_the_reference),
