@@ -166,19 +166,31 @@ static int32_t surviving_cluster(const sm_world *world, const int32_t *piece, co
     return -1;
 }
 
-/// The plastic state a new cluster inherits: the mass-weighted mean over its particles of the
-/// mean S_p of the old clusters holding each, scaled to det 1 (I if that fails).
-static sm_mat3 inherited_plastic(const sm_world *world, const int32_t *piece, const int32_t *list, int32_t count)
+/// For each particle piece[p] of a piece, its mass times the mean S_p of the old clusters holding
+/// it (0 for a particle in none): what it adds to the plastic state of each new cluster it is in.
+/// Computed once per piece, so that a cut's cost grows with its memberships, not with clusters
+/// times members times memberships.
+static sm_mat3 *particle_plastic(const sm_world *world, const int32_t *piece, int32_t count)
+{
+    sm_mat3 *out = malloc(sizeof *out * (size_t)(count > 0 ? count : 1));
+    for (int32_t p = 0; p < count && out; p++) {
+        const int32_t i = piece[p];
+        const int32_t begin = world->particle_member_offsets[i], end = world->particle_member_offsets[i + 1];
+        sm_mat3 sum = m3_zero();
+        for (int32_t j = begin; j < end; j++)
+            sum = m3_add(sum, world->clusters[world->member_cluster[world->particle_members[j]]].plastic);
+        out[p] = end > begin ? m3_scale(sum, world->mass[i] / (end - begin)) : sum;
+    }
+    return out;
+}
+
+/// The plastic state a new cluster of the particles piece[list[0..count)] inherits: the
+/// mass-weighted mean over them of the mean S_p of the old clusters holding each (their
+/// particle_plastic terms summed), scaled to det 1 (I if that fails).
+static sm_mat3 inherited_plastic(const sm_mat3 *terms, const int32_t *list, int32_t count)
 {
     sm_mat3 sum = m3_zero();
-    for (int32_t m = 0; m < count; m++) {
-        const int32_t i = piece[list[m]];
-        const int32_t begin = world->particle_member_offsets[i], end = world->particle_member_offsets[i + 1];
-        for (int32_t j = begin; j < end; j++) {
-            const sm_cluster *old = &world->clusters[world->member_cluster[world->particle_members[j]]];
-            sum = m3_add(sum, m3_scale(old->plastic, world->mass[i] / (end - begin)));
-        }
-    }
+    for (int32_t m = 0; m < count; m++) sum = m3_add(sum, terms[list[m]]);
     const double det = m3_det(sum);
     return det > 1e-300 && isfinite(det) ? m3_scale(sum, 1.0 / cbrt(det)) : m3_identity();
 }
@@ -190,14 +202,17 @@ static sm_result add_piece(sm_world *next, const sm_world *world, int32_t o, con
 {
     const sm_object *source = &world->objects[o];
     int32_t *offsets = NULL, *indices = NULL, clusters = 0;
+    sm_mat3 *terms = NULL;
     sm_result result = piece_clusters(world, source, piece, count, &offsets, &indices, &clusters);
+    if (result == SM_OK && !(terms = particle_plastic(world, piece, count)))
+        result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory cutting an object of %d particles", count);
     if (result == SM_OK)
         result = sm_world_reserve(next, (int64_t)next->particle_count + count, (int64_t)next->cluster_count + clusters,
                                   (int64_t)next->membership_count + offsets[clusters]);
     const int32_t index = next->object_count, first = next->particle_count;
     if (result == SM_OK) result = append_object(next, source, name);
     if (result != SM_OK) {
-        free(offsets), free(indices);
+        free(offsets), free(indices), free(terms);
         return result;
     }
     sm_object *object = &next->objects[index];
@@ -212,7 +227,7 @@ static sm_result add_piece(sm_world *next, const sm_world *world, int32_t o, con
     for (int32_t c = 0; c < clusters; c++) {
         const int32_t *list = indices + offsets[c], size = offsets[c + 1] - offsets[c];
         const int32_t kept = surviving_cluster(world, piece, list, size);
-        const sm_mat3 plastic = kept >= 0 ? world->clusters[kept].plastic : inherited_plastic(world, piece, list, size);
+        const sm_mat3 plastic = kept >= 0 ? world->clusters[kept].plastic : inherited_plastic(terms, list, size);
         sm_world_append_cluster(next, index, first, list, size, plastic);
         sm_cluster *cluster = &next->clusters[next->cluster_count - 1];
         // its state now: the centre of mass of its particles, and (the device's warm start) the
@@ -230,7 +245,7 @@ static sm_result add_piece(sm_world *next, const sm_world *world, int32_t o, con
         info->kept_clusters += kept >= 0;
         info->degraded_clusters += sm_cluster_note_modes(next, index, next->cluster_count - 1);
     }
-    free(offsets), free(indices);
+    free(offsets), free(indices), free(terms);
     result = grow_skin_centers(next);
     if (result != SM_OK || !surface || surface->vertex_count == 0) return result;
     result = add_surface(next, index, surface->rest, surface->position, surface->vertex_count, surface->triangles,
