@@ -384,8 +384,33 @@ static void a_torus_cut_through_its_hole_is_sealed(void)
     sm_world_destroy(world);
 }
 
+/// a S + b T scaled to determinant 1: the plastic state a new cluster inherits from particles
+/// whose old clusters' mean states, weighted by their masses, add up to a S + b T.
+static sm_mat3 unit_det_mix(double a, sm_mat3 s, double b, sm_mat3 t)
+{
+    sm_mat3 m;
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) m.m[r][c] = a * s.m[r][c] + b * t.m[r][c];
+    const double det = m.m[0][0] * (m.m[1][1] * m.m[2][2] - m.m[1][2] * m.m[2][1]) -
+                       m.m[0][1] * (m.m[1][0] * m.m[2][2] - m.m[1][2] * m.m[2][0]) +
+                       m.m[0][2] * (m.m[1][0] * m.m[2][1] - m.m[1][1] * m.m[2][0]);
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) m.m[r][c] /= cbrt(det);
+    return m;
+}
+
+/// The largest difference between the entries of two matrices.
+static double m3_difference(sm_mat3 a, sm_mat3 b)
+{
+    double worst = 0.0;
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) worst = fmax(worst, fabs(a.m[r][c] - b.m[r][c]));
+    return worst;
+}
+
 /// "Plastic state carries over where a cluster survives whole": explicit clusters wholly on one
-/// side keep their S_p exactly.
+/// side keep their S_p exactly; a new cluster inherits the mass-weighted mean, over its
+/// particles, of the mean S_p of the old clusters holding each, scaled to determinant 1.
 static void clusters_that_survive_keep_their_plastic_state(void)
 {
     sm_world *world = new_world(SM_BACKEND_CPU, true);
@@ -405,9 +430,8 @@ static void clusters_that_survive_keep_their_plastic_state(void)
     od.linear_velocity = (sm_vec3){0.0, -6.0, 0.0}; // a hard landing bends it
     ENSURE_OK(sm_world_add_object(world, &od, NULL));
     for (int s = 0; s < 40; s++) ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
-    sm_cluster_info before[2];
-    ENSURE_OK(sm_world_get_cluster(world, 0, &before[0]));
-    ENSURE_OK(sm_world_get_cluster(world, 1, &before[1]));
+    sm_cluster_info before[3];
+    for (int c = 0; c < 3; c++) ENSURE_OK(sm_world_get_cluster(world, c, &before[c]));
     const double bent = fabs(before[0].plastic.m[0][0] - 1.0) + fabs(before[0].plastic.m[1][1] - 1.0);
     double *x = get_positions(world);
     const double middle = 0.5 * (x[3 * 3] + x[3 * 4]); // between the 4th and 5th x-layers of row 0
@@ -422,6 +446,16 @@ static void clusters_that_survive_keep_their_plastic_state(void)
     // back piece: the left cluster and the middle's left half; front piece: the right cluster and the middle's right half
     ENSURE(memcmp(&after[0].plastic, &before[0].plastic, sizeof(sm_mat3)) == 0);
     ENSURE(memcmp(&after[2].plastic, &before[1].plastic, sizeof(sm_mat3)) == 0);
+    // the middle's halves, particles of equal mass: on the left, x-layer 2 in the left and middle
+    // clusters and layer 3 in the middle alone, (S_left + S_mid) / 2 + S_mid for each pair of
+    // particles; on the right, layer 4 in the middle alone and layer 5 in the middle and right
+    // ones, S_mid + (S_mid + S_right) / 2
+    const double left = m3_difference(after[1].plastic, unit_det_mix(0.5, before[0].plastic, 1.5, before[2].plastic));
+    const double right = m3_difference(after[3].plastic, unit_det_mix(1.5, before[2].plastic, 0.5, before[1].plastic));
+    printf("  new clusters' S_p against the mean of their particles' old clusters: %.2g (left), %.2g (right)\n", left,
+           right);
+    ENSURE_RANGE(left, 0.0, 1e-12);
+    ENSURE_RANGE(right, 0.0, 1e-12);
     sm_world_destroy(world);
 }
 
