@@ -51,10 +51,10 @@ inline bool sm_moved_past(int i, float trigger, __global const float4 *contact, 
 
 /// reference[i] = x_i and moved[i] = generation for every particle that moved past the trigger
 /// (sm_moved_past), and object_moved[its object] = generation; the particle also is listed in
-/// moved_list (in no particular order) and takes an
-/// entry of the dirty table: dirty[i] = 1 + the entry, which holds the particle (dirty_list) and
-/// its new reference and radius (dirty_reference) while there is room (SM_K_DIRTY + 1 when there
-/// is none: the grid is rebuilt); an older entry of the particle is stale from then on.
+/// moved_list (in no particular order) and takes an entry of the dirty table: dirty[i] = 1 + the
+/// entry, which holds the particle (dirty_list) and its new reference and radius
+/// (dirty_reference) while there is room (SM_K_DIRTY + 1 when there is none: the grid is
+/// rebuilt); an older entry of the particle is stale from then on.
 /// state[SM_K_ANY_MOVED] = 1 when a particle moved (the state's flags and this refresh's counts
 /// zeroed beforehand). Each work-item takes a run of particles, counts those that moved and takes
 /// room for them with one atomic addition per list, not one per particle (on a CPU, thousands of
@@ -122,6 +122,15 @@ __kernel void sm_contact_link(const float inv_cell, const int dirty_mask, __glob
     }
 }
 
+/// Whether the boxes [lo_a, hi_a] and [lo_b, hi_b] come within `reach` of each other on every
+/// axis (a point is the box with lo = hi).
+inline bool sm_boxes_within(const float3 lo_a, const float3 hi_a, const float3 lo_b, const float3 hi_b,
+                            const float reach)
+{
+    const float3 apart = fmax(lo_b - hi_a, lo_a - hi_b);
+    return apart.x < reach && apart.y < reach && apart.z < reach;
+}
+
 /// The box of the references of the colliding particles of each object that had a particle move
 /// in this refresh (object_moved): object_box[2 o] = (lowest, the object's largest radius),
 /// object_box[2 o + 1] = (highest, 0); empty (lowest +inf, highest -inf) without colliding
@@ -166,9 +175,8 @@ __kernel void sm_object_near(const int object_count, const int generation, const
         int found = 0;
         for (int b = 0; b < object_count; b++) {
             const float4 lo_b = object_box[2 * b];
-            const float3 apart = fmax(lo_b.xyz - hi_a, lo_a.xyz - object_box[2 * b + 1].xyz);
             const float gap = (lo_a.w + lo_b.w + skin) * SM_K_NEAR_MARGIN;
-            if (b == a || !(apart.x < gap && apart.y < gap && apart.z < gap)) continue;
+            if (b == a || !sm_boxes_within(lo_a.xyz, hi_a, lo_b.xyz, object_box[2 * b + 1].xyz, gap)) continue;
             if (found < SM_K_NEAR) near[1 + found] = b;
             found++;
         }
@@ -190,9 +198,8 @@ inline bool sm_may_have_candidates(const int object, const float4 c_i, const flo
     for (int k = 0; k < count; k++) {
         const int b = near[1 + k];
         const float4 lo = object_box[2 * b];
-        const float3 apart = fmax(lo.xyz - r_i, r_i - object_box[2 * b + 1].xyz);
-        const float reach = (c_i.w + lo.w + skin) * SM_K_NEAR_MARGIN;
-        if (apart.x < reach && apart.y < reach && apart.z < reach) return true;
+        if (sm_boxes_within(r_i, r_i, lo.xyz, object_box[2 * b + 1].xyz, (c_i.w + lo.w + skin) * SM_K_NEAR_MARGIN))
+            return true;
     }
     return false;
 }
@@ -307,6 +314,16 @@ __kernel void sm_grid_sort_buckets(const int table_size, __global const int *sta
     }
 }
 
+/// Whether references r_i and r_j of particles of radii radius_i and radius_j lie closer than
+/// the two radii plus the skin.
+inline bool sm_within_skin(const float3 r_i, const float radius_i, const float3 r_j, const float radius_j,
+                           const float skin)
+{
+    const float3 d = r_i - r_j;
+    const float limit = radius_i + radius_j + skin;
+    return dot(d, d) < limit * limit;
+}
+
 /// Whether particle j (of `object_j`, contact c_j) is a candidate of particle i: another
 /// particle whose reference lies within the radii plus the skin, and not a rest neighbour when
 /// both belong to one (self-colliding) object.
@@ -314,15 +331,12 @@ inline bool sm_candidate(const int i, const int j, const int object_i, const int
                          const float4 c_j, const float3 r_i, const float3 r_j, const float skin)
 {
     if (j == i) return false;
-    const float reach = c_i.w + c_j.w;
     if (object_j == object_i) {
         const float3 rest = c_i.xyz - c_j.xyz;
-        const float neighbours = SM_K_REST_NEIGHBOURS * reach;
+        const float neighbours = SM_K_REST_NEIGHBOURS * (c_i.w + c_j.w);
         if (dot(rest, rest) < neighbours * neighbours) return false;
     }
-    const float3 d = r_i - r_j;
-    const float limit = reach + skin;
-    return dot(d, d) < limit * limit;
+    return sm_within_skin(r_i, c_i.w, r_j, c_j.w, skin);
 }
 
 /// What a walk reads: the particles' contact and references, the grid and the dirty table.
@@ -468,9 +482,7 @@ inline int sm_walk_next(sm_k_walk *walk, const sm_k_grid *g, const int i)
             }
             // the slot's copy of the reference and radius first: most are too far
             const float4 other = g->sorted_reference[s];
-            const float3 d = walk->r_i - other.xyz;
-            const float limit = walk->c_i.w + other.w + g->skin;
-            if (!(dot(d, d) < limit * limit)) continue;
+            if (!sm_within_skin(walk->r_i, walk->c_i.w, other.xyz, other.w, g->skin)) continue;
             const int3 c = convert_int3_sat_rtn(other.xyz * g->inv_cell);
             const int dx = (int)((uint)c.x - (uint)walk->own.x);
             if (c.y != walk->y || c.z != walk->z || dx < walk->lo.x || dx > walk->hi.x) continue; // another row's
@@ -491,9 +503,7 @@ inline int sm_walk_next(sm_k_walk *walk, const sm_k_grid *g, const int i)
             object_j = g->dirty_object[entry];
             if (object_j == object && !walk->self) continue;
             const float4 other = g->dirty_reference[entry];
-            const float3 d = walk->r_i - other.xyz;
-            const float limit = walk->c_i.w + other.w + g->skin;
-            if (!(dot(d, d) < limit * limit)) continue;
+            if (!sm_within_skin(walk->r_i, walk->c_i.w, other.xyz, other.w, g->skin)) continue;
             const int3 c = convert_int3_sat_rtn(other.xyz * g->inv_cell);
             if (c.x != (int)((uint)walk->own.x + (uint)(walk->x - 1)) || c.y != walk->y || c.z != walk->z)
                 continue; // another cell's
