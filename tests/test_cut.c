@@ -1,6 +1,7 @@
 /* Cutting (Henriques & Wuensche 2007): an object severed by a plane becomes two objects that keep
  * simulating and fall apart; skinned surfaces are clipped and sealed closed; every other object
  * is untouched; the CPU reference and the OpenCL pipeline agree after a cut. */
+#include "math3.h"
 #include "support.h"
 
 #include <stdlib.h>
@@ -388,25 +389,12 @@ static void a_torus_cut_through_its_hole_is_sealed(void)
 /// whose old clusters' mean states, weighted by their masses, add up to a S + b T.
 static sm_mat3 unit_det_mix(double a, sm_mat3 s, double b, sm_mat3 t)
 {
-    sm_mat3 m;
-    for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++) m.m[r][c] = a * s.m[r][c] + b * t.m[r][c];
-    const double det = m.m[0][0] * (m.m[1][1] * m.m[2][2] - m.m[1][2] * m.m[2][1]) -
-                       m.m[0][1] * (m.m[1][0] * m.m[2][2] - m.m[1][2] * m.m[2][0]) +
-                       m.m[0][2] * (m.m[1][0] * m.m[2][1] - m.m[1][1] * m.m[2][0]);
-    for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++) m.m[r][c] /= cbrt(det);
-    return m;
+    const sm_mat3 m = m3_add(m3_scale(s, a), m3_scale(t, b));
+    return m3_scale(m, 1.0 / cbrt(m3_det(m)));
 }
 
-/// The largest difference between the entries of two matrices.
-static double m3_difference(sm_mat3 a, sm_mat3 b)
-{
-    double worst = 0.0;
-    for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++) worst = fmax(worst, fabs(a.m[r][c] - b.m[r][c]));
-    return worst;
-}
+/// The Frobenius norm of a - b.
+static double m3_difference(sm_mat3 a, sm_mat3 b) { return sqrt(m3_norm2(m3_sub(a, b))); }
 
 /// "Plastic state carries over where a cluster survives whole": explicit clusters wholly on one
 /// side keep their S_p exactly; a new cluster inherits the mass-weighted mean, over its
