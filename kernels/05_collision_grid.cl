@@ -8,10 +8,12 @@
  * where particles moved.
  *
  * Before each sweep: sm_contact_refresh takes a new reference for every particle that moved
- * past the trigger and adds it to the dirty particles, whose place in the grid is out of date
- * (walks find them in a small hash table of their own instead, the dirty table: a chain of
- * entries per bucket, one entry per move). When a move finds no room among the SM_K_DIRTY
- * entries, the grid of the references is rebuilt: a counting sort in five kernels (each particle
+ * past the trigger. A particle whose new reference lies in the cell of its old one keeps its
+ * place (its slot in the grid, or its entry in the dirty table below), whose copy of the
+ * reference is updated (sm_contact_link); any other joins the dirty particles, whose place in
+ * the grid is out of date (walks find them in a small hash table of their own instead, the
+ * dirty table: a chain of entries per bucket, one entry per move out of a cell). When a move
+ * finds no room among the SM_K_DIRTY entries, the grid of the references is rebuilt: a counting sort in five kernels (each particle
  * counts itself into the bucket of its cell with an integer atomic, the counts are scanned
  * into bucket beginnings in blocks, each particle takes a slot in its bucket, and each bucket
  * is sorted by particle index, which makes the order the same on every run), which leaves no
@@ -49,40 +51,59 @@ inline bool sm_moved_past(int i, float trigger, __global const float4 *contact, 
     return !(r.w > 0.0f && dot(d, d) < trigger * trigger);
 }
 
+/// Whether particle i, which moved past the trigger to x, keeps its place in the grid or its
+/// entry in the dirty table: when it has a reference (w > 0) in the cell of x and that place
+/// (dirty[i] <= SM_K_DIRTY: at 0 a slot of the grid's bucket of the cell, else an entry of the
+/// table's chain of the cell). Only the place's copy of its reference changes then
+/// (sm_contact_link): particles that jitter in their cells take no entries, and the grid is
+/// rebuilt less often.
+inline bool sm_stays_in_cell(const float3 x, const float4 r, const int dirty, const float inv_cell)
+{
+    const int3 from = convert_int3_sat_rtn(r.xyz * inv_cell), to = convert_int3_sat_rtn(x * inv_cell);
+    return r.w > 0.0f && dirty <= SM_K_DIRTY && all(from == to);
+}
+
 /// reference[i] = x_i and moved[i] = generation for every particle that moved past the trigger
 /// (sm_moved_past), and object_moved[its object] = generation; the particle also is listed in
-/// moved_list (in no particular order) and takes an entry of the dirty table: dirty[i] = 1 + the
-/// entry, which holds the particle (dirty_list) and its new reference and radius
-/// (dirty_reference) while there is room (SM_K_DIRTY + 1 when there is none: the grid is
-/// rebuilt); an older entry of the particle is stale from then on.
-/// state[SM_K_ANY_MOVED] = 1 when a particle moved (the state's flags and this refresh's counts
-/// zeroed beforehand). Each work-item takes a run of particles, counts those that moved and takes
-/// room for them with one atomic addition per list, not one per particle (on a CPU, thousands of
-/// additions to one counter from both cores cost more than the test itself).
-__kernel void sm_contact_refresh(const int particle_count, const float trigger, const int generation,
-                                 __global const int *particle_object, __global const float4 *contact,
-                                 __global const float4 *position, __global const float4 *position_lo,
-                                 __global float4 *reference, __global int *moved, __global int *object_moved,
-                                 __global int *dirty, __global int *dirty_list, __global float4 *dirty_reference,
+/// moved_list (in no particular order). Unless it stays in its cell (sm_stays_in_cell), it takes
+/// a new entry of the dirty table: dirty[i] = 1 + the entry, which holds the particle
+/// (dirty_list) while there is room (SM_K_DIRTY + 1 when there is none: the grid is rebuilt); an
+/// older entry of the particle is stale from then on. state[SM_K_ANY_MOVED] = 1 when a particle
+/// moved (the state's flags and this refresh's counts zeroed beforehand). Each work-item takes a
+/// run of particles, counts those that moved and those that take an entry, and takes room for
+/// them with one atomic addition per list, not one per particle (on a CPU, thousands of additions
+/// to one counter from both cores cost more than the test itself).
+__kernel void sm_contact_refresh(const int particle_count, const float trigger, const float inv_cell,
+                                 const int generation, __global const int *particle_object,
+                                 __global const float4 *contact, __global const float4 *position,
+                                 __global const float4 *position_lo, __global float4 *reference, __global int *moved,
+                                 __global int *object_moved, __global int *dirty, __global int *dirty_list,
                                  __global int *moved_list, __global int *state)
 {
     int moving = 0;
     SM_K_CHUNK(i, particle_count) moving += sm_moved_past(i, trigger, contact, position, position_lo, reference);
     if (moving == 0) return;
     state[SM_K_ANY_MOVED] = 1;
-    int listed = atomic_add(&state[SM_K_MOVED_COUNT], moving);
-    int entry = atomic_add(&state[SM_K_DIRTY_COUNT], moving);
+    const int first = atomic_add(&state[SM_K_MOVED_COUNT], moving);
+    int listed = first, entering = 0;
     SM_K_CHUNK(i, particle_count) {
         if (!sm_moved_past(i, trigger, contact, position, position_lo, reference)) continue;
         const float3 x = position[i].xyz;
+        if (!sm_stays_in_cell(x, reference[i], dirty[i], inv_cell)) {
+            dirty[i] = -1; // (an entry below)
+            entering++;
+        }
         reference[i] = (float4)(x, 1.0f);
         moved[i] = generation;
         object_moved[particle_object[i]] = generation; // (every writer writes the same)
         moved_list[listed++] = i;
-        if (entry < SM_K_DIRTY) {
-            dirty_list[entry] = i;
-            dirty_reference[entry] = (float4)(x, contact[i].w);
-        }
+    }
+    if (entering == 0) return;
+    int entry = atomic_add(&state[SM_K_DIRTY_COUNT], entering);
+    for (int k = first; k < listed; k++) {
+        const int i = moved_list[k];
+        if (dirty[i] >= 0) continue;
+        if (entry < SM_K_DIRTY) dirty_list[entry] = i;
         dirty[i] = 1 + min(entry, SM_K_DIRTY);
         entry++;
     }
@@ -90,8 +111,7 @@ __kernel void sm_contact_refresh(const int particle_count, const float trigger, 
 
 /// One work-item: when a particle moved, no particle with candidates listed yet; whether the
 /// grid is rebuilt in this refresh (a move found no room in the dirty table), and then no
-/// particle is dirty any more and the table is empty; else the entries this refresh took, which
-/// sm_contact_link adds to the table's chains.
+/// particle is dirty any more and the table is empty; else the first entry this refresh took.
 __kernel void sm_contact_decide(__global int *state)
 {
     if (get_global_id(0) != 0) return;
@@ -103,22 +123,34 @@ __kernel void sm_contact_decide(__global int *state)
     state[SM_K_LINK_END] = state[SM_K_DIRTY_COUNT];
 }
 
-/// Unless the grid is rebuilt, each entry this refresh took in the dirty table joins the chain
-/// of the bucket of its reference's cell (dirty_head: the latest entry of each bucket's chain, -1
-/// for none; dirty_next: the entry after it), with its particle's object in dirty_object. A
-/// chain's order does not matter: lists are sorted.
+/// Unless the grid is rebuilt (which copies every reference), each particle that moved in this
+/// refresh has its new reference and radius copied to its place: its new entry of the dirty
+/// table (from state[SM_K_LINK_FIRST] on), which joins the chain of the bucket of its cell
+/// (dirty_head: the latest entry of each bucket's chain, -1 for none; dirty_next: the entry after
+/// it) with its particle's object in dirty_object; else its older entry, or its slot in the grid
+/// (slot[i]), in the cell it stayed in. A chain's order does not matter: lists are sorted.
 __kernel void sm_contact_link(const float inv_cell, const int dirty_mask, __global const int *state,
-                              __global const int *particle_object, __global const int *dirty_list,
-                              __global const float4 *dirty_reference, __global int *dirty_object,
+                              __global const int *moved_list, __global const int *particle_object,
+                              __global const float4 *contact, __global const float4 *reference,
+                              __global const int *dirty, __global const int *slot, __global float4 *sorted_reference,
+                              __global float4 *dirty_reference, __global int *dirty_object,
                               __global int *dirty_next, __global int *dirty_head)
 {
     if (state[SM_K_REBUILD]) return;
     const int first = state[SM_K_LINK_FIRST];
-    SM_K_EACH(k, state[SM_K_LINK_END] - first) {
-        const int entry = first + k;
-        const int3 c = convert_int3_sat_rtn(dirty_reference[entry].xyz * inv_cell); // NaN gives 0
-        dirty_object[entry] = particle_object[dirty_list[entry]];
-        dirty_next[entry] = atomic_xchg(&dirty_head[SM_K_CELL_HASH(c.x, c.y, c.z, dirty_mask)], entry);
+    SM_K_EACH(k, state[SM_K_MOVED_COUNT]) {
+        const int i = moved_list[k], entry = dirty[i] - 1;
+        const float4 copy = (float4)(reference[i].xyz, contact[i].w);
+        if (entry >= first) {
+            const int3 c = convert_int3_sat_rtn(copy.xyz * inv_cell); // NaN gives 0
+            dirty_reference[entry] = copy;
+            dirty_object[entry] = particle_object[i];
+            dirty_next[entry] = atomic_xchg(&dirty_head[SM_K_CELL_HASH(c.x, c.y, c.z, dirty_mask)], entry);
+        } else if (entry >= 0) {
+            dirty_reference[entry] = copy;
+        } else {
+            sorted_reference[slot[i]] = copy;
+        }
     }
 }
 
@@ -284,14 +316,15 @@ __kernel void sm_grid_scatter(const int particle_count, __global const int *stat
 }
 
 /// Each bucket's particles in index order (insertion sort: buckets hold a few particles), with
-/// sorted_reference = (reference, radius) and sorted_object = the object of each slot, run_end =
-/// the slot after the run of slots of one object that the slot begins (objects own consecutive
-/// particle indices, so a bucket holds each object's particles in one run). A walk reads a slot's
-/// reference and radius in the slot, next to its neighbours, instead of at the particle's index.
+/// slot = the slot of each particle, sorted_reference = (reference, radius) and sorted_object =
+/// the object of each slot, run_end = the slot after the run of slots of one object that the
+/// slot begins (objects own consecutive particle indices, so a bucket holds each object's
+/// particles in one run). A walk reads a slot's reference and radius in the slot, next to its
+/// neighbours, instead of at the particle's index.
 __kernel void sm_grid_sort_buckets(const int table_size, __global const int *state, __global const int *bucket_start,
                                    __global int *cursor, __global const int *particle_object,
                                    __global const float4 *contact, __global const float4 *reference,
-                                   __global int *sorted, __global float4 *sorted_reference,
+                                   __global int *sorted, __global int *slot, __global float4 *sorted_reference,
                                    __global int *sorted_object, __global int *run_end)
 {
     if (!state[SM_K_REBUILD]) return;
@@ -306,6 +339,7 @@ __kernel void sm_grid_sort_buckets(const int table_size, __global const int *sta
         }
         for (int s = begin; s < end; s++) {
             const int i = sorted[s];
+            slot[i] = s;
             sorted_reference[s] = (float4)(reference[i].xyz, contact[i].w);
             sorted_object[s] = particle_object[i];
         }

@@ -544,7 +544,9 @@ static void candidate_lists_give_the_same_result_for_every_skin(void)
         if (!world) return;
         const int32_t n = sm_world_get_counts(world).particles;
         cl_int *count = malloc(sizeof *count * (size_t)n), *moved = malloc(sizeof *moved * (size_t)n);
+        cl_int *dirty = malloc(sizeof *dirty * (size_t)n);
         int64_t overflowing = 0, remade = 0, kept = 0, most_pairs = 0, checked = 0, with_dirty = 0;
+        int64_t stayed_in_grid = 0, stayed_in_entry = 0;
         for (int s = 0; s < 150; s++) {
             ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 2));
             const sm_cl_backend *cl = world->cl;
@@ -556,11 +558,21 @@ static void candidate_lists_give_the_same_result_for_every_skin(void)
             if (s % 5 == 4) checked += lists_hold_every_candidate(world);
             ENSURE_OK(sm_cl_read_buffer(cl, cl->buffers.candidate_count, sizeof *count, 0, n, count));
             ENSURE_OK(sm_cl_read_buffer(cl, cl->buffers.moved, sizeof *moved, 0, n, moved));
+            ENSURE_OK(sm_cl_read_buffer(cl, cl->buffers.dirty, sizeof *dirty, 0, n, dirty));
             for (int32_t i = 0; i < n; i++) {
                 overflowing += count[i] < 0;
                 // moved before the step's last sweep: a new reference (and new lists around it)
-                if (moved[i] == cl->contact_generation) remade++;
-                else kept++;
+                if (moved[i] != cl->contact_generation) {
+                    kept++;
+                    continue;
+                }
+                remade++;
+                // unless the grid was rebuilt, a move within the particle's cell keeps its slot in
+                // the grid (not dirty) or its older entry of the dirty table (taken before this
+                // refresh's first)
+                if (state[SM_K_REBUILD]) continue;
+                stayed_in_grid += dirty[i] == 0;
+                stayed_in_entry += dirty[i] > 0 && dirty[i] - 1 < state[SM_K_LINK_FIRST];
             }
             sm_contact_stats stats;
             if (s % 10 == 9 && sm_world_get_contact_stats(world, &stats) == SM_OK && stats.pairs > most_pairs)
@@ -569,16 +581,19 @@ static void candidate_lists_give_the_same_result_for_every_skin(void)
         hashes[k] = state_hash(world);
         printf("  skin %.2f: state hash %016llx; particle-steps with a new reference %lld, without %lld;"
                " with more than %d candidates %lld; most overlapping pairs %lld; candidates checked against every"
-               " pair %lld; steps ending with a dirty table %lld\n",
+               " pair %lld; steps ending with a dirty table %lld; moves that kept their place in the grid %lld, in the"
+               " dirty table %lld\n",
                skins[k], (unsigned long long)hashes[k], (long long)remade, (long long)kept, SM_K_CANDIDATES,
-               (long long)overflowing, (long long)most_pairs, (long long)checked, (long long)with_dirty);
+               (long long)overflowing, (long long)most_pairs, (long long)checked, (long long)with_dirty,
+               (long long)stayed_in_grid, (long long)stayed_in_entry);
         ENSURE(most_pairs > 0);
         ENSURE(checked > 0);
         ENSURE(with_dirty > 0); // the walks search the dirty table, not only rebuilt grids
+        ENSURE(stayed_in_grid > 0 && stayed_in_entry > 0); // both ways of keeping a place are exercised
         ENSURE(!world_has_nan(world));
         if (k == 1) ENSURE(kept > 4 * remade); // the default keeps most lists
         if (k == 2) ENSURE(overflowing > 0);   // the wide skin exercises the sweeps' own search
-        free(count), free(moved);
+        free(count), free(moved), free(dirty);
         sm_world_destroy(world);
     }
     ENSURE(hashes[0] == hashes[1] && hashes[1] == hashes[2]);

@@ -43,15 +43,16 @@ typedef struct sm_cl_buffers {
     // the state (kernels/05), the dirty flags, the lists, their lengths, the additions to them,
     // the lists added to and the particles with candidates); the dirty table (each entry's
     // particle, its copy of the reference and radius, its object and the next entry of its chain;
-    // the first entry of each bucket's chain); the grid of the references (the
-    // bucket of each particle, the bucket counts and beginnings, the scan's block sums, the
-    // sorted particles with copies of their (reference, radius) and their objects, the object
-    // runs); the objects' boxes of references, the refresh each last had a particle move in, and
+    // the first entry of each bucket's chain); the grid of the references (the bucket of each
+    // particle, the bucket counts and beginnings, the scan's block sums, the sorted particles and
+    // the slot of each, the slots' copies of (reference, radius) and objects, the object runs);
+    // the objects' boxes of references, the refresh each last had a particle move in, and
     // the objects near each (kernels/05's sm_object_near); the corrections of a sweep
     cl_mem contact, reference, moved, moved_list, candidate_state, dirty, dirty_list, dirty_reference, dirty_object;
     cl_mem dirty_next, dirty_head;
     cl_mem candidates, candidate_count, candidate_extra, touched, active;
-    cl_mem particle_bucket, bucket_count, bucket_start, block_sum, sorted, sorted_reference, sorted_object, run_end;
+    cl_mem particle_bucket, bucket_count, bucket_start, block_sum, sorted, particle_slot, sorted_reference;
+    cl_mem sorted_object, run_end;
     cl_mem object_box, object_moved, object_near;
     cl_mem contact_dx, contact_dv;
     // the colliders' shapes, and their state in each step of one sm_cl_step() (step-major)

@@ -291,10 +291,11 @@ static sm_result collision_grid(sm_world *world)
     sm_result result =
         zero_ints(world, pass, b->candidate_state, SM_K_ANY_MOVED, SM_K_TOUCHED_COUNT - SM_K_ANY_MOVED + 1);
     if (result != SM_OK) return result;
-    const size_t refresh_sizes[] = {sizeof n, sizeof trigger, sizeof generation, m, m, m, m, m, m, m, m, m, m, m, m};
-    const void *refresh_values[] = {&n, &trigger, &generation, &b->particle_object, &b->contact, &b->position,
-                                    &b->position_lo, &b->reference, &b->moved, &b->object_moved, &b->dirty,
-                                    &b->dirty_list, &b->dirty_reference, &b->moved_list, &b->candidate_state};
+    const size_t refresh_sizes[] = {sizeof n, sizeof trigger, sizeof inv_cell, sizeof generation, m, m, m, m, m, m,
+                                    m, m, m, m, m};
+    const void *refresh_values[] = {&n,           &trigger,        &inv_cell,        &generation,   &b->particle_object,
+                                    &b->contact,  &b->position,    &b->position_lo,  &b->reference, &b->moved,
+                                    &b->object_moved, &b->dirty,   &b->dirty_list,   &b->moved_list, &b->candidate_state};
     // (on a CPU runs of particles, so that few atomic additions contend)
     result = launch(world, pass, SM_CLK_CONTACT_REFRESH, run_items(world, n), COUNT(refresh_values), refresh_sizes,
                     refresh_values);
@@ -303,11 +304,12 @@ static sm_result collision_grid(sm_world *world)
     const void *decide_values[] = {&b->candidate_state};
     result = launch(world, pass, SM_CLK_CONTACT_DECIDE, 1, COUNT(decide_values), decide_sizes, decide_values);
     if (result != SM_OK) return result;
-    const size_t link_sizes[] = {sizeof inv_cell, sizeof dirty_mask, m, m, m, m, m, m, m};
-    const void *link_values[] = {&inv_cell,        &dirty_mask,      &b->candidate_state, &b->particle_object,
-                                 &b->dirty_list,   &b->dirty_reference, &b->dirty_object, &b->dirty_next,
-                                 &b->dirty_head};
-    result = launch(world, pass, SM_CLK_CONTACT_LINK, few_items(world, SM_K_DIRTY), COUNT(link_values), link_sizes,
+    const size_t link_sizes[] = {sizeof inv_cell, sizeof dirty_mask, m, m, m, m, m, m, m, m, m, m, m, m};
+    const void *link_values[] = {&inv_cell,         &dirty_mask,        &b->candidate_state, &b->moved_list,
+                                 &b->particle_object, &b->contact,      &b->reference,       &b->dirty,
+                                 &b->particle_slot, &b->sorted_reference, &b->dirty_reference, &b->dirty_object,
+                                 &b->dirty_next,    &b->dirty_head};
+    result = launch(world, pass, SM_CLK_CONTACT_LINK, particles, COUNT(link_values), link_sizes,
                     link_values);
     if (result != SM_OK) return result;
 
@@ -353,9 +355,9 @@ static sm_result collision_grid(sm_world *world)
                                     &b->sorted};
     result = launch(world, pass, SM_CLK_GRID_SCATTER, particles, COUNT(scatter_values), scatter_sizes, scatter_values);
     if (result != SM_OK) return result;
-    const size_t sort_sizes[] = {sizeof table, m, m, m, m, m, m, m, m, m, m};
+    const size_t sort_sizes[] = {sizeof table, m, m, m, m, m, m, m, m, m, m, m};
     const void *sort_values[] = {&table,        &b->candidate_state, &b->bucket_start,     &b->bucket_count,
-                                 &b->particle_object, &b->contact, &b->reference, &b->sorted,
+                                 &b->particle_object, &b->contact, &b->reference, &b->sorted, &b->particle_slot,
                                  &b->sorted_reference, &b->sorted_object, &b->run_end};
     result = launch(world, pass, SM_CLK_GRID_SORT_BUCKETS, buckets, COUNT(sort_values), sort_sizes, sort_values);
     if (result != SM_OK) return result;

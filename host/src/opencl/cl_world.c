@@ -260,6 +260,7 @@ static sm_result make_buffers(sm_world *world)
         {&b->bucket_start, sizeof(cl_int), table, SM_CL_MEM_CONTACT},
         {&b->block_sum, sizeof(cl_int), (table + SM_K_SCAN_BLOCK - 1) / SM_K_SCAN_BLOCK, SM_CL_MEM_CONTACT},
         {&b->sorted, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
+        {&b->particle_slot, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->sorted_reference, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
         {&b->sorted_object, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->run_end, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
