@@ -40,6 +40,15 @@
              i = min((int)get_global_id(0) * chunk_, (count)), end_ = min(i + chunk_, (count));     \
          i < end_; i++)
 
+/// SM_K_PREFETCH(p): on a CPU device, a hint to bring the cache line of p in ahead of its use (a
+/// loop over particles scattered in memory otherwise waits on each line in turn); nothing on
+/// other devices, or where the compiler has no such hint.
+#if defined(SM_K_CPU) && defined(__clang__)
+#define SM_K_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define SM_K_PREFETCH(p) ((void)0)
+#endif
+
 /// Whether colliding particle i (contact.w > 0) is farther than `trigger` from its reference or
 /// has none (reference.w = 0; NaN moves every time).
 inline bool sm_moved_past(int i, float trigger, __global const float4 *contact, __global const float4 *position,
@@ -465,6 +474,7 @@ inline sm_k_walk sm_walk_begin(const sm_k_grid *g, __global const sm_k_object *o
         walk.wrapped[walk.rows] = last > g->mask + 1 ? g->bucket_start[last - (g->mask + 1)] : 0;
         walk.rows++;
     }
+
     walk.r = -1;
     walk.x = walk.y = walk.z = 0;
     walk.s = walk.end = walk.next = walk.next_end = 0;

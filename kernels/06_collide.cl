@@ -54,8 +54,12 @@ __kernel void sm_collide(const float h, const int respond, const float restituti
                          __global const float4 *position_lo, __global const float4 *velocity, __global float4 *dx,
                          __global float4 *dv)
 {
-    SM_K_CHUNK(a, state[SM_K_ACTIVE_COUNT]) {
+    const int active_count = state[SM_K_ACTIVE_COUNT];
+    SM_K_CHUNK(a, active_count) {
         const int i = active[a];
+        // the list of a particle a few ahead: lists lie far apart, and the wait for each would
+        // hold up the sweep
+        if (a + 4 < active_count) SM_K_PREFETCH(list + (size_t)active[a + 4] * SM_K_CANDIDATES);
         const float4 c_i = contact[i];
         const float w_i = force[i].w;
         float3 sum_dx = (float3)(0.0f), sum_dv = (float3)(0.0f);

@@ -280,7 +280,7 @@ static sm_result build_program(sm_cl_device *d, const sm_world *world)
     sm_result result = sm_cl_program_source(&source);
     if (result != SM_OK) return result;
     char options[128];
-    snprintf(options, sizeof options, "-cl-std=CL1.2%s", d->fp64 ? " -DSM_K_FP64=1" : "");
+    snprintf(options, sizeof options, "-cl-std=CL1.2%s%s", d->fp64 ? " -DSM_K_FP64=1" : "", d->gpu ? "" : " -DSM_K_CPU=1");
 
     char device_version[128], driver[128], platform_version[128];
     device_string(d->device, CL_DEVICE_VERSION, device_version, sizeof device_version);
