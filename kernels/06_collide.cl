@@ -57,9 +57,17 @@ __kernel void sm_collide(const float h, const int respond, const float restituti
     const int active_count = state[SM_K_ACTIVE_COUNT];
     SM_K_CHUNK(a, active_count) {
         const int i = active[a];
-        // the list of a particle a few ahead: lists lie far apart, and the wait for each would
-        // hold up the sweep
-        if (a + 4 < active_count) SM_K_PREFETCH(list + (size_t)active[a + 4] * SM_K_CANDIDATES);
+        // the list and data of a particle a few ahead: they lie far apart, and the wait for each
+        // would hold up the sweep
+        if (a + 4 < active_count) {
+            const int ahead = active[a + 4];
+            SM_K_PREFETCH(list + (size_t)ahead * SM_K_CANDIDATES);
+            SM_K_PREFETCH(&contact[ahead]);
+            SM_K_PREFETCH(&force[ahead]);
+            SM_K_PREFETCH(&position[ahead]);
+            SM_K_PREFETCH(&position_lo[ahead]);
+            SM_K_PREFETCH(&velocity[ahead]);
+        }
         const float4 c_i = contact[i];
         const float w_i = force[i].w;
         float3 sum_dx = (float3)(0.0f), sum_dv = (float3)(0.0f);
