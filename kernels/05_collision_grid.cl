@@ -502,14 +502,39 @@ inline bool sm_walk_next_row(sm_k_walk *walk, const sm_k_grid *g)
     return true;
 }
 
-/// The next candidate of particle i, or -1 after the last.
+/// The next candidate of particle i, or -1 after the last. The slots of a range and the entries
+/// of a chain are scanned in a loop of their own, with what they are tested against in
+/// registers: most are passed over, and few walks find more than a candidate or two.
 inline int sm_walk_next(sm_k_walk *walk, const sm_k_grid *g, const int i)
 {
     const int object = walk->object;
+    const bool skip_own = !walk->self;
+    const float3 r_i = walk->r_i;
+    const float radius = walk->c_i.w, skin = g->skin, inv_cell = g->inv_cell;
     for (;;) {
-        int j, object_j;
+        int j = -1, object_j = 0;
         if (walk->r < walk->rows) { // a row of the grid
-            if (walk->s >= walk->end) {
+            const int own_x = walk->own.x, lo_x = walk->lo.x, hi_x = walk->hi.x, y = walk->y, z = walk->z;
+            int s = walk->s;
+            for (const int end = walk->end; s < end;) {
+                const int at = s++;
+                object_j = g->sorted_object[at];
+                if (object_j == object && skip_own) { // the run of its own particles in this bucket
+                    s = g->run_end[at];
+                    continue;
+                }
+                // the slot's copy of the reference and radius first: most are too far
+                const float4 other = g->sorted_reference[at];
+                if (!sm_within_skin(r_i, radius, other.xyz, other.w, skin)) continue;
+                const int3 c = convert_int3_sat_rtn(other.xyz * inv_cell);
+                const int dx = (int)((uint)c.x - (uint)own_x);
+                if (c.y != y || c.z != z || dx < lo_x || dx > hi_x) continue; // another row's
+                if (g->dirty[g->sorted[at]]) continue; // found in the dirty table
+                j = g->sorted[at];
+                break;
+            }
+            walk->s = s;
+            if (j < 0) { // the range is done
                 if (walk->next < walk->next_end) { // the row's wrapped part
                     walk->s = walk->next, walk->end = walk->next_end;
                     walk->next = walk->next_end = 0;
@@ -518,20 +543,6 @@ inline int sm_walk_next(sm_k_walk *walk, const sm_k_grid *g, const int i)
                 }
                 continue;
             }
-            const int s = walk->s++;
-            object_j = g->sorted_object[s];
-            if (object_j == object && !walk->self) { // the run of its own particles in this bucket
-                walk->s = g->run_end[s];
-                continue;
-            }
-            // the slot's copy of the reference and radius first: most are too far
-            const float4 other = g->sorted_reference[s];
-            if (!sm_within_skin(walk->r_i, walk->c_i.w, other.xyz, other.w, g->skin)) continue;
-            const int3 c = convert_int3_sat_rtn(other.xyz * g->inv_cell);
-            const int dx = (int)((uint)c.x - (uint)walk->own.x);
-            if (c.y != walk->y || c.z != walk->z || dx < walk->lo.x || dx > walk->hi.x) continue; // another row's
-            j = g->sorted[s];
-            if (g->dirty[j]) continue; // found in the dirty table
         } else { // a row of the dirty table
             if (walk->s < 0) { // the chain of the row's next cell
                 if (walk->x > walk->hi.x) {
@@ -542,22 +553,27 @@ inline int sm_walk_next(sm_k_walk *walk, const sm_k_grid *g, const int i)
                 }
                 continue;
             }
-            const int entry = walk->s;
-            walk->s = g->dirty_next[entry];
-            object_j = g->dirty_object[entry];
-            if (object_j == object && !walk->self) continue;
-            const float4 other = g->dirty_reference[entry];
-            if (!sm_within_skin(walk->r_i, walk->c_i.w, other.xyz, other.w, g->skin)) continue;
-            const int3 c = convert_int3_sat_rtn(other.xyz * g->inv_cell);
-            if (c.x != (int)((uint)walk->own.x + (uint)(walk->x - 1)) || c.y != walk->y || c.z != walk->z)
-                continue; // another cell's
-            j = g->dirty_list[entry];
-            if (g->dirty[j] != entry + 1) continue; // stale: the particle moved again since
+            const int3 cell = (int3)((int)((uint)walk->own.x + (uint)(walk->x - 1)), walk->y, walk->z);
+            int entry = walk->s;
+            while (entry >= 0) {
+                const int e = entry;
+                entry = g->dirty_next[e];
+                object_j = g->dirty_object[e];
+                if (object_j == object && skip_own) continue;
+                const float4 other = g->dirty_reference[e];
+                if (!sm_within_skin(r_i, radius, other.xyz, other.w, skin)) continue;
+                const int3 c = convert_int3_sat_rtn(other.xyz * inv_cell);
+                if (any(c != cell)) continue; // another cell's
+                if (g->dirty[g->dirty_list[e]] != e + 1) continue; // stale: the particle moved again since
+                j = g->dirty_list[e];
+                break;
+            }
+            walk->s = entry;
+            if (j < 0) continue; // the chain is done
         }
         if (object_j != object) return j; // (near enough: the copy is its reference)
-        if (!walk->self) continue;
-        if (sm_candidate(i, j, object, object_j, walk->c_i, g->contact[j], walk->r_i, g->reference[j].xyz, g->skin))
-            return j;
+        if (sm_candidate(i, j, object, object_j, walk->c_i, g->contact[j], r_i, g->reference[j].xyz, skin))
+            return j; // (its own object's, which it collides with)
     }
 }
 
