@@ -136,12 +136,12 @@ __kernel void sm_contact_decide(__global int *state)
 /// refresh has its new reference and radius copied to its place: its new entry of the dirty
 /// table (from state[SM_K_LINK_FIRST] on), which joins the chain of the bucket of its cell
 /// (dirty_head: the latest entry of each bucket's chain, -1 for none; dirty_next: the entry after
-/// it) with its particle's object in dirty_object; else its older entry, or its slot in the grid
-/// (slot[i]), in the cell it stayed in. A chain's order does not matter: lists are sorted.
+/// it) with its particle's object in dirty_object; else its older entry, or its slot of the grid
+/// (slots[slot[i]]), in the cell it stayed in. A chain's order does not matter: lists are sorted.
 __kernel void sm_contact_link(const float inv_cell, const int dirty_mask, __global const int *state,
                               __global const int *moved_list, __global const int *particle_object,
                               __global const float4 *contact, __global const float4 *reference,
-                              __global const int *dirty, __global const int *slot, __global float4 *sorted_reference,
+                              __global const int *dirty, __global const int *slot, __global sm_k_slot *slots,
                               __global float4 *dirty_reference, __global int *dirty_object,
                               __global int *dirty_next, __global int *dirty_head)
 {
@@ -158,7 +158,7 @@ __kernel void sm_contact_link(const float inv_cell, const int dirty_mask, __glob
         } else if (entry >= 0) {
             dirty_reference[entry] = copy;
         } else {
-            sorted_reference[slot[i]] = copy;
+            vstore4(copy, 0, slots[slot[i]].reference);
         }
     }
 }
@@ -324,17 +324,15 @@ __kernel void sm_grid_scatter(const int particle_count, __global const int *stat
     }
 }
 
-/// Each bucket's particles in index order (insertion sort: buckets hold a few particles), with
-/// slot = the slot of each particle, sorted_reference = (reference, radius) and sorted_object =
-/// the object of each slot, run_end = the slot after the run of slots of one object that the
-/// slot begins (objects own consecutive particle indices, so a bucket holds each object's
-/// particles in one run). A walk reads a slot's reference and radius in the slot, next to its
-/// neighbours, instead of at the particle's index.
+/// Each bucket's particles in index order (insertion sort: buckets hold a few particles), then
+/// its slots (sm_k_slot: each particle's reference, radius and object, and the end of the run of
+/// its object's slots; objects own consecutive particle indices, so a bucket holds each object's
+/// particles in one run), and slot = the slot of each particle. A walk reads what it needs of a
+/// slot in one place, next to the bucket's other slots, instead of at the particle's index.
 __kernel void sm_grid_sort_buckets(const int table_size, __global const int *state, __global const int *bucket_start,
                                    __global int *cursor, __global const int *particle_object,
                                    __global const float4 *contact, __global const float4 *reference,
-                                   __global int *sorted, __global int *slot, __global float4 *sorted_reference,
-                                   __global int *sorted_object, __global int *run_end)
+                                   __global int *sorted, __global int *slot, __global sm_k_slot *slots)
 {
     if (!state[SM_K_REBUILD]) return;
     SM_K_CHUNK(b, table_size) {
@@ -346,14 +344,17 @@ __kernel void sm_grid_sort_buckets(const int table_size, __global const int *sta
             for (; t > begin && sorted[t - 1] > i; t--) sorted[t] = sorted[t - 1];
             sorted[t] = i;
         }
-        for (int s = begin; s < end; s++) {
-            const int i = sorted[s];
+        int run_end = end;
+        for (int s = end - 1; s >= begin; s--) {
+            const int i = sorted[s], object = particle_object[i];
+            if (s + 1 < end && particle_object[sorted[s + 1]] != object) run_end = s + 1;
             slot[i] = s;
-            sorted_reference[s] = (float4)(reference[i].xyz, contact[i].w);
-            sorted_object[s] = particle_object[i];
+            vstore4((float4)(reference[i].xyz, contact[i].w), 0, slots[s].reference);
+            slots[s].particle = i;
+            slots[s].object = object;
+            slots[s].run_end = run_end;
+            slots[s].unused = 0;
         }
-        for (int s = end - 1; s >= begin; s--)
-            run_end[s] = s + 1 < end && sorted_object[s + 1] == sorted_object[s] ? run_end[s + 1] : s + 1;
     }
 }
 
@@ -384,9 +385,9 @@ inline bool sm_candidate(const int i, const int j, const int object_i, const int
 
 /// What a walk reads: the particles' contact and references, the grid and the dirty table.
 typedef struct sm_k_grid {
-    __global const float4 *contact, *reference, *sorted_reference;
-    __global const int *particle_object, *bucket_start, *sorted, *sorted_object, *run_end, *dirty,
-        *dirty_list, *dirty_object, *dirty_next, *dirty_head;
+    __global const float4 *contact, *reference;
+    __global const int *particle_object, *bucket_start, *dirty, *dirty_list, *dirty_object, *dirty_next, *dirty_head;
+    __global const sm_k_slot *slots;
     __global const float4 *dirty_reference;
     int mask, dirty_mask, dirty_count;
     float cell, inv_cell, skin, reach; // reach: the largest radius plus the skin, and a margin for rounding
@@ -397,16 +398,13 @@ typedef struct sm_k_grid {
 inline sm_k_grid sm_grid(const int mask, const int dirty_mask, const float inv_cell, const float skin,
                          __global const int *state, __global const float4 *contact, __global const float4 *reference,
                          __global const int *particle_object, __global const int *bucket_start,
-                         __global const int *sorted, __global const float4 *sorted_reference,
-                         __global const int *sorted_object, __global const int *run_end,
-                         __global const int *dirty, __global const int *dirty_list,
+                         __global const sm_k_slot *slots, __global const int *dirty, __global const int *dirty_list,
                          __global const float4 *dirty_reference, __global const int *dirty_object,
                          __global const int *dirty_next, __global const int *dirty_head)
 {
     sm_k_grid g;
     g.contact = contact, g.reference = reference, g.particle_object = particle_object;
-    g.bucket_start = bucket_start, g.sorted = sorted, g.sorted_reference = sorted_reference;
-    g.sorted_object = sorted_object, g.run_end = run_end;
+    g.bucket_start = bucket_start, g.slots = slots;
     g.dirty = dirty, g.dirty_list = dirty_list, g.dirty_reference = dirty_reference;
     g.dirty_object = dirty_object, g.dirty_next = dirty_next, g.dirty_head = dirty_head;
     g.mask = mask, g.dirty_mask = dirty_mask, g.inv_cell = inv_cell, g.skin = skin;
@@ -517,20 +515,20 @@ inline int sm_walk_next(sm_k_walk *walk, const sm_k_grid *g, const int i)
             const int own_x = walk->own.x, lo_x = walk->lo.x, hi_x = walk->hi.x, y = walk->y, z = walk->z;
             int s = walk->s;
             for (const int end = walk->end; s < end;) {
-                const int at = s++;
-                object_j = g->sorted_object[at];
+                __global const sm_k_slot *slot = &g->slots[s++];
+                object_j = slot->object;
                 if (object_j == object && skip_own) { // the run of its own particles in this bucket
-                    s = g->run_end[at];
+                    s = slot->run_end;
                     continue;
                 }
                 // the slot's copy of the reference and radius first: most are too far
-                const float4 other = g->sorted_reference[at];
+                const float4 other = vload4(0, slot->reference);
                 if (!sm_within_skin(r_i, radius, other.xyz, other.w, skin)) continue;
                 const int3 c = convert_int3_sat_rtn(other.xyz * inv_cell);
                 const int dx = (int)((uint)c.x - (uint)own_x);
                 if (c.y != y || c.z != z || dx < lo_x || dx > hi_x) continue; // another row's
-                if (g->dirty[g->sorted[at]]) continue; // found in the dirty table
-                j = g->sorted[at];
+                if (g->dirty[slot->particle]) continue; // found in the dirty table
+                j = slot->particle;
                 break;
             }
             walk->s = s;
@@ -596,15 +594,12 @@ inline int sm_walk_list(const sm_k_grid *g, __global const sm_k_object *objects,
 #define SM_K_GRID_ARGS                                                                                          \
     const int mask, const int dirty_mask, const float inv_cell, const float skin, __global const int *state,     \
         __global const sm_k_object *objects, __global const float4 *contact, __global const float4 *reference, \
-        __global const int *particle_object, __global const int *bucket_start, __global const int *sorted,     \
-        __global const float4 *sorted_reference, __global const int *sorted_object, __global const int *run_end, \
-        __global const int *dirty, __global const int *dirty_list,                                               \
-        __global const float4 *dirty_reference, __global const int *dirty_object, __global const int *dirty_next, \
-        __global const int *dirty_head
-#define SM_K_GRID()                                                                                                \
-    sm_grid(mask, dirty_mask, inv_cell, skin, state, contact, reference, particle_object, bucket_start, sorted,     \
-            sorted_reference, sorted_object, run_end, dirty, dirty_list, dirty_reference, dirty_object,                \
-            dirty_next, dirty_head)
+        __global const int *particle_object, __global const int *bucket_start, __global const sm_k_slot *slots, \
+        __global const int *dirty, __global const int *dirty_list, __global const float4 *dirty_reference,     \
+        __global const int *dirty_object, __global const int *dirty_next, __global const int *dirty_head
+#define SM_K_GRID()                                                                                              \
+    sm_grid(mask, dirty_mask, inv_cell, skin, state, contact, reference, particle_object, bucket_start, slots,    \
+            dirty, dirty_list, dirty_reference, dirty_object, dirty_next, dirty_head)
 
 /// A new list for every particle that moved (in moved_list): count[i] candidates in
 /// list[i * SM_K_CANDIDATES ...] in index order, or -1 when there are more than

@@ -181,6 +181,14 @@ typedef struct sm_k_weights {
     sm_float w[9];
 } sm_k_weights;
 
+/// A slot of the device's grid of references (32 bytes): the reference and radius of a
+/// colliding particle (xyz, w), the particle, its object, and the slot after the run of its
+/// object's slots in its bucket. What a search reads of a slot lies in one place.
+typedef struct sm_k_slot {
+    sm_float reference[4];
+    sm_int particle, object, run_end, unused;
+} sm_k_slot;
+
 /// A collider's shape (96 bytes). axes: row k is the box's local axis k in world coordinates;
 /// a plane's normal is row 0. size: the box's half extents (x, y, z) and the sphere's radius (w).
 typedef struct sm_k_collider {

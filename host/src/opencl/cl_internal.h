@@ -13,6 +13,7 @@ _Static_assert(sizeof(sm_k_mat3) == 48, "sm_k_mat3 must match the kernels' layou
 _Static_assert(sizeof(sm_k_mat39) == 144, "sm_k_mat39 must match the kernels' layout");
 _Static_assert(sizeof(sm_k_weights) == 36, "sm_k_weights must match the kernels' layout");
 _Static_assert(sizeof(sm_k_cluster_rest) == 248, "sm_k_cluster_rest must match the kernels' layout");
+_Static_assert(sizeof(sm_k_slot) == 32, "sm_k_slot must match the kernels' layout");
 _Static_assert(sizeof(sm_k_collider) == 96, "sm_k_collider must match the kernels' layout");
 _Static_assert(sizeof(sm_k_collider_state) == 48, "sm_k_collider_state must match the kernels' layout");
 _Static_assert(SM_K_COLLIDER_PLANE == SM_COLLIDER_PLANE && SM_K_COLLIDER_BOX == SM_COLLIDER_BOX &&
@@ -45,14 +46,13 @@ typedef struct sm_cl_buffers {
     // particle, its copy of the reference and radius, its object and the next entry of its chain;
     // the first entry of each bucket's chain); the grid of the references (the bucket of each
     // particle, the bucket counts and beginnings, the scan's block sums, the sorted particles and
-    // the slot of each, the slots' copies of (reference, radius) and objects, the object runs);
+    // the slot of each, the slots (sm_k_slot: copies of reference, radius and object, runs));
     // the objects' boxes of references, the refresh each last had a particle move in, and
     // the objects near each (kernels/05's sm_object_near); the corrections of a sweep
     cl_mem contact, reference, moved, moved_list, candidate_state, dirty, dirty_list, dirty_reference, dirty_object;
     cl_mem dirty_next, dirty_head;
     cl_mem candidates, candidate_count, candidate_extra, touched, active;
-    cl_mem particle_bucket, bucket_count, bucket_start, block_sum, sorted, particle_slot, sorted_reference;
-    cl_mem sorted_object, run_end;
+    cl_mem particle_bucket, bucket_count, bucket_start, block_sum, sorted, particle_slot, slots;
     cl_mem object_box, object_moved, object_near;
     cl_mem contact_dx, contact_dv;
     // the colliders' shapes, and their state in each step of one sm_cl_step() (step-major)

@@ -203,7 +203,7 @@ static void candidate_skin(const sm_world *world, cl_float *skin, cl_float *cell
 }
 
 /// The number of arguments in kernels/05's SM_K_GRID_ARGS.
-enum { GRID_ARG_COUNT = 20 };
+enum { GRID_ARG_COUNT = 17 };
 
 /// Binds the arguments of kernels/05's SM_K_GRID_ARGS from argument `first` of `kernel` on.
 static sm_result bind_grid(sm_world *world, cl_kernel kernel, cl_uint first)
@@ -215,11 +215,11 @@ static sm_result bind_grid(sm_world *world, cl_kernel kernel, cl_uint first)
     candidate_skin(world, &skin, &cell);
     const cl_float inv_cell = 1.0f / cell;
     const size_t sizes[] = {sizeof mask, sizeof dirty_mask, sizeof inv_cell, sizeof skin, m, m, m, m, m, m, m,
-                            m, m, m, m, m, m, m, m, m};
-    const void *values[] = {&mask, &dirty_mask, &inv_cell, &skin, &b->candidate_state, &b->objects, &b->contact,
-                            &b->reference, &b->particle_object, &b->bucket_start, &b->sorted, &b->sorted_reference,
-                            &b->sorted_object, &b->run_end, &b->dirty, &b->dirty_list,
-                            &b->dirty_reference, &b->dirty_object, &b->dirty_next, &b->dirty_head};
+                            m, m, m, m, m, m};
+    const void *values[] = {&mask,          &dirty_mask,      &inv_cell,        &skin,         &b->candidate_state,
+                            &b->objects,    &b->contact,      &b->reference,    &b->particle_object, &b->bucket_start,
+                            &b->slots,      &b->dirty,        &b->dirty_list,   &b->dirty_reference, &b->dirty_object,
+                            &b->dirty_next, &b->dirty_head};
     _Static_assert(COUNT(values) == GRID_ARG_COUNT && COUNT(sizes) == GRID_ARG_COUNT, "bind_grid binds SM_K_GRID_ARGS");
     sm_result result = SM_OK;
     for (int a = 0; a < COUNT(values); a++) SM_CL_TRY(clSetKernelArg(kernel, first + (cl_uint)a, sizes[a], values[a]));
@@ -307,7 +307,7 @@ static sm_result collision_grid(sm_world *world)
     const size_t link_sizes[] = {sizeof inv_cell, sizeof dirty_mask, m, m, m, m, m, m, m, m, m, m, m, m};
     const void *link_values[] = {&inv_cell,         &dirty_mask,        &b->candidate_state, &b->moved_list,
                                  &b->particle_object, &b->contact,      &b->reference,       &b->dirty,
-                                 &b->particle_slot, &b->sorted_reference, &b->dirty_reference, &b->dirty_object,
+                                 &b->particle_slot, &b->slots, &b->dirty_reference, &b->dirty_object,
                                  &b->dirty_next,    &b->dirty_head};
     result = launch(world, pass, SM_CLK_CONTACT_LINK, particles, COUNT(link_values), link_sizes,
                     link_values);
@@ -355,10 +355,9 @@ static sm_result collision_grid(sm_world *world)
                                     &b->sorted};
     result = launch(world, pass, SM_CLK_GRID_SCATTER, particles, COUNT(scatter_values), scatter_sizes, scatter_values);
     if (result != SM_OK) return result;
-    const size_t sort_sizes[] = {sizeof table, m, m, m, m, m, m, m, m, m, m, m};
-    const void *sort_values[] = {&table,        &b->candidate_state, &b->bucket_start,     &b->bucket_count,
-                                 &b->particle_object, &b->contact, &b->reference, &b->sorted, &b->particle_slot,
-                                 &b->sorted_reference, &b->sorted_object, &b->run_end};
+    const size_t sort_sizes[] = {sizeof table, m, m, m, m, m, m, m, m, m};
+    const void *sort_values[] = {&table,       &b->candidate_state, &b->bucket_start, &b->bucket_count, &b->particle_object,
+                                 &b->contact,  &b->reference,       &b->sorted,       &b->particle_slot, &b->slots};
     result = launch(world, pass, SM_CLK_GRID_SORT_BUCKETS, buckets, COUNT(sort_values), sort_sizes, sort_values);
     if (result != SM_OK) return result;
 
