@@ -13,11 +13,11 @@
  * reference is updated (sm_contact_link); any other joins the dirty particles, whose place in
  * the grid is out of date (walks find them in a small hash table of their own instead, the
  * dirty table: a chain of entries per bucket, one entry per move out of a cell). When a move
- * finds no room among the SM_K_DIRTY entries, the grid of the references is rebuilt: a counting sort in five kernels (each particle
- * counts itself into the bucket of its cell with an integer atomic, the counts are scanned
- * into bucket beginnings in blocks, each particle takes a slot in its bucket, and each bucket
- * is sorted by particle index, which makes the order the same on every run), which leaves no
- * particle dirty and empties the dirty table. The objects whose particles moved take new boxes of
+ * finds no room among the SM_K_DIRTY entries, the grid of the references is rebuilt: a counting
+ * sort in five kernels (each particle counts itself into the bucket of its cell with an integer
+ * atomic, the counts are scanned into bucket beginnings in blocks, each particle takes a slot in
+ * its bucket, and each bucket is sorted by particle index, which makes the order the same on
+ * every run), which leaves no particle dirty and empties the dirty table. The objects whose particles moved take new boxes of
  * their references and lists of the objects near them (sm_object_bounds, sm_object_near). Then
  * each moved particle whose reach comes near another object's box searches the cells around its
  * own that its reach overlaps (in the grid and in the dirty table) for its new list (the others
@@ -79,9 +79,10 @@ inline bool sm_stays_in_cell(const float3 x, const float4 r, const int dirty, co
 /// (dirty_list) while there is room (SM_K_DIRTY + 1 when there is none: the grid is rebuilt); an
 /// older entry of the particle is stale from then on. state[SM_K_ANY_MOVED] = 1 when a particle
 /// moved (the state's flags and this refresh's counts zeroed beforehand). Each work-item takes a
-/// run of particles, counts those that moved and those that take an entry, and takes room for
-/// them with one atomic addition per list, not one per particle (on a CPU, thousands of additions
-/// to one counter from both cores cost more than the test itself).
+/// run of particles: it counts those that moved, takes room for them in moved_list, lists them
+/// and counts those that take an entry, then takes room for those in the table and hands out
+/// their entries, with one atomic addition per list, not one per particle (on a CPU, thousands
+/// of additions to one counter from both cores cost more than the test itself).
 __kernel void sm_contact_refresh(const int particle_count, const float trigger, const float inv_cell,
                                  const int generation, __global const int *particle_object,
                                  __global const float4 *contact, __global const float4 *position,
@@ -472,7 +473,6 @@ inline sm_k_walk sm_walk_begin(const sm_k_grid *g, __global const sm_k_object *o
         walk.wrapped[walk.rows] = last > g->mask + 1 ? g->bucket_start[last - (g->mask + 1)] : 0;
         walk.rows++;
     }
-
     walk.r = -1;
     walk.x = walk.y = walk.z = 0;
     walk.s = walk.end = walk.next = walk.next_end = 0;

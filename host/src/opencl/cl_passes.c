@@ -305,12 +305,11 @@ static sm_result collision_grid(sm_world *world)
     result = launch(world, pass, SM_CLK_CONTACT_DECIDE, 1, COUNT(decide_values), decide_sizes, decide_values);
     if (result != SM_OK) return result;
     const size_t link_sizes[] = {sizeof inv_cell, sizeof dirty_mask, m, m, m, m, m, m, m, m, m, m, m, m};
-    const void *link_values[] = {&inv_cell,         &dirty_mask,        &b->candidate_state, &b->moved_list,
-                                 &b->particle_object, &b->contact,      &b->reference,       &b->dirty,
-                                 &b->particle_slot, &b->slots, &b->dirty_reference, &b->dirty_object,
-                                 &b->dirty_next,    &b->dirty_head};
-    result = launch(world, pass, SM_CLK_CONTACT_LINK, particles, COUNT(link_values), link_sizes,
-                    link_values);
+    const void *link_values[] = {&inv_cell,    &dirty_mask,          &b->candidate_state, &b->moved_list,
+                                 &b->particle_object, &b->contact, &b->reference,      &b->dirty,
+                                 &b->particle_slot, &b->slots,     &b->dirty_reference, &b->dirty_object,
+                                 &b->dirty_next, &b->dirty_head};
+    result = launch(world, pass, SM_CLK_CONTACT_LINK, particles, COUNT(link_values), link_sizes, link_values);
     if (result != SM_OK) return result;
 
     // the boxes of the objects whose particles moved, and the objects near them (with more
