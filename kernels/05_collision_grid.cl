@@ -473,6 +473,7 @@ inline sm_k_walk sm_walk_begin(const sm_k_grid *g, __global const sm_k_object *o
         walk.wrapped[walk.rows] = last > g->mask + 1 ? g->bucket_start[last - (g->mask + 1)] : 0;
         walk.rows++;
     }
+    for (int r = 0; r < walk.rows; r++) SM_K_PREFETCH(&g->slots[walk.range[r].x]); // (far apart: asked for together)
     walk.r = -1;
     walk.x = walk.y = walk.z = 0;
     walk.s = walk.end = walk.next = walk.next_end = 0;
