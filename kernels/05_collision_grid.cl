@@ -49,6 +49,10 @@
 #define SM_K_PREFETCH(p) ((void)0)
 #endif
 
+/// The cell of the grid (and of the dirty table) holding point x: every kernel places a point by
+/// this one rule, so that a particle found in a cell is the one put there. (NaN gives cell 0.)
+inline int3 sm_cell(const float3 x, const float inv_cell) { return convert_int3_sat_rtn(x * inv_cell); }
+
 /// Whether colliding particle i (contact.w > 0) is farther than `trigger` from its reference or
 /// has none (reference.w = 0; NaN moves every time).
 inline bool sm_moved_past(int i, float trigger, __global const float4 *contact, __global const float4 *position,
@@ -68,8 +72,7 @@ inline bool sm_moved_past(int i, float trigger, __global const float4 *contact, 
 /// rebuilt less often.
 inline bool sm_stays_in_cell(const float3 x, const float4 r, const int dirty, const float inv_cell)
 {
-    const int3 from = convert_int3_sat_rtn(r.xyz * inv_cell), to = convert_int3_sat_rtn(x * inv_cell);
-    return r.w > 0.0f && dirty <= SM_K_DIRTY && all(from == to);
+    return r.w > 0.0f && dirty <= SM_K_DIRTY && all(sm_cell(r.xyz, inv_cell) == sm_cell(x, inv_cell));
 }
 
 /// reference[i] = x_i and moved[i] = generation for every particle that moved past the trigger
@@ -152,7 +155,7 @@ __kernel void sm_contact_link(const float inv_cell, const int dirty_mask, __glob
         const int i = moved_list[k], entry = dirty[i] - 1;
         const float4 copy = (float4)(reference[i].xyz, contact[i].w);
         if (entry >= first) {
-            const int3 c = convert_int3_sat_rtn(copy.xyz * inv_cell); // NaN gives 0
+            const int3 c = sm_cell(copy.xyz, inv_cell);
             dirty_reference[entry] = copy;
             dirty_object[entry] = particle_object[i];
             dirty_next[entry] = atomic_xchg(&dirty_head[SM_K_CELL_HASH(c.x, c.y, c.z, dirty_mask)], entry);
@@ -264,7 +267,7 @@ __kernel void sm_grid_hash(const int particle_count, const float inv_cell, const
             particle_bucket[i] = -1;
             continue;
         }
-        const int3 c = convert_int3_sat_rtn(reference[i].xyz * inv_cell); // NaN gives 0
+        const int3 c = sm_cell(reference[i].xyz, inv_cell);
         const int bucket = SM_K_CELL_HASH(c.x, c.y, c.z, mask);
         particle_bucket[i] = bucket;
         atomic_inc(&bucket_count[bucket]);
@@ -452,11 +455,11 @@ inline sm_k_walk sm_walk_begin(const sm_k_grid *g, __global const sm_k_object *o
 {
     sm_k_walk walk;
     walk.r_i = g->reference[i].xyz;
-    walk.own = convert_int3_sat_rtn(walk.r_i * g->inv_cell);
+    walk.own = sm_cell(walk.r_i, g->inv_cell);
     walk.c_i = g->contact[i];
     walk.reach = walk.c_i.w + g->reach; // beyond every candidate's distance
-    walk.lo = clamp(convert_int3_sat_rtn((walk.r_i - walk.reach) * g->inv_cell) - walk.own, -1, 0);
-    walk.hi = clamp(convert_int3_sat_rtn((walk.r_i + walk.reach) * g->inv_cell) - walk.own, 0, 1);
+    walk.lo = clamp(sm_cell(walk.r_i - walk.reach, g->inv_cell) - walk.own, -1, 0);
+    walk.hi = clamp(sm_cell(walk.r_i + walk.reach, g->inv_cell) - walk.own, 0, 1);
     walk.rows = 0;
     for (int row = 0; row < SM_K_ROWS; row++) {
         const int dy = row % 3 - 1, dz = row / 3 - 1;
@@ -525,7 +528,7 @@ inline int sm_walk_next(sm_k_walk *walk, const sm_k_grid *g, const int i)
                 // the slot's copy of the reference and radius first: most are too far
                 const float4 other = vload4(0, slot->reference);
                 if (!sm_within_skin(r_i, radius, other.xyz, other.w, skin)) continue;
-                const int3 c = convert_int3_sat_rtn(other.xyz * inv_cell);
+                const int3 c = sm_cell(other.xyz, inv_cell);
                 const int dx = (int)((uint)c.x - (uint)own_x);
                 if (c.y != y || c.z != z || dx < lo_x || dx > hi_x) continue; // another row's
                 if (g->dirty[slot->particle]) continue; // found in the dirty table
@@ -561,7 +564,7 @@ inline int sm_walk_next(sm_k_walk *walk, const sm_k_grid *g, const int i)
                 if (object_j == object && skip_own) continue;
                 const float4 other = g->dirty_reference[e];
                 if (!sm_within_skin(r_i, radius, other.xyz, other.w, skin)) continue;
-                const int3 c = convert_int3_sat_rtn(other.xyz * inv_cell);
+                const int3 c = sm_cell(other.xyz, inv_cell);
                 if (any(c != cell)) continue; // another cell's
                 if (g->dirty[g->dirty_list[e]] != e + 1) continue; // stale: the particle moved again since
                 j = g->dirty_list[e];
