@@ -6,7 +6,10 @@
 #     without contact also at one solver step per frame (the paper's measure; the scene has 3);
 #   - 1,000,000 particles in one quadratic box of 8 clusters (target: 2,000 steps/s, and at least
 #     half the copy bandwidth in the shape-matching passes: the "floor" line);
-#   - the paper's Fig. 8 to 1,000,000 points on every OpenCL device (CSV and, with gnuplot, PNG).
+#   - the paper's Fig. 8 to 1,000,000 points on every OpenCL device (CSV and, with gnuplot, PNG);
+#   - the viewer drawing paper384 on the GPU with no window system (--headless: EGL), with CL-GL
+#     sharing where the GPU's OpenCL offers it and with the host copy, frames per second of each
+#     (needs the viewer: SM_VIEW, or a build with it).
 # Everything printed goes to OUT_DIR/*.txt too; copy the figures into bench/RESULTS.md with the
 # machine and the date.
 #
@@ -14,12 +17,19 @@
 # installs Debian's (ocl-icd-opencl-dev opencl-headers) when apt-get and root are available, and
 # otherwise falls back on the ones of a CUDA toolkit (/usr/local/cuda), which ships both. The GPU's
 # own driver (e.g. NVIDIA's, with /etc/OpenCL/vendors/nvidia.icd) must be installed.
+#
+# On a machine where nothing can be installed, build elsewhere and point at the programs:
+#   SM_TOOL=path/to/shapematch [SM_VIEW=path/to/shapematch-view] bench/gpu.sh OUT_DIR
+# skips the build (the shared libraries they need on LD_LIBRARY_PATH).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/bench/gpu-$(date -u +%Y-%m-%d)}
 mkdir -p "$out"
 cd "$root"
 
+tool=${SM_TOOL:-}
+view=${SM_VIEW:-}
+if [ -z "$tool" ]; then
 cmake_args=(-DCMAKE_BUILD_TYPE=Release -DSM_BUILD_VIEWER=OFF -DSM_BUILD_TESTS=OFF)
 have_loader() { ldconfig -p 2> /dev/null | grep -q 'libOpenCL.so' && [ -f /usr/include/CL/cl.h ]; }
 if ! have_loader; then
@@ -44,6 +54,7 @@ done
 cmake -S . -B build-gpu "${cmake_args[@]}" > "$out/cmake.txt"
 cmake --build build-gpu -j "$(nproc)" --target shapematch_tool > "$out/build.txt"
 tool=build-gpu/shapematch
+fi
 export SM_CACHE_DIR=${SM_CACHE_DIR:-$root/build-gpu/sm-cache}
 
 "$tool" devices | tee "$out/devices.txt"
@@ -54,10 +65,30 @@ gpu=$(awk -F: '/ gpu/ {print $1; exit}' "$out/devices.txt")
     date -u
 } | tee "$out/machine.txt"
 
+# every measurement runs even when one before it failed; the exit status says whether all ran
+failed=()
+measure() {
+    local file=$1
+    shift
+    echo "gpu.sh: $*" >> "$out/commands.txt"
+    "$@" 2>&1 | tee -a "$out/$file" || failed+=("$*")
+}
 for args in "--collisions off --substeps 1" "--collisions off" "--collisions on"; do
-    "$tool" bench scene scenes/paper384.json --device "$gpu" --steps 1000 --repeat 5 $args | tee -a "$out/paper384.txt"
+    measure paper384.txt "$tool" bench scene scenes/paper384.json --device "$gpu" --steps 1000 --repeat 5 $args
 done
-"$tool" bench scene scenes/paper384.json --backend cpu --collisions off --steps 50 --repeat 3 | tee -a "$out/paper384.txt"
-"$tool" bench scene bench/million_quadratic.json --device "$gpu" --steps 200 --repeat 5 | tee "$out/million_quadratic.txt"
-"$tool" bench fig8 --backend opencl --out "$out" | tee "$out/fig8.txt"
+measure paper384.txt "$tool" bench scene scenes/paper384.json --backend cpu --collisions off --steps 50 --repeat 3
+measure million_quadratic.txt "$tool" bench scene bench/million_quadratic.json --device "$gpu" --steps 200 --repeat 5
+if [ -n "$view" ]; then
+    for interop in auto off; do
+        measure viewer.txt "$view" scenes/paper384.json --headless --device "$gpu" --frames 600 --interop $interop \
+            --report "$out/viewer-$interop.json" --screenshot "$out/viewer-$interop.png"
+    done
+else
+    echo "gpu.sh: no viewer (set SM_VIEW): the drawing is not measured" | tee "$out/viewer.txt"
+fi
+measure fig8.txt "$tool" bench fig8 --backend opencl --out "$out"
 echo "gpu.sh: the figures are in $out"
+if [ ${#failed[@]} -gt 0 ]; then
+    printf 'gpu.sh: failed: %s\n' "${failed[@]}" >&2
+    exit 1
+fi

@@ -5,6 +5,7 @@
  * colliders where they are at each frame; the mouse picks, drags, locks, pushes and cuts (tools.h);
  * --frames, --screenshot, --record and --script run it without a person. */
 #include "camera.h"
+#include "headless.h"
 #include "native.h"
 #include "particles_gl.h"
 #include "render.h"
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 static const char *usage =
     "usage: shapematch-view SCENE [options]\n"
@@ -32,6 +34,9 @@ static const char *usage =
     "\n"
     "options:\n"
     "  --frames N            simulate and draw N frames, one time step each, then exit\n"
+    "  --headless            draw without a window system, through EGL (a GPU's EGL device where\n"
+    "                        there is one): with --frames, on machines without X; the default\n"
+    "                        there when --frames is given and DISPLAY is not set\n"
     "  --screenshot FILE     write the last frame drawn as a PNG\n"
     "  --record DIR          write every frame as DIR/frame_00001.png, ...\n"
     "  --script FILE         timed mouse and key events (format in viewer/script.h)\n"
@@ -76,6 +81,7 @@ typedef enum draw_mode { DRAW_SURFACES, DRAW_PARTICLES, DRAW_BOTH, DRAW_MODE_COU
 typedef struct options {
     const char *scene, *screenshot, *record, *script, *report, *device;
     int frames, width, height, max_steps;
+    bool headless;
     interop_mode interop;
     sm_backend backend;
     view_colour colour;
@@ -111,7 +117,11 @@ typedef struct object_origin {
 
 typedef struct viewer {
     options opt;
-    GLFWwindow *window;
+    GLFWwindow *window;   ///< NULL when headless
+    headless_gl headless; ///< the EGL context of --headless
+    bool has_gl;          ///< a context is current: the GL objects exist
+    double last_start;    ///< when the frame loop began
+    double run_seconds;   ///< wall time of the frame loop, for the report's frames per second
     sm_scene *scene;
     sm_scene_info info;
     sm_world_def def;
@@ -1016,6 +1026,9 @@ static bool write_report(viewer *v, const char *path)
     cJSON_AddStringToObject(root, "device", sm_world_device_name(v->world));
     cJSON_AddStringToObject(root, "interop", v->interop ? "shared" : "fallback");
     cJSON_AddStringToObject(root, "interop_detail", v->interop_text);
+    cJSON_AddStringToObject(root, "gl_renderer", (const char *)glGetString(GL_RENDERER));
+    cJSON_AddBoolToObject(root, "headless", v->opt.headless);
+    cJSON_AddNumberToObject(root, "frames_per_second", v->run_seconds > 0.0 ? (double)v->frame / v->run_seconds : 0.0);
     cJSON *picks = cJSON_AddArrayToObject(root, "picks");
     for (int p = 0; p < v->pick_count; p++) {
         cJSON *pick = cJSON_CreateObject();
@@ -1122,6 +1135,9 @@ static int parse(int argc, char **argv, options *o)
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             fputs(usage, stdout);
             return 0;
+        } else if (strcmp(arg, "--headless") == 0) {
+            takes = false;
+            o->headless = true;
         } else if (arg[0] != '-') {
             takes = false;
             ok = !o->scene;
@@ -1159,10 +1175,72 @@ static int parse(int argc, char **argv, options *o)
         fprintf(stderr, "shapematch-view: no scene file given\n\n%s", usage);
         return 2;
     }
+    if (o->headless && o->frames == 0) {
+        fprintf(stderr, "shapematch-view: --headless needs --frames N (there is no window to close)\n\n%s", usage);
+        return 2;
+    }
+    const char *display = getenv("DISPLAY"), *wayland = getenv("WAYLAND_DISPLAY");
+    if (o->frames > 0 && !(display && *display) && !(wayland && *wayland)) o->headless = true;
     return -1;
 }
 
 static void glfw_error(int code, const char *description) { say("GLFW error 0x%x: %s", code, description); }
+
+/// Seconds on a monotonic clock: GLFW's, or the system's when headless.
+static double now_seconds(const viewer *v)
+{
+    if (v->window) return glfwGetTime();
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/// Opens the window (or, headless, the EGL context), makes its context current and loads GL.
+static bool open_gl(viewer *v, char *error, size_t error_size)
+{
+    if (v->opt.headless) {
+        if (!headless_open(&v->headless, v->opt.width, v->opt.height, error, error_size)) return false;
+        if (!gladLoadGL(headless_get_proc)) {
+            snprintf(error, error_size, "cannot load the OpenGL functions through EGL");
+            return false;
+        }
+        say("headless: %s", v->headless.detail);
+        return true;
+    }
+    glfwSetErrorCallback(glfw_error);
+    if (!glfwInit()) {
+        snprintf(error, error_size, "cannot initialise GLFW: no display? (set DISPLAY; run headless with "
+                                    "--frames N --headless, or under 'xvfb-run -a -s \"-screen 0 1280x720x24\" "
+                                    "shapematch-view ...')");
+        return false;
+    }
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+    if (v->opt.frames > 0) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE); // runs of --frames draw offscreen
+    char title[512];
+    snprintf(title, sizeof title, "shapematch-view: %s", v->opt.scene);
+    v->window = glfwCreateWindow(v->opt.width, v->opt.height, title, NULL, NULL);
+    if (!v->window) {
+        snprintf(error, error_size, "cannot open an OpenGL 3.3 core window");
+        return false;
+    }
+    glfwMakeContextCurrent(v->window);
+    glfwSwapInterval(v->opt.frames > 0 ? 0 : 1);
+    if (!gladLoadGL(glfwGetProcAddress)) {
+        snprintf(error, error_size, "cannot load the OpenGL functions");
+        return false;
+    }
+    return true;
+}
+
+/// The size of what is drawn: the window's framebuffer, or headless, --size.
+static void framebuffer_size(const viewer *v, int *width, int *height)
+{
+    if (v->window) glfwGetFramebufferSize(v->window, width, height);
+    else *width = v->opt.width, *height = v->opt.height;
+}
 
 static bool make_directory(const char *path)
 {
@@ -1189,35 +1267,15 @@ int main(int argc, char **argv)
     }
     v.info = sm_scene_get_info(v.scene);
 
-    glfwSetErrorCallback(glfw_error);
-    if (!glfwInit()) {
-        fprintf(stderr, "shapematch-view: cannot initialise GLFW: no display? (set DISPLAY, or run headless under "
-                        "'xvfb-run -a -s \"-screen 0 1280x720x24\" shapematch-view ...')\n");
-        sm_scene_destroy(v.scene);
-        return 1;
-    }
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
-    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
-    if (v.opt.frames > 0) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE); // headless runs draw offscreen
-    char title[512];
-    snprintf(title, sizeof title, "shapematch-view: %s", v.opt.scene);
-    v.window = glfwCreateWindow(v.opt.width, v.opt.height, title, NULL, NULL);
     int status_code = 1;
-    if (!v.window) {
-        fprintf(stderr, "shapematch-view: cannot open an OpenGL 3.3 core window\n");
+    if (!open_gl(&v, error, sizeof error)) {
+        fprintf(stderr, "shapematch-view: %s\n", error);
         goto done;
     }
-    glfwMakeContextCurrent(v.window);
-    glfwSwapInterval(v.opt.frames > 0 ? 0 : 1);
-    if (!gladLoadGL(glfwGetProcAddress)) {
-        fprintf(stderr, "shapematch-view: cannot load the OpenGL functions\n");
-        goto done;
-    }
+    v.has_gl = true;
     say("OpenGL %s (%s)", (const char *)glGetString(GL_VERSION), (const char *)glGetString(GL_RENDERER));
     int fw, fh;
-    glfwGetFramebufferSize(v.window, &fw, &fh);
+    framebuffer_size(&v, &fw, &fh);
     if (!render_init(&v.renderer, fw, fh, error, sizeof error)) {
         fprintf(stderr, "shapematch-view: %s\n", error);
         goto done;
@@ -1229,7 +1287,9 @@ int main(int argc, char **argv)
     v.def.profile = true; // the overlay's per-pass times
     v.def.log = log_callback;
     const char *why = NULL;
-    if (v.opt.interop != INTEROP_OFF && !native_gl_context(v.window, &v.def.gl, &why) && v.opt.interop == INTEROP_ON) {
+    if (v.opt.headless && v.opt.interop != INTEROP_OFF) v.def.gl = headless_gl_context(&v.headless);
+    else if (!v.opt.headless && v.opt.interop != INTEROP_OFF && !native_gl_context(v.window, &v.def.gl, &why) &&
+             v.opt.interop == INTEROP_ON) {
         fprintf(stderr, "shapematch-view: --interop on: %s\n", why);
         goto done;
     }
@@ -1249,18 +1309,20 @@ int main(int argc, char **argv)
                     (v.hi.z - v.lo.z) * (v.hi.z - v.lo.z));
     frame_scene(&v);
 
-    glfwSetWindowUserPointer(v.window, &v);
-    glfwSetCursorPosCallback(v.window, on_cursor);
-    glfwSetMouseButtonCallback(v.window, on_button);
-    glfwSetScrollCallback(v.window, on_scroll);
-    glfwSetKeyCallback(v.window, on_key);
-    glfwSetFramebufferSizeCallback(v.window, on_resize);
+    if (v.window) {
+        glfwSetWindowUserPointer(v.window, &v);
+        glfwSetCursorPosCallback(v.window, on_cursor);
+        glfwSetMouseButtonCallback(v.window, on_button);
+        glfwSetScrollCallback(v.window, on_scroll);
+        glfwSetKeyCallback(v.window, on_key);
+        glfwSetFramebufferSizeCallback(v.window, on_resize);
+    }
 
     status_code = 0;
-    double last = glfwGetTime();
-    v.last_sample_time = last;
-    while (!v.quit && !glfwWindowShouldClose(v.window)) {
-        const double now = glfwGetTime();
+    double last = now_seconds(&v);
+    v.last_sample_time = v.last_start = last;
+    while (!v.quit && !(v.window && glfwWindowShouldClose(v.window))) {
+        const double now = now_seconds(&v);
         run_script(&v);
         if (v.quit || !advance(&v, now - last) || !draw(&v)) {
             status_code = v.quit && !v.failed ? status_code : 1;
@@ -1268,7 +1330,7 @@ int main(int argc, char **argv)
         }
         last = now;
         v.frame++;
-        sample_figures(&v, glfwGetTime());
+        sample_figures(&v, now_seconds(&v));
         if (v.opt.record) {
             char path[4096];
             snprintf(path, sizeof path, "%s/frame_%05lld.png", v.opt.record, (long long)v.frame);
@@ -1278,32 +1340,39 @@ int main(int argc, char **argv)
                 break;
             }
         }
-        int ww, wh;
-        glfwGetFramebufferSize(v.window, &ww, &wh);
-        render_end(&v.renderer, ww, wh);
-        glfwSwapBuffers(v.window);
-        glfwPollEvents();
+        if (v.window) {
+            int ww, wh;
+            glfwGetFramebufferSize(v.window, &ww, &wh);
+            render_end(&v.renderer, ww, wh);
+            glfwSwapBuffers(v.window);
+            glfwPollEvents();
+        } else {
+            glFlush(); // headless: nothing to show; the frame stays in the renderer's framebuffer
+        }
         if (v.opt.frames > 0 && v.frame >= v.opt.frames) break;
         if (v.frame % 120 == 0 && v.opt.frames > 0) say("frame %lld of %d", (long long)v.frame, v.opt.frames);
     }
+    v.run_seconds = now_seconds(&v) - v.last_start;
     if (v.failed) status_code = 1;
     if (status_code == 0 && v.opt.screenshot) {
         if (render_screenshot(&v.renderer, v.opt.screenshot, error, sizeof error)) say("wrote %s", v.opt.screenshot);
         else say("error: %s", error), status_code = 1;
     }
     if (status_code == 0 && v.opt.report && !write_report(&v, v.opt.report)) status_code = 1;
-    say("%lld frames, %lld steps, %.2f s simulated", (long long)v.frame, (long long)v.steps, v.sim_time);
+    say("%lld frames, %lld steps, %.2f s simulated, %.1f frames/s", (long long)v.frame, (long long)v.steps, v.sim_time,
+        v.run_seconds > 0.0 ? (double)v.frame / v.run_seconds : 0.0);
 
 done:
     // the world releases its shared GL buffers before GL deletes them
     sm_world_destroy(v.world);
-    if (v.window) {
+    if (v.has_gl) {
         particles_free(&v.particles);
         surfaces_free(&v.surfaces);
         render_free(&v.renderer);
-        glfwDestroyWindow(v.window);
     }
-    glfwTerminate();
+    if (v.window) glfwDestroyWindow(v.window);
+    if (!v.opt.headless) glfwTerminate();
+    headless_close(&v.headless);
     sm_scene_destroy(v.scene);
     script_free(&v.script);
     free(v.start_stats), free(v.host_xyzw), free(v.origins);
