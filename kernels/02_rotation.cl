@@ -5,8 +5,7 @@
  * inverted, or no convergence) it is Horn's quaternion eigenproblem warm-started from the
  * previous step: with R0 the last rotation, the rotation closest to R0^T A_pq is R0^T R, near
  * the identity, so the Jacobi sweeps on the nearly diagonal 4x4 matrix converge at once and
- * R = R0 R'. An inverted cluster (det(A_pq A_qq) < -SM_INVERTED_VOLUME) keeps R0, as the
- * reference does. */
+ * R = R0 R'. An inverted cluster (sm_match_inverted) keeps R0, as the reference does. */
 #include "sm_math.h"
 
 /// The orthogonal factor u of a = u h (h symmetric positive definite) by the iteration
@@ -82,15 +81,16 @@ __kernel void sm_rotation(const int cluster_count, __global const sm_k_cluster_r
     // a missing or damaged warm start costs sweeps (or, for an inverted cluster, is the identity)
     q0 = (n0 > 0.5f && isfinite(n0)) ? q0 / n0 : (float4)(0.0f, 0.0f, 0.0f, 1.0f);
 
-    float a[9], aqq[9], u[9];
+    float a[9], aqq[9], span[9], u[9], r0[9];
     sm_load_mat3(&apq[c], a);
     sm_load_mat3(&rest[c].aqq, aqq);
+    sm_load_mat3(&rest[c].span, span);
     float4 q = q0;
+    sm_quat_to_mat3(q0, r0);
     if (sm_polar_rotation(a, u)) {
         q = sm_mat3_to_quat(u);
-    } else if (sm_det3(a) * sm_det3(aqq) >= -SM_INVERTED_VOLUME) {
-        float r0[9], a0[9];
-        sm_quat_to_mat3(q0, r0);
+    } else if (!sm_match_inverted(a, aqq, span, r0)) {
+        float a0[9];
         sm_mul3_tn(r0, a, a0);
         q = normalize(sm_quat_mul(q0, sm_closest_rotation_quat(a0)));
     }

@@ -141,6 +141,24 @@ inline void sm_treat_linear_block(float *a, const float *r, const sm_k_object ob
     }
 }
 
+/// The deformation limit of T (3x9, row-major, in place): its linear block within the stretches
+/// [1/s, s], its quadratic block within s - 1 of the cluster's size (kernels/sm_formulas.h).
+inline void sm_limit_deformation(float *t, const sm_k_object object, __global const sm_k_cluster_rest *rest)
+{
+    float linear[9], quadratic[18];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) linear[i * 3 + j] = t[i * 9 + j];
+    if (sm_limit_stretch(linear, object.strain_limit))
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) t[i * 9 + j] = linear[i * 3 + j];
+    if (object.mode != SM_K_MODE_QUADRATIC) return;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 6; j++) quadratic[i * 6 + j] = t[i * 9 + 3 + j];
+    if (sm_limit_quadratic(quadratic, rest->quad_reach, object.strain_limit))
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 6; j++) t[i * 9 + 3 + j] = quadratic[i * 6 + j];
+}
+
 /// T (3x9; columns 3-8 zero outside quadratic mode) and A_lin of every cluster.
 __kernel void sm_goal_transform(const int cluster_count, __global const sm_k_cluster *clusters,
                                 __global const sm_k_object *objects, __global const sm_k_cluster_rest *rest,
@@ -187,5 +205,6 @@ __kernel void sm_goal_transform(const int cluster_count, __global const sm_k_clu
             for (int j = 3; j < 9; j++) t[i * 9 + j] = beta * full[i * 9 + j];
         }
     }
+    if (object.mode != SM_K_MODE_RIGID) sm_limit_deformation(t, object, &rest[c]);
     for (int j = 0; j < 9; j++) vstore4((float4)(t[j], t[9 + j], t[18 + j], 0.0f), 0, transform[c].c[j]);
 }

@@ -26,6 +26,7 @@ __kernel void sm_blend_integrate(const int particle_count, const float h, const 
                                  __global const int *particle_member_offsets, __global const float4 *particle_member_q,
                                  __global const sm_k_cluster_rest *rest,
                                  __global const float4 *center, __global const float4 *center_offset,
+                                 __global const float4 *cluster_velocity,
                                  __global const sm_k_mat39 *transform, __global const float4 *force,
                                  const int inputs, __global const float4 *input_force, __global const float4 *target,
                                  __global float4 *position, __global float4 *position_lo,
@@ -39,14 +40,22 @@ __kernel void sm_blend_integrate(const int particle_count, const float h, const 
     const bool quadratic = object.mode == SM_K_MODE_QUADRATIC;
     const int begin = particle_member_offsets[i], end = particle_member_offsets[i + 1];
     float3 d = (float3)(0.0f); // g - x
+    // for the motion limit, the means of its clusters' sizes and velocities
+    float size = 0.0f;
+    float3 flow = (float3)(0.0f);
     if (end > begin) {
         float3 sum = (float3)(0.0f);
         for (int j = begin; j < end; j++) {
             const float4 q = particle_member_q[j]; // w: the cluster, as_int
-            sum += sm_cluster_goal_offset(as_int(q.w), q.xyz, x.xyz, x_lo, quadratic, rest, center, center_offset,
-                                          transform);
+            const int c = as_int(q.w);
+            sum += sm_cluster_goal_offset(c, q.xyz, x.xyz, x_lo, quadratic, rest, center, center_offset, transform);
+            size += rest[c].size;
+            flow += cluster_velocity[c].xyz;
         }
-        d = sum * (1.0f / (float)(end - begin));
+        const float share = 1.0f / (float)(end - begin);
+        d = sum * share;
+        size *= share;
+        flow *= share;
     }
     goal[i] = (float4)(x.xyz + (x_lo + d), 0.0f);
     float4 f = force[i]; // w: inverse mass, 0 for a fixed particle
@@ -62,10 +71,17 @@ __kernel void sm_blend_integrate(const int particle_count, const float h, const 
     v += d * (alpha / h);
     v += (gravity.xyz + f.xyz * f.w) * h;
     v *= damping;
+    // the move, within one size of its clusters of their motion and of the goal carried along by
+    // it (with the particle's own acceleration and damping: the limits act on what shape
+    // matching does, not on gravity and the forces)
+    const float3 u = (flow + (gravity.xyz + f.xyz * f.w) * h) * damping;
+    float va[3] = {v.x, v.y, v.z}, m[3] = {h * v.x, h * v.y, h * v.z};
+    const float da[3] = {d.x, d.y, d.z}, ua[3] = {u.x, u.y, u.z};
+    if (end > begin && sm_limit_motion(va, da, ua, h, size, m)) v = (float3)(va[0], va[1], va[2]);
     velocity[i] = (float4)(v, 0.0f);
     // x += h v in double-float
     float4 hi = x, lo = (float4)(x_lo, 0.0f);
-    sm_add_pair(&hi, &lo, h * v);
+    sm_add_pair(&hi, &lo, (float3)(m[0], m[1], m[2]));
     if (t.w == SM_K_TARGET_PIN) { // kinematic: on the target, moving as it moved
         velocity[i] = (float4)(to_target / h, 0.0f);
         hi = (float4)(t.xyz, x.w);

@@ -80,7 +80,9 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
 
     // S_p = (I + h creep (S - I)) S_p, its excess over I bounded by max, then unit determinant
     float step[9], old[9], sp[9];
-    for (int i = 0; i < 9; i++) step[i] = h * object.plastic_creep * strain[i];
+    // creep h is at most 1: a step follows the deformation at most all the way
+    const float rate = fmin(h * object.plastic_creep, 1.0f);
+    for (int i = 0; i < 9; i++) step[i] = rate * strain[i];
     for (int i = 0; i < 3; i++) step[i * 4] += 1.0f;
     sm_load_mat3(&plastic[c], old);
     sm_mul3(step, old, sp);
@@ -94,6 +96,8 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
     if (!(d > SM_K_PLASTIC_DET_MIN) || !isfinite(d)) return;
     const float s = 1.0f / cbrt(d);
     for (int i = 0; i < 9; i++) sp[i] *= s;
+    // the plastic rest shape's stretches within the deformation limit, like the goals'
+    sm_limit_stretch(sp, object.strain_limit);
     sm_store_mat3(&plastic[c], sp);
 
     // the rest data of the new S_p, as sm_cluster_update_rest computes it on the host
@@ -109,6 +113,9 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
         particle_member_q[member_slot[k]].xyz = qf; // (w: the cluster, kept)
         sum_q2 += (sm_real)position[member_particle[k]].w * (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
     }
+    float largest = 0.0f;
+    for (int k = begin; k < end; k++) largest = fmax(largest, length(member_q[k].xyz));
+    rest[c].size = largest;
     // offsets divided by the cluster's RMS radius keep the pseudo-inverse threshold unit-free
     sm_real scale = sqrt(sum_q2 / cluster.mass);
     if (!(scale > 0)) scale = 1;
@@ -125,14 +132,30 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
     }
     // quadratic clusters take theirs from the Schur complement below
     if (object.mode != SM_K_MODE_QUADRATIC) sm_store_metric_roots(mqq, &rest[c]);
-    sm_real pinv[81];
-    sm_sym_pinv_r(3, mqq, pinv);
+    sm_real pinv[81], moments[9];
+    for (int i = 0; i < 9; i++) moments[i] = mqq[i];
+    const int rank = sm_sym_pinv_r(3, mqq, pinv);
     for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) rest[c].aqq.m[i][j] = (float)(pinv[i * 3 + j] * inv * inv);
+        for (int j = 0; j < 3; j++) {
+            rest[c].aqq.m[i][j] = (float)(pinv[i * 3 + j] * inv * inv);
+            // the directions the rest shape spans: A_qq W (I when it spans all three)
+            sm_real p = 0;
+            for (int k = 0; k < 3; k++) p += pinv[i * 3 + k] * moments[k * 3 + j];
+            rest[c].span.m[i][j] = rank == 3 ? (float)(i == j) : (float)p;
+        }
     if (object.mode != SM_K_MODE_QUADRATIC) return;
 
     for (int j = 0; j < 6; j++) mean[j] /= cluster.mass;
     for (int j = 0; j < 6; j++) rest[c].quad_mean[j] = (float)mean[j];
+    float largest_q2 = 0.0f, largest_terms2 = 0.0f, mean_f[6];
+    for (int j = 0; j < 6; j++) mean_f[j] = (float)mean[j];
+    for (int k = begin; k < end; k++) {
+        const float4 qf = member_q[k];
+        const float q[3] = {qf.x, qf.y, qf.z};
+        largest_q2 = fmax(largest_q2, q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
+        largest_terms2 = fmax(largest_terms2, sm_quadratic_terms_norm2(q, mean_f));
+    }
+    rest[c].quad_reach = largest_q2 > 0.0f ? sqrt(largest_terms2 / largest_q2) : 0.0f;
     // q~ = D u~ with D = diag(s, s, s, s^2 x 6): pinv of the scaled moments, scaled back by D^-1
     sm_real m99[81] = {0};
     for (int k = begin; k < end; k++) {

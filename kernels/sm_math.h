@@ -4,7 +4,7 @@
 #ifndef SM_MATH_H
 #define SM_MATH_H
 
-#include "sm_shared.h"
+#include "sm_formulas.h"
 
 /* Precision of the rare rest-data refresh after a plastic update: double where the device
  * has it (the pseudo-inverse threshold is then the reference's), else float. */
@@ -71,56 +71,8 @@ inline float sm_norm2_3(const float *a)
     return s;
 }
 
-/* Cyclic Jacobi eigen-decomposition of the symmetric n x n matrix a (n <= 9), as in
- * sm_sym_eigen of the reference: values get the eigenvalues, the columns of vectors the
- * eigenvectors; a is overwritten. Written once for float and once for sm_real. */
-#define SM_DEFINE_SYM_EIGEN(NAME, T, EPSILON)                                                            \
-    inline void NAME(int n, T *a, T *values, T *vectors)                                                 \
-    {                                                                                                    \
-        T scale = 0;                                                                                     \
-        for (int i = 0; i < n * n; i++) scale = fmax(scale, fabs(a[i]));                                 \
-        if (!(scale > 0) || !isfinite(scale)) scale = 1;                                                 \
-        for (int i = 0; i < n * n; i++) a[i] /= scale;                                                   \
-        for (int i = 0; i < n; i++)                                                                      \
-            for (int j = 0; j < n; j++) vectors[i * n + j] = (i == j) ? 1 : 0;                           \
-        for (int sweep = 0; sweep < 32; sweep++) {                                                       \
-            T off = 0, total = 0;                                                                        \
-            for (int i = 0; i < n; i++)                                                                  \
-                for (int j = 0; j < n; j++) {                                                            \
-                    T e = a[i * n + j] * a[i * n + j];                                                   \
-                    total += e;                                                                          \
-                    if (i != j) off += e;                                                                \
-                }                                                                                        \
-            if (!(off > EPSILON * EPSILON * total)) break;                                               \
-            for (int p = 0; p < n - 1; p++)                                                              \
-                for (int q = p + 1; q < n; q++) {                                                        \
-                    T apq = a[p * n + q];                                                                \
-                    if (apq == 0) continue;                                                              \
-                    T theta = (a[q * n + q] - a[p * n + p]) / (2 * apq);                                 \
-                    T t = (theta >= 0 ? (T)1 : (T)-1) / (fabs(theta) + sqrt(theta * theta + 1));          \
-                    T c = 1 / sqrt(t * t + 1), s = t * c;                                                \
-                    for (int k = 0; k < n; k++) {                                                        \
-                        T akp = a[k * n + p], akq = a[k * n + q];                                        \
-                        a[k * n + p] = c * akp - s * akq;                                                \
-                        a[k * n + q] = s * akp + c * akq;                                                \
-                    }                                                                                    \
-                    for (int k = 0; k < n; k++) {                                                        \
-                        T apk = a[p * n + k], aqk = a[q * n + k];                                        \
-                        a[p * n + k] = c * apk - s * aqk;                                                \
-                        a[q * n + k] = s * apk + c * aqk;                                                \
-                    }                                                                                    \
-                    a[p * n + q] = a[q * n + p] = 0;                                                     \
-                    for (int k = 0; k < n; k++) {                                                        \
-                        T vkp = vectors[k * n + p], vkq = vectors[k * n + q];                            \
-                        vectors[k * n + p] = c * vkp - s * vkq;                                          \
-                        vectors[k * n + q] = s * vkp + c * vkq;                                          \
-                    }                                                                                    \
-                }                                                                                        \
-        }                                                                                                \
-        for (int i = 0; i < n; i++) values[i] = a[i * n + i] * scale;                                    \
-    }
-
-SM_DEFINE_SYM_EIGEN(sm_sym_eigen_f, float, FLT_EPSILON)
+/* The symmetric eigen-solver of sm_formulas.h in float, and in sm_real for the rest-data refresh. */
+#define sm_sym_eigen_f sm_sym_eigen_s
 #ifdef SM_K_FP64
 SM_DEFINE_SYM_EIGEN(sm_sym_eigen_r, double, DBL_EPSILON)
 #else

@@ -83,7 +83,7 @@ typedef float sm_float;
  * (on a CPU device the loop is faster; $SM_LARGE_CLUSTER sets the threshold on any device). */
 #define SM_K_LARGE_CLUSTER 1024
 #define SM_K_GROUP_SIZE 128
-#define SM_K_MOMENT_TERMS 39 /* sum m y (3), A_pq (9) and the quadratic fit (27) */
+#define SM_K_MOMENT_TERMS 42 /* sum m y (3), sum m v (3), A_pq (9) and the quadratic fit (27) */
 
 /* Contact candidates (pass 5): each colliding particle keeps the particles whose reference
  * positions lie within the sum of their radii plus the skin of its own, at most
@@ -125,10 +125,20 @@ typedef float sm_float;
 #define SM_K_COLLIDER_BOX 1
 #define SM_K_COLLIDER_SPHERE 2
 
+/* The motion limit (step 8), in sizes of the particle's clusters (their largest rest offsets):
+ * a particle moves at most SM_MOTION_STEP of them relative to its clusters' motion in a step,
+ * and ends at most SM_MOTION_DEVIATION of them from where its goal goes. (Two sizes of
+ * deviation let the pieces of bodies of several clusters pull apart further than the bound of
+ * "Stable" in the random draws; less makes ordinary scrambled starts reach it.) */
+#define SM_MOTION_STEP 1.0f
+#define SM_MOTION_DEVIATION 1.0f
+
 /* Below this det(A) the volume-preserved fit is replaced by R (algorithm.md step 3). */
 #define SM_K_DET_MIN 1e-6f
-/* A plastic update whose det(S_p) is at most this is skipped (it would flip the rest shape). */
-#define SM_K_PLASTIC_DET_MIN 1e-12f
+/* A plastic update whose det(S_p) (before the volume normalisation; 1 before the update) is at
+ * most this is skipped: it would flip the rest shape, or collapse it to a plane or a line whose
+ * normalisation only rounding decides (a flat cluster's update at full rate has det 0). */
+#define SM_K_PLASTIC_DET_MIN 1e-3f
 
 /// Per-object parameters (64 bytes).
 typedef struct sm_k_object {
@@ -136,7 +146,8 @@ typedef struct sm_k_object {
     sm_float alpha, tau, beta, damping; /* tau > 0: alpha = min(1, h / tau) */
     sm_float cap_soft, cap_hard;
     sm_float plastic_yield, plastic_creep, plastic_max;
-    sm_float unused[3];
+    sm_float strain_limit; /* the deformation limit s (sm_limit_stretch, sm_limit_quadratic) */
+    sm_float unused[2];
 } sm_k_object;
 
 /// Per-cluster constants (32 bytes): memberships [first_member, first_member + member_count).
@@ -144,7 +155,8 @@ typedef struct sm_k_cluster {
     sm_int first_member, member_count, object;
     sm_float mass;  /* M_c, kg */
     sm_int anchor;  /* the member particle nearest the rest centre: the centre's anchor */
-    sm_int unused[3];
+    sm_int anchored; /* 1: it holds a fixed particle, and its velocity v_cm is 0 */
+    sm_int unused[2];
 } sm_k_cluster;
 
 /// A 3x3 matrix, row-major, one row per 4-float group (48 bytes; the fourth column is unused).
@@ -159,17 +171,19 @@ typedef struct sm_k_mat39 {
     sm_float c[9][4];
 } sm_k_mat39;
 
-/// Per-cluster rest data that plasticity changes (248 bytes): A_qq, the means a1..a6 of the
-/// quadratic terms, and what volume preservation measures in: the roots of the linear block's
+/// Per-cluster rest data that plasticity changes (296 bytes): A_qq, the means a1..a6 of the
+/// quadratic terms and their reach, and what volume preservation measures in: the roots of the linear block's
 /// metric scaled to determinant 1 (W = sum m q q^T; in quadratic mode the Schur complement of W
 /// in the 9x9 moments) and, in quadratic mode, the coupling C (3x6) that refits the quadratic
 /// block after the linear one changed: [Q M] += (A' - A) C.
 typedef struct sm_k_cluster_rest {
     sm_k_mat3 aqq;
     sm_float quad_mean[6];
-    sm_float unused[2];
+    sm_float quad_reach; /* m: max |q~ quadratic terms| / max |q| over the members (sm_limit_quadratic) */
+    sm_float size;       /* m: the largest |q| over the members (sm_limit_deviation) */
     sm_k_mat3 metric_root, metric_root_inv;
     sm_float coupling[3][6];
+    sm_k_mat3 span; /* A_qq W: the projector onto the directions the rest shape spans (I when it spans all three) */
 } sm_k_cluster_rest;
 
 /// The quadratic fit weights ~A_qq q~ of one membership (36 bytes), quadratic clusters only.

@@ -188,6 +188,13 @@ assert a.shape == ($frames, 55200, 3) and $frames >= 1, a.shape
 assert np.isfinite(a).all()
 " || fail "interrupted.npy does not hold the $frames frames the summary reports"
 
+# the state check stops a run that diverges, naming the scene, the step and the particle
+printf '{"gravity": [0, 0, 0], "objects": [{"name": "rocket", "shape": "box", "force": [1e9, 0, 0]}]}' > rocket.json
+for backend in cpu opencl; do
+    expect 1 'rocket.json: step 60: .*particle 0 \(object 0, rocket\) moves at .* m/s .*faster than check_speed' -- \
+        "$tool" run rocket.json --backend $backend --steps 200
+done
+
 if [ "$failures" -gt 0 ]; then
     echo "$failures check(s) failed" >&2
     exit 1

@@ -113,7 +113,22 @@ static void rigid_spin_keeps_shape_to_second_order(void)
     ENSURE_RANGE(e2 / e4, 3.6, 4.4);
 }
 
-/// A random linear map with positive determinant.
+/// The deformation limit of the scenes that check exact fits: the largest, so that the fits of
+/// the random maps below are not clamped (the limit acts beyond it).
+#define LIMIT 10.0
+
+/// Whether f's singular values lie strictly within [1/s, s].
+static bool within_limit(sm_mat3 f, double s)
+{
+    const sm_mat3 ftf = m3_mul(m3_transpose(f), f);
+    double values[3], vectors[9];
+    sm_sym_eigen(3, &ftf.m[0][0], values, vectors);
+    for (int k = 0; k < 3; k++)
+        if (!(values[k] > 1 / (s * s) && values[k] < s * s)) return false;
+    return true;
+}
+
+/// A random linear map with positive determinant, within the deformation limit LIMIT.
 static sm_mat3 random_deformation(rng *r)
 {
     sm_mat3 f;
@@ -121,7 +136,7 @@ static sm_mat3 random_deformation(rng *r)
         f = m3_identity();
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 3; j++) f.m[i][j] += rng_uniform(r, -0.6, 0.6);
-    } while (m3_det(f) < 0.1);
+    } while (m3_det(f) < 0.1 || !within_limit(f, LIMIT));
     return m3_mul(rng_rotation(r), f);
 }
 
@@ -144,6 +159,29 @@ static void deform(sm_world *world, const double map[3][9], sm_vec3 shift)
     free(rest), free(x);
 }
 
+/// Whether the map's Jacobian at every rest position lies within the deformation limit LIMIT:
+/// a cluster's fit of a quadratic map is its Jacobian at the cluster's rest centre, and a map
+/// beyond the limit there is clamped (step 3), not reproduced.
+static bool map_within_limit(const sm_world *world, const double map[3][9])
+{
+    const int32_t n = sm_world_get_counts(world).particles;
+    double *rest = get_rest_positions(world);
+    bool within = true;
+    for (int32_t i = 0; i < n && within; i++) {
+        const sm_vec3 q = at(rest, i);
+        // d t / d q for t = (x, y, z, x^2, y^2, z^2, xy, yz, zx)
+        const double dt[9][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {2 * q.x, 0, 0}, {0, 2 * q.y, 0}, {0, 0, 2 * q.z},
+                                 {q.y, q.x, 0}, {0, q.z, q.y}, {q.z, 0, q.x}};
+        sm_mat3 jacobian = m3_zero();
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++)
+                for (int j = 0; j < 9; j++) jacobian.m[r][c] += map[r][j] * dt[j][c];
+        within = within_limit(jacobian, LIMIT);
+    }
+    free(rest);
+    return within;
+}
+
 static double linear_block_det(const sm_cluster_info *info)
 {
     sm_mat3 t;
@@ -158,7 +196,8 @@ static void linear_volume_preservation_gives_unit_det(void)
 {
     sm_world *world = world_from_json(
         "{\"gravity\": [0, 0, 0], \"objects\": [{\"shape\": \"box\", \"resolution\": [4, 5, 3], \"size\": [1, 1.5, 0.8],"
-        " \"mode\": \"linear\", \"alpha\": 1, \"beta\": 1, \"volume_preservation\": true, \"clusters\": {\"grid\": [2, 2, 1]}}]}");
+        " \"mode\": \"linear\", \"alpha\": 1, \"beta\": 1, \"volume_preservation\": true, \"clusters\": {\"grid\": [2, 2, 1]},"
+        " \"strain_limit\": 10}]}");
     if (!world) return;
     rng r = {11};
     double worst = 0.0, worst_inverted = 0.0;
@@ -211,28 +250,33 @@ static void check_reproduced(sm_world *world, const double map[3][9], double *wo
 }
 
 /// Quadratic mode with beta = 1 and alpha = 1 reproduces any quadratic deformation of the rest
-/// shape exactly (goals equal positions), bending and twist included, with one cluster and with
+/// shape within the deformation limit (its Jacobian's singular values within [1/s, s], s = 10
+/// here) exactly (goals equal positions), bending and twist included, with one cluster and with
 /// overlapping clusters (each region is matched exactly, so the mean is too).
 static void quadratic_mode_reproduces_quadratic_deformations(void)
 {
     sm_world *world = world_from_json(
         "{\"gravity\": [0, 0, 0], \"objects\": ["
         " {\"shape\": \"box\", \"resolution\": [4, 4, 4], \"mode\": \"quadratic\", \"alpha\": 1, \"beta\": 1,"
-        "  \"volume_preservation\": false},"
+        "  \"volume_preservation\": false, \"strain_limit\": 10},"
         " {\"shape\": \"box\", \"resolution\": [6, 5, 5], \"size\": [2, 1, 1], \"position\": [3, 0, 0], \"mode\": \"quadratic\","
-        "  \"alpha\": 1, \"beta\": 1, \"volume_preservation\": false, \"clusters\": {\"grid\": [2, 2, 2]}}]}");
+        "  \"alpha\": 1, \"beta\": 1, \"volume_preservation\": false, \"clusters\": {\"grid\": [2, 2, 2]},"
+        "  \"strain_limit\": 10}]}");
     if (!world) return;
     rng r = {12};
     double worst_position = 0.0, worst_goal = 0.0;
     for (int trial = 0; trial < 100; trial++) {
         double map[3][9] = {{0}};
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 9; j++) map[i][j] = (j < 3 ? (i == j) : 0.0) + rng_uniform(&r, -0.4, 0.4);
+        do {
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 9; j++) map[i][j] = (j < 3 ? (i == j) : 0.0) + rng_uniform(&r, -0.4, 0.4);
+        } while (!map_within_limit(world, map));
         check_reproduced(world, map, &worst_position, &worst_goal);
     }
     // pure bending about z (y += k x^2) and twist about x (y -= t x z, z += t x y)
     double bend[3][9] = {{1, 0, 0}, {0, 1, 0, 0.8}, {0, 0, 1}};
     double twist[3][9] = {{1, 0, 0}, {0, 1, 0, 0, 0, 0, 0, 0, -0.7}, {0, 0, 1, 0, 0, 0, 0.7}};
+    ENSURE(map_within_limit(world, bend) && map_within_limit(world, twist));
     check_reproduced(world, bend, &worst_position, &worst_goal);
     check_reproduced(world, twist, &worst_position, &worst_goal);
     printf("  quadratic: worst |x(t+h) - x(t)| %.3g, |g - x| %.3g\n", worst_position, worst_goal);
@@ -241,12 +285,14 @@ static void quadratic_mode_reproduces_quadratic_deformations(void)
     sm_world_destroy(world);
 }
 
-/// Linear mode with beta = 1 and no volume treatment reproduces any affine deformation exactly.
+/// Linear mode with beta = 1 and no volume treatment reproduces any affine deformation within
+/// the deformation limit (s = 10 here) exactly.
 static void linear_mode_reproduces_affine_deformations(void)
 {
     sm_world *world = world_from_json(
         "{\"gravity\": [0, 0, 0], \"objects\": [{\"shape\": \"sphere\", \"radius\": 0.5, \"spacing\": 0.2,"
-        " \"mode\": \"linear\", \"alpha\": 1, \"beta\": 1, \"volume_preservation\": false, \"clusters\": {\"grid\": [2, 2, 2]}}]}");
+        " \"mode\": \"linear\", \"alpha\": 1, \"beta\": 1, \"volume_preservation\": false, \"clusters\": {\"grid\": [2, 2, 2]},"
+        " \"strain_limit\": 10}]}");
     if (!world) return;
     rng r = {13};
     double worst_position = 0.0, worst_goal = 0.0;

@@ -11,14 +11,19 @@
  *              rescales only the linear block of ~A, which breaks the symmetry when the rest
  *              shape couples linear and quadratic moments (any asymmetric cloud).
  * The position update x += h v then keeps sum m x × v. Disjoint clusters add exactly; the
- * per-particle mean over overlapping clusters (step 5) does not, and momentum drifts. */
+ * per-particle mean over overlapping clusters (step 5) does not, and momentum drifts. All of this
+ * holds while the deformation and motion limits do not act (steps 3 and 8). */
 #include "math3.h"
 #include "support.h"
 
 #include <stdlib.h>
 
 /// Scene text for an asymmetric random cloud of 40 points with random masses.
-/// `volume` is the scene's volume_preservation value: true, false or "scale".
+/// `volume` is the scene's volume_preservation value: true, false or "scale". The deformation
+/// limit is at its largest, 10: where the limits act they do not conserve momentum (README,
+/// the time step, steps 3 and 8), and with the default 2 the quadratic limit acts in these
+/// flights of disjoint clusters, whose motion grows (their kinetic energy grows 10 to 40 times
+/// over the 1,000 steps without the limits: the goals of clusters torn about feed it).
 static char *cloud_scene(int seed, const char *mode, const char *volume, const char *clusters)
 {
     static char json[16384];
@@ -30,8 +35,9 @@ static char *cloud_scene(int seed, const char *mode, const char *volume, const c
     o += snprintf(json + o, sizeof json - (size_t)o, "], \"masses\": [");
     for (int i = 0; i < 40; i++) o += snprintf(json + o, sizeof json - (size_t)o, "%s%.17g", i ? ", " : "", rng_uniform(&r, 0.5, 2.0));
     snprintf(json + o, sizeof json - (size_t)o,
-             "], \"mode\": \"%s\", \"alpha\": 0.5, \"beta\": 0.5, \"volume_preservation\": %s, \"clusters\": %s}]}", mode,
-             volume, clusters);
+             "], \"mode\": \"%s\", \"alpha\": 0.5, \"beta\": 0.5, \"volume_preservation\": %s, \"clusters\": %s,"
+             " \"strain_limit\": 10}]}",
+             mode, volume, clusters);
     return json;
 }
 
@@ -124,15 +130,17 @@ static void quadratic_volume_scaling_drifts_angular_momentum(void)
 
 /// Overlapping clusters (a 3x3x3 lattice on a 2x2x2 grid shares its middle layers): the mean of
 /// step 5 does not conserve momentum. Measured over 1,000 steps, linear mode without volume
-/// preservation: linear drift 1.31 and 1.70, angular drift 3.59 and 2.91 of their scales (seeds
-/// 1, 2); the test accepts half to twice those. A remedy that conserves momentum with overlap
-/// brings them to round-off and fails this test: update it then.
+/// preservation: linear drift 1.31 and 1.70, angular drift 3.59 and 7.03 of their scales (seeds
+/// 1, 2; the scramble, 30% of the object's size, is 70% of these 8-particle clusters' size, and
+/// in seed 2 the motion limit acts, which took the angular drift from 2.91 to 7.03); the test
+/// accepts half to twice those. A remedy that conserves momentum with overlap brings them to
+/// round-off and fails this test: update it then.
 static void overlapping_clusters_drift_as_measured(void)
 {
     const char *json = "{\"gravity\": [0, 0, 0], \"objects\": [{\"shape\": \"box\", \"resolution\": [3, 3, 3],"
                        " \"mode\": \"linear\", \"alpha\": 0.5, \"beta\": 0.5, \"volume_preservation\": false,"
-                       " \"clusters\": {\"grid\": [2, 2, 2]}}]}";
-    const double measured_linear[] = {1.306, 1.703}, measured_angular[] = {3.588, 2.907};
+                       " \"clusters\": {\"grid\": [2, 2, 2]}, \"strain_limit\": 10}]}";
+    const double measured_linear[] = {1.306, 1.703}, measured_angular[] = {3.588, 7.026};
     for (int seed = 1; seed <= 2; seed++) {
         drift d = fly(world_from_json(json), seed);
         printf("  overlapping clusters, seed %d: linear drift %.4g, angular drift %.4g\n", seed, d.linear, d.angular);

@@ -207,12 +207,14 @@ void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster)
     const int32_t begin = cluster->first_member, end = begin + cluster->member_count;
     const bool quadratic = world->objects[cluster->object].mode == SM_MODE_QUADRATIC;
 
-    double sum_q2 = 0.0;
+    double sum_q2 = 0.0, largest_q2 = 0.0;
     for (int32_t k = begin; k < end; k++) {
         sm_vec3 q = m3_apply(cluster->plastic, world->member_rest[k]);
         world->member_q[k] = q;
         sum_q2 += world->mass[world->member_particle[k]] * v3_dot(q, q);
+        largest_q2 = fmax(largest_q2, v3_dot(q, q));
     }
+    cluster->size = sqrt(largest_q2);
     // offsets divided by the cluster's RMS radius keep the moment matrices near unit scale,
     // so the pseudo-inverse threshold does not depend on the unit of length
     double scale = sqrt(sum_q2 / cluster->mass);
@@ -233,6 +235,9 @@ void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster)
     }
     double aqq[9];
     int rank = sm_sym_pinv(3, mqq, aqq);
+    // the directions the rest shape spans (flat and colinear clusters miss one or two)
+    cluster->span = m3_identity();
+    if (rank < 3) cluster->span = m3_mul(*(const sm_mat3 *)aqq, *(const sm_mat3 *)mqq);
     // quadratic clusters take theirs from the Schur complement below
     if (!quadratic) sm_metric_roots(mqq, &cluster->metric_root, &cluster->metric_root_inv);
     cluster->linear_modes = rank;
@@ -242,10 +247,18 @@ void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster)
     memset(cluster->coupling, 0, sizeof cluster->coupling);
     if (!quadratic) {
         memset(cluster->quad_mean, 0, sizeof cluster->quad_mean);
+        cluster->quad_reach = 0.0;
         cluster->modes = rank;
         return;
     }
     for (int j = 0; j < 6; j++) cluster->quad_mean[j] = mean[j] / cluster->mass;
+    double largest_terms2 = 0.0;
+    for (int32_t k = begin; k < end; k++) {
+        const sm_vec3 q = world->member_q[k];
+        const double qa[3] = {q.x, q.y, q.z};
+        largest_terms2 = fmax(largest_terms2, sm_quadratic_terms_norm2(qa, cluster->quad_mean));
+    }
+    cluster->quad_reach = largest_q2 > 0.0 ? sqrt(largest_terms2 / largest_q2) : 0.0;
 
     // q~ = D u~ with D = diag(s, s, s, s^2 x 6): pinv of the scaled moments, scaled back by D^-1
     double d_inv[9];

@@ -17,6 +17,7 @@ const char *sm_result_name(sm_result result)
     case SM_ERROR_SCENE: return "SM_ERROR_SCENE";
     case SM_ERROR_UNAVAILABLE: return "SM_ERROR_UNAVAILABLE";
     case SM_ERROR_NOT_FINITE: return "SM_ERROR_NOT_FINITE";
+    case SM_ERROR_DIVERGED: return "SM_ERROR_DIVERGED";
     }
     return "SM_ERROR_UNKNOWN";
 }

@@ -1,6 +1,6 @@
 #include "math3.h"
 
-#include "../../kernels/sm_shared.h"
+#include "../../kernels/sm_formulas.h"
 
 #include <float.h>
 #include <string.h>
@@ -19,55 +19,9 @@ sm_mat3 sm_rotation_from_euler_degrees(sm_vec3 degrees)
 
 void sm_sym_eigen(int n, const double *a_in, double *values, double *vectors)
 {
-    // work on a / max|a|: the squared entries of the stop test must neither underflow nor overflow
-    double a[81], scale = 0.0;
-    for (int i = 0; i < n * n; i++) scale = fmax(scale, fabs(a_in[i]));
-    if (!(scale > 0.0) || !isfinite(scale)) scale = 1.0;
-    for (int i = 0; i < n * n; i++) a[i] = a_in[i] / scale;
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++) vectors[i * n + j] = (i == j) ? 1.0 : 0.0;
-
-    // Cyclic Jacobi: each rotation zeroes one off-diagonal pair; convergence is quadratic,
-    // so a handful of sweeps reach round-off. The sweep bound only guards against NaN input.
-    for (int sweep = 0; sweep < 64; sweep++) {
-        double off = 0.0, total = 0.0;
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < n; j++) {
-                // cppcheck-suppress uninitvar ; a false positive: with n >= 1 the loop above filled a[0, n * n)
-                double e = a[i * n + j] * a[i * n + j];
-                total += e;
-                if (i != j) off += e;
-            }
-        if (!(off > DBL_EPSILON * DBL_EPSILON * total)) break;
-
-        for (int p = 0; p < n - 1; p++) {
-            for (int q = p + 1; q < n; q++) {
-                double apq = a[p * n + q];
-                if (apq == 0.0) continue;
-                double theta = (a[q * n + q] - a[p * n + p]) / (2.0 * apq);
-                // the smaller root of t^2 + 2 theta t - 1 = 0 keeps the rotation below 45 degrees
-                double t = (theta >= 0.0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
-                double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
-                for (int k = 0; k < n; k++) {
-                    double akp = a[k * n + p], akq = a[k * n + q];
-                    a[k * n + p] = c * akp - s * akq;
-                    a[k * n + q] = s * akp + c * akq;
-                }
-                for (int k = 0; k < n; k++) {
-                    double apk = a[p * n + k], aqk = a[q * n + k];
-                    a[p * n + k] = c * apk - s * aqk;
-                    a[q * n + k] = s * apk + c * aqk;
-                }
-                a[p * n + q] = a[q * n + p] = 0.0;
-                for (int k = 0; k < n; k++) {
-                    double vkp = vectors[k * n + p], vkq = vectors[k * n + q];
-                    vectors[k * n + p] = c * vkp - s * vkq;
-                    vectors[k * n + q] = s * vkp + c * vkq;
-                }
-            }
-        }
-    }
-    for (int i = 0; i < n; i++) values[i] = a[i * n + i] * scale;
+    double a[81];
+    memcpy(a, a_in, sizeof(double) * (size_t)(n * n));
+    sm_sym_eigen_s(n, a, values, vectors); // kernels/sm_formulas.h, shared with the kernels
 }
 
 int sm_sym_pinv(int n, const double *a, double *out)

@@ -6,6 +6,8 @@
 
 #include "shapematch/shapematch.h"
 
+#include "../../kernels/sm_formulas.h" /* the formulas shared with the kernels */
+
 #include <math.h>
 
 #define SM_PI 3.14159265358979323846

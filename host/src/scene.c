@@ -242,7 +242,8 @@ static sm_result read_indices(const context *ctx, const cJSON *item, const char 
 static const char *const object_fields[] = {
     "name", "shape", "size", "resolution", "radius", "length", "major_radius", "minor_radius", "spacing",
     "points", "masses", "position", "rotation", "velocity", "angular_velocity", "mass", "mode", "alpha",
-    "tau", "beta", "volume_preservation", "clusters", "plasticity", "cap", "damping", "fixed", "force", "collisions",
+    "tau", "beta", "volume_preservation", "clusters", "plasticity", "cap", "strain_limit", "damping", "fixed", "force",
+    "collisions",
     "mesh", "scale", "center", "particles", "surface", NULL};
 
 /// The shape-specific fields each shape accepts.
@@ -592,6 +593,7 @@ static sm_result parse_object(const context *ctx, const cJSON *item, sm_object_d
         else if (strcmp(f, "clusters") == 0) r = parse_clusters(ctx, e, store, &def->clusters);
         else if (strcmp(f, "plasticity") == 0) r = parse_plasticity(ctx, e, &def->plasticity);
         else if (strcmp(f, "cap") == 0) r = parse_cap(ctx, e, &def->cap);
+        else if (strcmp(f, "strain_limit") == 0) r = read_range(ctx, e, f, 1.0, 10.0, false, "", &def->strain_limit);
         else if (strcmp(f, "collisions") == 0) r = parse_object_collisions(ctx, e, &def->collisions);
         else if (strcmp(f, "fixed") == 0) {
             r = read_indices(ctx, e, f, &store->fixed, &def->fixed_count);

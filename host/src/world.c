@@ -18,6 +18,8 @@ sm_world_def sm_world_def_default(void)
     def.ground = (sm_ground){.enabled = false, .height = 0.0, .restitution = 0.3, .friction = 0.2};
     def.collisions = (sm_collisions){.enabled = false, .iterations = 2, .radius_scale = 1.0, .restitution = 0.2, .friction = 0.3, .skin = 0.5};
     def.backend = SM_BACKEND_DEFAULT;
+    def.check_extent = 10.0;
+    def.check_speed = 1e5;
     def.internal_value = SM_DEF_COOKIE;
     return def;
 }
@@ -45,6 +47,7 @@ sm_object_def sm_object_def_default(void)
     def.clusters = (sm_cluster_def){.grid = {1, 1, 1}, .overlap = 0.25};
     def.plasticity = (sm_plasticity){.enabled = false, .yield = 0.1, .creep = 5.0, .max = 0.5};
     def.cap = (sm_cap){.enabled = false, .soft = 4.0, .hard = 6.0};
+    def.strain_limit = 2.0;
     def.collisions = (sm_object_collisions){.enabled = true, .self = false, .radius = 0.0, .radius_scale = 0.0};
     def.surface.enabled = true;
     def.internal_value = SM_DEF_COOKIE;
@@ -123,6 +126,12 @@ sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
     }
     if (def->check_interval < 0)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: check_interval must be >= 0 (got %d)", def->check_interval);
+    if (!(def->check_extent >= 0.0) || !isfinite(def->check_extent))
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: check_extent must be a finite number >= 0 (got %g)",
+                       def->check_extent);
+    if (!(def->check_speed >= 0.0) || !isfinite(def->check_speed))
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: check_speed must be a finite number >= 0 m/s (got %g)",
+                       def->check_speed);
     if (def->backend != SM_BACKEND_DEFAULT && def->backend != SM_BACKEND_CPU && def->backend != SM_BACKEND_OPENCL)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: unknown backend %d", (int)def->backend);
     const bool callers_opencl = def->opencl.context || def->opencl.device || def->opencl.queue;
@@ -187,6 +196,8 @@ void sm_world_destroy(sm_world *world)
 /* ---- Adding objects ------------------------------------------------------------------ */
 
 /// Checks plasticity settings that are enabled; `call` prefixes the message ("" or "name: ").
+static bool valid_strain_limit(double s) { return s >= SM_STRAIN_LIMIT_MIN && s <= SM_STRAIN_LIMIT_MAX; }
+
 static sm_result check_plasticity(const sm_plasticity *p, const char *call)
 {
     if (!p->enabled) return SM_OK;
@@ -222,6 +233,8 @@ static sm_result validate_object_def(const sm_object_def *d)
                 vectors[v].value.z);
     if (d->cap.enabled && !(d->cap.soft >= 3.0 && d->cap.hard > d->cap.soft && isfinite(d->cap.hard)))
         BAD("cap needs 3 <= soft < hard (got soft %g, hard %g)", d->cap.soft, d->cap.hard);
+    if (!valid_strain_limit(d->strain_limit))
+        BAD("strain_limit must be in [%g, %g] (got %g)", SM_STRAIN_LIMIT_MIN, SM_STRAIN_LIMIT_MAX, d->strain_limit);
     sm_result plastic = check_plasticity(&d->plasticity, "");
     if (plastic != SM_OK) return plastic;
     const sm_shape *s = &d->shape;
@@ -558,6 +571,7 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
         .volume_by_scaling = def->volume_by_scaling,
         .plasticity = def->plasticity,
         .cap = def->cap,
+        .strain_limit = def->strain_limit,
         .mass = total_mass,
         .first_particle = first,
         .particle_count = count,
@@ -620,6 +634,7 @@ void sm_world_append_cluster(sm_world *world, int32_t object, int32_t first, con
     for (int32_t j = 0; j < count; j++) {
         const int32_t i = first + members[j];
         cluster->mass += world->mass[i];
+        cluster->anchored = cluster->anchored || world->fixed[i];
         weighted = v3_add(weighted, v3_scale(world->rest_position[i], world->mass[i]));
     }
     cluster->rest_center = v3_scale(weighted, 1.0 / cluster->mass);
@@ -677,25 +692,65 @@ sm_result sm_world_step_check(sm_world *world, double dt, int32_t substeps, cons
     return result;
 }
 
-/// The state check (sm_world_def.check_interval): fails with SM_ERROR_NOT_FINITE naming the
-/// first particle whose position or velocity is not finite.
-static sm_result check_finite(sm_world *world)
+/// How far cluster c's farthest particle lies from its centre of mass, in its object's
+/// strain_limit times its size (the state check's measure of stretch).
+static double cluster_stretch(const sm_world *world, int32_t c)
 {
-    int32_t bad = -1;
+    const sm_cluster *cluster = &world->clusters[c];
+    const int32_t begin = cluster->first_member, end = begin + cluster->member_count;
+    sm_vec3 center = {0, 0, 0};
+    for (int32_t k = begin; k < end; k++) {
+        const int32_t i = world->member_particle[k];
+        center = v3_add(center, v3_scale(world->position[i], world->mass[i]));
+    }
+    center = v3_scale(center, 1.0 / cluster->mass);
+    double farthest = 0.0;
+    for (int32_t k = begin; k < end; k++) farthest = fmax(farthest, v3_length(v3_sub(world->position[world->member_particle[k]], center)));
+    return farthest / (world->objects[cluster->object].strain_limit * cluster->size);
+}
+
+/// The state check (sm_world_def.check_interval): fails with SM_ERROR_NOT_FINITE naming the
+/// first particle whose position or velocity is not finite, else with SM_ERROR_DIVERGED naming
+/// the first particle faster than check_speed or the first cluster stretched beyond
+/// check_extent. On OpenCL the device finds them and the state is then read back for the figures.
+static sm_result check_state(sm_world *world)
+{
+    const double speed = world->def.check_speed, extent = world->def.check_extent;
+    int32_t first[3] = {-1, -1, -1}; // not finite, too fast, too stretched
     if (world->cl) {
-        sm_result result = sm_cl_check_finite(world, &bad);
+        sm_result result = sm_cl_check_state(world, first);
+        if (result == SM_OK && (first[0] >= 0 || first[1] >= 0 || first[2] >= 0)) result = sm_cl_pull(world);
         if (result != SM_OK) return result;
     } else {
-        for (int32_t i = 0; i < world->particle_count && bad < 0; i++)
-            if (!v3_is_finite(world->position[i]) || !v3_is_finite(world->velocity[i])) bad = i;
+        for (int32_t i = 0; i < world->particle_count && first[0] < 0; i++) {
+            if (!v3_is_finite(world->position[i]) || !v3_is_finite(world->velocity[i])) first[0] = i;
+            else if (first[1] < 0 && speed > 0.0 && v3_length(world->velocity[i]) > speed) first[1] = i;
+        }
+        for (int32_t c = 0; c < world->cluster_count && first[2] < 0 && extent > 0.0; c++)
+            if (world->clusters[c].member_count > 0 && !(cluster_stretch(world, c) <= extent)) first[2] = c;
     }
-    if (bad < 0) return SM_OK;
-    const int32_t object = world->particle_object[bad];
+    const long long steps = (long long)world->profile.steps;
+    if (first[0] >= 0 || first[1] >= 0) {
+        const int32_t i = first[0] >= 0 ? first[0] : first[1], object = world->particle_object[i];
+        const char *name = world->objects[object].name;
+        if (first[0] >= 0)
+            return sm_fail(SM_ERROR_NOT_FINITE,
+                           "sm_world_step: particle %d (object %d%s%s) has a non-finite position or velocity after %lld steps "
+                           "(%g s): the simulation diverged",
+                           i, object, name ? ", " : "", name ? name : "", steps, world->time);
+        return sm_fail(SM_ERROR_DIVERGED,
+                       "sm_world_step: particle %d (object %d%s%s) moves at %.4g m/s after %lld steps (%g s), faster than "
+                       "check_speed (%g m/s): the simulation diverged",
+                       i, object, name ? ", " : "", name ? name : "", v3_length(world->velocity[i]), steps, world->time, speed);
+    }
+    if (first[2] < 0) return SM_OK;
+    const int32_t c = first[2], object = world->clusters[c].object;
     const char *name = world->objects[object].name;
-    return sm_fail(SM_ERROR_NOT_FINITE,
-                   "sm_world_step: particle %d (object %d%s%s%s) has a non-finite position or velocity after %lld steps "
-                   "(%g s): the simulation diverged",
-                   bad, object, name ? ", " : "", name ? name : "", "", (long long)world->profile.steps, world->time);
+    return sm_fail(SM_ERROR_DIVERGED,
+                   "sm_world_step: object %d%s%s%s: its cluster %d (world cluster %d) is stretched to %.4g times its strain "
+                   "limit (%g) times its size after %lld steps (%g s), beyond check_extent (%g): the simulation diverged",
+                   object, name ? " (" : "", name ? name : "", name ? ")" : "", c - world->objects[object].first_cluster, c,
+                   cluster_stretch(world, c), world->objects[object].strain_limit, steps, world->time, extent);
 }
 
 sm_result sm_world_step(sm_world *world, double dt, int32_t substeps)
@@ -706,7 +761,7 @@ sm_result sm_world_step(sm_world *world, double dt, int32_t substeps)
     const bool check = world->def.check_interval > 0 && ++world->step_calls % world->def.check_interval == 0;
     if (world->cl) {
         result = sm_cl_step(world, h, substeps);
-        return result == SM_OK && check ? check_finite(world) : result;
+        return result == SM_OK && check ? check_state(world) : result;
     }
     double *ms = world->profile.pass_ms;
     const bool collide = world->grid.colliding > 0;
@@ -737,7 +792,7 @@ sm_result sm_world_step(sm_world *world, double dt, int32_t substeps)
         ms[SM_PASS_SKIN] += now_ms() - t0;
     }
     world->profile.step_ms += now_ms() - start;
-    return check ? check_finite(world) : SM_OK;
+    return check ? check_state(world) : SM_OK;
 }
 
 sm_profile sm_world_get_profile(const sm_world *world)
@@ -799,6 +854,7 @@ sm_result sm_world_get_cluster(const sm_world *world, int32_t cluster, sm_cluste
     out->mass = c->mass;
     out->rest_center = c->rest_center;
     out->center = c->center;
+    out->velocity = c->velocity;
     out->rotation = c->rotation;
     memcpy(out->transform, c->transform, sizeof out->transform);
     out->plastic = c->plastic;
@@ -1054,7 +1110,7 @@ sm_result sm_world_get_object_params(const sm_world *world, int32_t object, sm_o
                        world ? world->object_count : 0);
     const sm_object *o = &world->objects[object];
     *out = (sm_object_params){o->mode, o->alpha, o->tau, o->beta, o->damping, o->volume_preservation,
-                                o->volume_by_scaling, o->plasticity};
+                                o->volume_by_scaling, o->plasticity, o->strain_limit};
     return SM_OK;
 }
 
@@ -1072,6 +1128,9 @@ sm_result sm_world_set_object_params(sm_world *world, int32_t object, const sm_o
     if (!(p->tau >= 0.0) || !isfinite(p->tau) || !(p->damping >= 0.0) || !isfinite(p->damping))
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_set_object_params: tau and damping must be finite and >= 0 (got %g, %g)",
                        p->tau, p->damping);
+    if (!valid_strain_limit(p->strain_limit))
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_set_object_params: strain_limit must be in [%g, %g] (got %g)",
+                       SM_STRAIN_LIMIT_MIN, SM_STRAIN_LIMIT_MAX, p->strain_limit);
     sm_result result = check_plasticity(&p->plasticity, "sm_world_set_object_params: ");
     if (result != SM_OK) return result;
     sm_object *o = &world->objects[object];
@@ -1085,6 +1144,7 @@ sm_result sm_world_set_object_params(sm_world *world, int32_t object, const sm_o
     o->volume_preservation = p->volume_preservation;
     o->volume_by_scaling = p->volume_by_scaling;
     o->plasticity = p->plasticity;
+    o->strain_limit = p->strain_limit;
     if (!mode_change && !plastic_on) return sm_cl_write_object(world, object);
     if (mode_change)
         for (int32_t c = o->first_cluster; c < o->first_cluster + o->cluster_count; c++)

@@ -11,6 +11,8 @@
 #define SM_MAX_COLLIDERS 256      /* colliders per world: each particle tests every one */
 #define SM_MIN_STEP 1e-9          /* s: shorter steps make alpha / h overflow long before they are useful */
 #define SM_MAX_STEP 10.0          /* s: longer steps are no simulation (positions grow as g h^2) */
+#define SM_STRAIN_LIMIT_MIN 1.0   /* sm_object_def.strain_limit: rigid goals */
+#define SM_STRAIN_LIMIT_MAX 10.0
 
 /// Per-object parameters, as given in its def.
 typedef struct sm_object {
@@ -21,6 +23,7 @@ typedef struct sm_object {
     bool volume_preservation, volume_by_scaling;
     sm_plasticity plasticity;
     sm_cap cap;
+    double strain_limit; ///< the deformation limit s (sm_object_def.strain_limit)
     double mass;
     int32_t first_particle, particle_count;
     int32_t first_cluster, cluster_count;
@@ -42,19 +45,24 @@ typedef struct sm_object {
 typedef struct sm_cluster {
     int32_t object;
     int32_t first_member, member_count; ///< its memberships are [first_member, first_member + member_count)
+    bool anchored;                      ///< holds a fixed particle: its velocity v_cm is 0
     double mass;                        ///< M_c
     sm_vec3 rest_center;                ///< x0_cm
     sm_mat3 plastic;                    ///< S_p
     sm_mat3 aqq;                        ///< A_qq = (sum m q q^T)^+
     sm_mat3 metric_root, metric_root_inv; ///< the linear block's metric^(+-1/2), determinant 1 (volume preservation)
+    sm_mat3 span;                       ///< A_qq W: the projector onto the directions its rest shape spans (I when all)
     double coupling[3][6];              ///< quadratic mode: [Q M] += (A' - A) coupling after volume preservation
     double aqq9[9][9];                  ///< ~A_qq = (sum m q~ q~^T)^+ (quadratic objects)
     double quad_mean[6];                ///< a1..a6: mass-weighted means of qx^2, qy^2, qz^2, qx qy, qy qz, qz qx
+    double quad_reach;                  ///< m: max |q~ quadratic terms| / max |q| (sm_limit_quadratic)
+    double size;                        ///< m: the largest |q| over its members (sm_limit_deviation)
     int32_t modes;                      ///< rank kept by the pseudo-inverse (3 or 9 when complete)
     int32_t linear_modes;               ///< rank of A_qq (3 unless the cluster is flat or colinear)
 
     // state of the current step (pass outputs)
     sm_vec3 center;        ///< x_cm
+    sm_vec3 velocity;      ///< v_cm, the members' mass-weighted mean velocity (the deviation limit's reference)
     sm_mat3 apq;           ///< A_pq
     double apq9[3][9];     ///< ~A_pq (quadratic objects)
     sm_mat3 rotation;      ///< R

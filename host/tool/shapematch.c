@@ -555,7 +555,7 @@ static int command_run(int argc, char **argv)
     long long done_steps = 0;
     for (long long s = 1; s <= steps && !interrupted; s++) {
         if (sm_scene_step(scene, world) != SM_OK) {
-            fprintf(stderr, "shapematch: step %lld: %s\n", s, sm_last_error());
+            fprintf(stderr, "shapematch: %s: step %lld: %s\n", path, s, sm_last_error());
             status = 1;
             break;
         }
@@ -564,14 +564,14 @@ static int command_run(int argc, char **argv)
         const bool frame = (out_path || mesh_out) && s % every == 0;
         if (!frame && s % 100 != 0 && s != steps) continue;
         if (sm_world_get_positions(world, 0, n, xyz) != SM_OK) {
-            fprintf(stderr, "shapematch: step %lld: %s\n", s, sm_last_error());
+            fprintf(stderr, "shapematch: %s: step %lld: %s\n", path, s, sm_last_error());
             status = 1;
             break;
         }
         int32_t bad = first_non_finite(xyz, n);
         if (bad >= 0) {
-            fprintf(stderr, "shapematch: step %lld: particle %d (object %d) has a non-finite position; stopping\n", s,
-                    bad, object_of(world, bad));
+            fprintf(stderr, "shapematch: %s: step %lld: particle %d (object %d) has a non-finite position; stopping\n",
+                    path, s, bad, object_of(world, bad));
             status = 1;
             break;
         }
@@ -738,7 +738,7 @@ static int command_compare(int argc, char **argv)
         worst_trajectory = fmax(worst_trajectory, traj_max);
     }
     if (s <= steps && !interrupted) {
-        fprintf(stderr, "shapematch: step %lld: %s\n", s, sm_last_error());
+        fprintf(stderr, "shapematch: %s: step %lld: %s\n", o.path, s, sm_last_error());
         goto done;
     }
     printf("max_single_step_error=%.3e max_trajectory_error=%.3e\n", worst_single, worst_trajectory);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # shapematch-view end to end under Xvfb (llvmpipe and PoCL in CI):
 #   viewer_test.sh VIEW CHECK_IMAGE SCENES DATA OUT CASE
-# CASE render:  paper384 for 120 frames: the screenshot shows objects, and the fallback path is reported
+# CASE headless: paper384 for 60 frames with no X display (--frames without DISPLAY: EGL): the
+#               screenshot shows objects, the report says headless
+#      render:  paper384 for 120 frames: the screenshot shows objects, and the fallback path is reported
 #      drag:    a scripted pick and drag pulls the picked particle to the target and the object follows
 #      lock:    two locked springs hold the stick stretched (Henriques & Wuensche, figure 2); removing
 #               them lets it spring back
@@ -49,6 +51,22 @@ PY
 }
 
 case "$case" in
+headless)
+    # no X at all: --frames without DISPLAY draws through EGL (Mesa's software device here)
+    env -u DISPLAY -u WAYLAND_DISPLAY ${SM_VIEW_PRELOAD:+LD_PRELOAD="$SM_VIEW_PRELOAD"} "$view" "$scenes/paper384.json" \
+        --frames 60 --screenshot "$out/headless.png" --report "$out/headless.json" | tee "$out/headless.log"
+    grep -q "headless: EGL" "$out/headless.log"
+    echo "ok: the log names the EGL context"
+    check "$out/headless.json" "r['headless'] and r['frames'] == 60 and len(r['objects']) == 384 and r['frames_per_second'] > 0" "60 frames of 384 objects without a window system"
+    "$check_image" "$out/headless.png" 0.02 0.60 6
+    # and --headless is refused without --frames
+    if "$view" "$scenes/paper384.json" --headless > "$out/refused.log" 2>&1; then
+        echo "FAILED: --headless without --frames ran" >&2
+        exit 1
+    fi
+    grep -q -- "--headless needs --frames" "$out/refused.log"
+    echo "ok: --headless without --frames is refused"
+    ;;
 render)
     run "$scenes/paper384.json" --frames 120 --screenshot "$out/paper384.png" --report "$out/render.json" | tee "$out/render.log"
     grep -q "interop: fallback: host copy into a mapped GL buffer (the device does not list cl_khr_gl_sharing)" "$out/render.log"

@@ -75,6 +75,7 @@ typedef enum sm_result {
     SM_ERROR_SCENE,            ///< a scene file is malformed or holds a bad value
     SM_ERROR_UNAVAILABLE,      ///< the requested backend or device is not available, or the device failed
     SM_ERROR_NOT_FINITE,       ///< the state check found a particle with a non-finite position or velocity (sm_world_def.check_interval)
+    SM_ERROR_DIVERGED,         ///< the state check found a cluster stretched beyond check_extent or a particle faster than check_speed
 } sm_result;
 
 /// Short constant name of a result code, e.g. "SM_ERROR_SCENE".
@@ -171,11 +172,21 @@ typedef struct sm_world_def {
     /// OpenCL: time every pass with device events; each step then waits for the device.
     /// Default false (the CPU reference always times its passes).
     bool profile;
-    /// Every this many sm_world_step() calls, check that every particle's position and velocity
-    /// is finite (on OpenCL a device pass and one 4-byte read, which waits for the device); when
-    /// one is not, that step returns SM_ERROR_NOT_FINITE naming the particle and its object, and
-    /// the world keeps the state it reached. 0: never (default; `shapematch run` checks every 60).
+    /// Every this many sm_world_step() calls, check the state (on OpenCL two device passes and one
+    /// 12-byte read, which waits for the device): a particle whose position or velocity is not
+    /// finite stops that step with SM_ERROR_NOT_FINITE, and a particle faster than check_speed or
+    /// a cluster stretched beyond check_extent with SM_ERROR_DIVERGED; the message names the
+    /// particle or cluster, its object, the step and the figure, and the world keeps the state it
+    /// reached. 0: never (default; `shapematch run` checks every 60).
     int32_t check_interval;
+    /// The state check's bound on stretch: a cluster one of whose particles lies farther from its
+    /// centre of mass than check_extent times its object's strain_limit times its size (its
+    /// largest rest offset) has diverged. The deformation limit keeps clusters within about 2
+    /// strain_limit sizes. Default 10; 0: not checked.
+    double check_extent;
+    /// The state check's bound on speed, m/s: a particle faster has diverged. Default 1e5; 0: not
+    /// checked.
+    double check_speed;
     /// OpenCL: the GL context to share buffers with (see sm_world_gl_sharing()), default none.
     sm_gl_context gl;
     /// OpenCL: the caller's context, device and queue to run on, default none (the world opens
@@ -278,9 +289,13 @@ typedef struct sm_cluster_def {
 typedef struct sm_plasticity {
     bool enabled;  ///< default false
     double yield;  ///< ||S - I||_F above which the rest shape creeps, default 0.1
-    double creep;  ///< rate at which the rest shape follows the deformation, 1/s, default 5
+    /// Rate at which the rest shape follows the deformation, 1/s, default 5; creep h counts as
+    /// at most 1 (a step follows the deformation at most all the way).
+    double creep;
     /// Bound on ||S_p - I||_F before the volume normalisation, default 0.5; after it the
-    /// strain stays below max + 0.5 max^3 for max <= 0.5 (beyond, det(S_p) can approach 0).
+    /// strain stays below max + 0.5 max^3 for max <= 0.5. Whatever max, the plastic rest shape
+    /// stretches within [1/s, s] (s the object's strain_limit), and an update that would take
+    /// det(S_p) to 0.001 or below before the normalisation is skipped.
     double max;
 } sm_plasticity;
 
@@ -321,6 +336,12 @@ typedef struct sm_object_def {
     sm_cluster_def clusters;   ///< default one cluster of the whole object
     sm_plasticity plasticity;  ///< default off
     sm_cap cap;                ///< default off
+    /// The deformation limit s, in [1, 10], default 2: each cluster's goal transform has its
+    /// principal stretches clamped to [1/s, s] and its quadratic part to s - 1 times the
+    /// cluster's size, and a plastic rest shape its stretches to [1/s, s] (the README's time
+    /// step, step 3). It bounds every object's deformation whatever the other parameters; a
+    /// goal within the limit is not changed. 1 makes the goals rigid.
+    double strain_limit;
     double damping;            ///< velocity damping, 1/s, default 0
     const int32_t *fixed;      ///< indices of particles that never move (copied)
     int32_t fixed_count;       ///< number of fixed indices
@@ -456,6 +477,7 @@ typedef struct sm_cluster_info {
     double mass;             ///< kg
     sm_vec3 rest_center;     ///< centre of mass of the rest positions, m
     sm_vec3 center;          ///< centre of mass x_cm at the start of the last step, m
+    sm_vec3 velocity;        ///< its members' mean velocity v_cm at the start of the last step, m/s
     sm_mat3 rotation;        ///< R of the last step
     /// Goal transform of the last step: goal = T q~ + center, with q~ the rest offset q
     /// followed by its six centred quadratic terms (columns 3-8 are zero outside quadratic mode).
@@ -546,6 +568,7 @@ typedef struct sm_object_params {
     bool volume_preservation;  ///< goals keep the rest volume (the nearest linear fit of determinant 1)
     bool volume_by_scaling;    ///< with volume_preservation, the paper's A / cbrt(det A) instead
     sm_plasticity plasticity;  ///< plastic creep; turning it off keeps the rest shape reached so far
+    double strain_limit;       ///< the deformation limit, in [1, 10] (sm_object_def.strain_limit)
 } sm_object_params;
 
 /// The current parameters of object `object`.

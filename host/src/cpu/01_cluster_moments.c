@@ -8,12 +8,15 @@ void sm_cpu_cluster_moments(sm_world *world)
         const int32_t begin = cluster->first_member, end = begin + cluster->member_count;
         const bool quadratic = world->objects[cluster->object].mode == SM_MODE_QUADRATIC;
 
-        sm_vec3 sum = {0, 0, 0};
+        sm_vec3 sum = {0, 0, 0}, momentum = {0, 0, 0};
         for (int32_t k = begin; k < end; k++) {
             int32_t i = world->member_particle[k];
             sum = v3_add(sum, v3_scale(world->position[i], world->mass[i]));
+            momentum = v3_add(momentum, v3_scale(world->velocity[i], world->mass[i]));
         }
         sm_vec3 center = v3_scale(sum, 1.0 / cluster->mass);
+        // (a fixed member holds the cluster where it is: the deviation limit's reference stays)
+        cluster->velocity = cluster->anchored ? v3(0, 0, 0) : v3_scale(momentum, 1.0 / cluster->mass);
 
         sm_mat3 apq = m3_zero();
         double apq9[3][9] = {{0}};

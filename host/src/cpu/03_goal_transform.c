@@ -10,7 +10,7 @@ static sm_mat3 treat_linear_block(sm_mat3 a, const sm_cluster *cluster, const sm
     if (object->volume_preservation) {
         double d = m3_det(a);
         // an inverted or flattened match never drives the goal (Henriques & Wuensche 3.2)
-        if (!(d > 1e-6)) {
+        if (!(d > SM_K_DET_MIN)) {
             a = r;
         } else if (object->volume_by_scaling) {
             a = m3_scale(a, 1.0 / cbrt(d));
@@ -29,6 +29,24 @@ static sm_mat3 treat_linear_block(sm_mat3 a, const sm_cluster *cluster, const sm
         }
     }
     return a;
+}
+
+/// The deformation limit (step 3): T's linear block within the stretches [1/s, s], its
+/// quadratic block within s - 1 of the cluster's size.
+static void limit_deformation(double t[3][9], const sm_cluster *cluster, const sm_object *object)
+{
+    double linear[9], quadratic[18];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) linear[i * 3 + j] = t[i][j];
+    if (sm_limit_stretch(linear, object->strain_limit))
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) t[i][j] = linear[i * 3 + j];
+    if (object->mode != SM_MODE_QUADRATIC) return;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 6; j++) quadratic[i * 6 + j] = t[i][3 + j];
+    if (sm_limit_quadratic(quadratic, cluster->quad_reach, object->strain_limit))
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 6; j++) t[i][3 + j] = quadratic[i * 6 + j];
 }
 
 void sm_cpu_goal_transform(sm_world *world)
@@ -73,6 +91,7 @@ void sm_cpu_goal_transform(sm_world *world)
             break;
         }
         }
+        if (object->mode != SM_MODE_RIGID) limit_deformation(t, cluster, object);
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 9; j++) cluster->transform[i][j] = t[i][j];
     }

@@ -31,10 +31,22 @@ void sm_cpu_blend_integrate(sm_world *world, double h)
             const int32_t begin_k = world->particle_member_offsets[i];
             const int32_t end_k = world->particle_member_offsets[i + 1];
             sm_vec3 goal = world->position[i];
+            // for the motion limit, the means of its clusters' sizes and velocities
+            double size = 0.0;
+            sm_vec3 flow = {0, 0, 0};
             if (end_k > begin_k) {
                 sm_vec3 sum = {0, 0, 0};
-                for (int32_t j = begin_k; j < end_k; j++) sum = v3_add(sum, cluster_goal(world, world->particle_members[j]));
-                goal = v3_scale(sum, 1.0 / (double)(end_k - begin_k));
+                for (int32_t j = begin_k; j < end_k; j++) {
+                    const int32_t k = world->particle_members[j];
+                    const sm_cluster *cluster = &world->clusters[world->member_cluster[k]];
+                    sum = v3_add(sum, cluster_goal(world, k));
+                    size += cluster->size;
+                    flow = v3_add(flow, cluster->velocity);
+                }
+                const double share = 1.0 / (double)(end_k - begin_k);
+                goal = v3_scale(sum, share);
+                size *= share;
+                flow = v3_scale(flow, share);
             }
             world->goal[i] = goal;
             if (world->fixed[i]) continue;
@@ -51,8 +63,18 @@ void sm_cpu_blend_integrate(sm_world *world, double h)
             v = v3_add(v, v3_scale(v3_sub(goal, world->position[i]), alpha / h));
             v = v3_add(v, v3_scale(accel, h));
             v = v3_scale(v, damping);
+            // 8. the move, within one size of its clusters of their motion and of the goal carried
+            // along by it (with the particle's own acceleration and damping: the limits act on
+            // what shape matching does, not on gravity and the forces)
+            sm_vec3 move = v3_scale(v, h);
+            const sm_vec3 d = v3_sub(goal, world->position[i]), u = v3_scale(v3_add(flow, v3_scale(accel, h)), damping);
+            double va[3] = {v.x, v.y, v.z}, da[3] = {d.x, d.y, d.z}, ua[3] = {u.x, u.y, u.z}, ma[3];
+            if (end_k > begin_k && sm_limit_motion(va, da, ua, h, size, ma)) {
+                move = v3(ma[0], ma[1], ma[2]);
+                v = v3(va[0], va[1], va[2]);
+            }
             world->velocity[i] = v;
-            world->position[i] = v3_add(world->position[i], v3_scale(v, h));
+            world->position[i] = v3_add(world->position[i], move);
             if (t[3] == SM_TARGET_PIN) { // kinematic: on the target, moving as it moved
                 world->velocity[i] = v3_scale(to_target, 1.0 / h);
                 world->position[i] = v3(t[0], t[1], t[2]);

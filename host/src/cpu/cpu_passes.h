@@ -5,7 +5,7 @@
 
 #include "../world.h"
 
-/// 1. Per cluster: x_cm, A_pq and, in quadratic mode, ~A_pq from the current positions.
+/// 1. Per cluster: x_cm, v_cm, A_pq and, in quadratic mode, ~A_pq from the current positions.
 void sm_cpu_cluster_moments(sm_world *world);
 /// 2. Per cluster: R, the proper rotation closest to A_pq.
 void sm_cpu_rotation(sm_world *world);

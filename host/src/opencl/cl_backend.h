@@ -56,9 +56,10 @@ sm_result sm_cl_share_gl_buffer(sm_world *world, sm_particle_field field, uint32
 /// Acquires the shared GL buffers, copies the fields into them, releases them and waits.
 sm_result sm_cl_copy_to_gl(sm_world *world);
 
-/// The state check: *out_first_bad the lowest index of a particle whose position or velocity is
-/// not finite, or -1 (waits for the device).
-sm_result sm_cl_check_finite(sm_world *world, int32_t *out_first_bad);
+/// The state check (waits for the device): the lowest index of a particle whose position or
+/// velocity is not finite, of one faster than check_speed, and of a cluster stretched beyond
+/// check_extent (world.c, check_state), each -1 when there is none.
+sm_result sm_cl_check_state(sm_world *world, int32_t out_first[3]);
 
 /// The reads and writes between host and device the world has enqueued, and their bytes.
 void sm_cl_transfer_counts(const sm_world *world, int64_t *out_transfers, int64_t *out_bytes);

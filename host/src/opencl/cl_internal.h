@@ -12,7 +12,7 @@ _Static_assert(sizeof(sm_k_cluster) == 32, "sm_k_cluster must match the kernels'
 _Static_assert(sizeof(sm_k_mat3) == 48, "sm_k_mat3 must match the kernels' layout");
 _Static_assert(sizeof(sm_k_mat39) == 144, "sm_k_mat39 must match the kernels' layout");
 _Static_assert(sizeof(sm_k_weights) == 36, "sm_k_weights must match the kernels' layout");
-_Static_assert(sizeof(sm_k_cluster_rest) == 248, "sm_k_cluster_rest must match the kernels' layout");
+_Static_assert(sizeof(sm_k_cluster_rest) == 296, "sm_k_cluster_rest must match the kernels' layout");
 _Static_assert(sizeof(sm_k_slot) == 32, "sm_k_slot must match the kernels' layout");
 _Static_assert(sizeof(sm_k_collider) == 96, "sm_k_collider must match the kernels' layout");
 _Static_assert(sizeof(sm_k_collider_state) == 48, "sm_k_collider_state must match the kernels' layout");
@@ -31,7 +31,7 @@ typedef struct sm_cl_buffers {
     cl_mem large_clusters;
     // the clusters' step state (fit9: the quadratic fit ~A_pq ~A_qq)
     // x_cm = center + center_offset (an anchor and a small offset, see sm_shared.h)
-    cl_mem center, center_offset, apq, fit9, quat, rotation, linear_fit, transform;
+    cl_mem center, center_offset, cluster_velocity, apq, fit9, quat, rotation, linear_fit, transform;
     // memberships (CSR, cluster order); member_w: quadratic weights ~A_qq q~; member_slot: where
     // each membership sits in particle order
     cl_mem member_particle, member_slot, member_q, member_rest, member_w;
@@ -96,7 +96,8 @@ typedef enum sm_cl_kernel {
     SM_CLK_SKIN_CENTERS,
     SM_CLK_SKIN_VERTICES,
     SM_CLK_SKIN_NORMALS,
-    SM_CLK_CHECK_FINITE,
+    SM_CLK_CHECK_PARTICLES,
+    SM_CLK_CHECK_CLUSTERS,
     SM_CLK_COUNT
 } sm_cl_kernel;
 

@@ -11,7 +11,7 @@ static const char *kernel_names[SM_CLK_COUNT] = {
     "sm_grid_hash", "sm_grid_scan_blocks", "sm_grid_scan_totals", "sm_grid_scan_apply", "sm_grid_scatter",
     "sm_grid_sort_buckets", "sm_contact_lists", "sm_contact_insert", "sm_contact_tidy", "sm_contact_active",
     "sm_collide", "sm_apply_contacts", "sm_ground", "sm_plasticity", "sm_skin_centers", "sm_skin_vertices",
-    "sm_skin_normals", "sm_check_finite"};
+    "sm_skin_normals", "sm_check_particles", "sm_check_clusters"};
 
 /// $SM_WORK_GROUP_SIZE into *out (0 when it is not set): a power of two that the device's
 /// CL_DEVICE_MAX_WORK_GROUP_SIZE and CL_DEVICE_MAX_WORK_ITEM_SIZES allow, else an error. (A
@@ -127,9 +127,10 @@ static sm_result cluster_moments(sm_world *world)
     const cl_int n = world->cluster_count;
     const size_t m = sizeof(cl_mem);
     const cl_int threshold = world->cl->large_threshold;
-    const size_t sizes[] = {sizeof n, sizeof threshold, m, m, m, m, m, m, m, m, m, m, m};
+    const size_t sizes[] = {sizeof n, sizeof threshold, m, m, m, m, m, m, m, m, m, m, m, m, m};
     const void *values[] = {&n, &threshold, &b->clusters, &b->objects, &b->member_particle, &b->member_q, &b->member_w,
-                            &b->position, &b->position_lo, &b->center, &b->center_offset, &b->apq, &b->fit9};
+                            &b->position, &b->position_lo, &b->velocity, &b->center, &b->center_offset,
+                            &b->cluster_velocity, &b->apq, &b->fit9};
     sm_result result = launch(world, SM_PASS_CLUSTER_MOMENTS, SM_CLK_CLUSTER_MOMENTS, n, COUNT(values), sizes, values);
     const cl_int large = world->cl->large_count;
     if (result != SM_OK || large == 0) return result;
@@ -137,10 +138,10 @@ static sm_result cluster_moments(sm_world *world)
     sm_cl_backend *cl = world->cl;
     const cl_kernel kernel = cl->kernels[SM_CLK_CLUSTER_MOMENTS_GROUP];
     const size_t group = cl->group[SM_CLK_CLUSTER_MOMENTS_GROUP], global = group * (size_t)large;
-    const size_t group_sizes[] = {sizeof large, m, m, m, m, m, m, m, m, m, m, m, m};
+    const size_t group_sizes[] = {sizeof large, m, m, m, m, m, m, m, m, m, m, m, m, m, m};
     const void *group_values[] = {&large, &b->large_clusters, &b->clusters, &b->objects, &b->member_particle, &b->member_q,
-                                  &b->member_w, &b->position, &b->position_lo, &b->center, &b->center_offset, &b->apq,
-                                  &b->fit9};
+                                  &b->member_w, &b->position, &b->position_lo, &b->velocity, &b->center,
+                                  &b->center_offset, &b->cluster_velocity, &b->apq, &b->fit9};
     result = set_args(kernel, COUNT(group_values), group_sizes, group_values);
     if (result != SM_OK) return result;
     SM_CL_TRY(clSetKernelArg(kernel, COUNT(group_values), sizeof(cl_float) * SM_K_MOMENT_TERMS * group, NULL));
@@ -185,11 +186,11 @@ static sm_result blend_integrate(sm_world *world, float h)
     const cl_mem targets = cl->input_target ? cl->input_target : world->target_count > 0 ? b->target : NULL; // NULL if not made
     const cl_int inputs = (cl->input_force ? SM_K_INPUT_FORCES : 0) | (targets ? SM_K_INPUT_TARGETS : 0);
     const cl_mem input_force = cl->input_force ? cl->input_force : b->force, target = targets ? targets : b->force;
-    const size_t sizes[] = {sizeof n, sizeof h, sizeof gravity, m, m, m, m, m, m, m, m, m,
+    const size_t sizes[] = {sizeof n, sizeof h, sizeof gravity, m, m, m, m, m, m, m, m, m, m,
                             sizeof inputs, m, m, m, m, m, m};
     const void *values[] = {&n, &h, &gravity, &b->particle_object, &b->objects, &b->particle_member_offsets,
-                            &b->particle_member_q, &b->cluster_rest,
-                            &b->center, &b->center_offset, &b->transform, &b->force, &inputs, &input_force, &target,
+                            &b->particle_member_q, &b->cluster_rest, &b->center, &b->center_offset,
+                            &b->cluster_velocity, &b->transform, &b->force, &inputs, &input_force, &target,
                             &b->position, &b->position_lo, &b->velocity, &b->goal};
     return launch(world, SM_PASS_BLEND_INTEGRATE, SM_CLK_BLEND_INTEGRATE, n, COUNT(values), sizes, values);
 }
@@ -479,20 +480,29 @@ static sm_result skin(sm_world *world)
     return launch(world, SM_PASS_SKIN, SM_CLK_SKIN_NORMALS, v, COUNT(normal_values), normal_sizes, normal_values);
 }
 
-sm_result sm_cl_check_finite(sm_world *world, int32_t *out_first_bad)
+sm_result sm_cl_check_state(sm_world *world, int32_t out_first[3])
 {
     sm_cl_backend *cl = world->cl;
     sm_cl_buffers *b = &cl->buffers;
-    const cl_int none = INT32_MAX, n = world->particle_count;
-    cl_int first_bad = none;
-    sm_result result = sm_cl_fill_buffer(cl, b->check_flag, &none, sizeof none, 0, 1, NULL);
+    const cl_int none = INT32_MAX, n = world->particle_count, c = world->cluster_count;
+    const cl_float speed = (float)world->def.check_speed, extent = (float)world->def.check_extent;
+    cl_int first[3] = {none, none, none};
+    sm_result result = sm_cl_fill_buffer(cl, b->check_flag, &none, sizeof none, 0, 3, NULL);
     const size_t m = sizeof(cl_mem);
-    const size_t sizes[] = {sizeof n, m, m, m, m};
-    const void *values[] = {&n, &b->position, &b->position_lo, &b->velocity, &b->check_flag};
-    if (result == SM_OK) // (not a pass of the step)
-        result = launch(world, SM_PASS_COUNT, SM_CLK_CHECK_FINITE, n, COUNT(values), sizes, values);
-    if (result == SM_OK) result = sm_cl_read_buffer(cl, b->check_flag, sizeof first_bad, 0, 1, &first_bad);
-    *out_first_bad = first_bad == none ? -1 : first_bad;
+    const size_t particle_sizes[] = {sizeof n, sizeof speed, m, m, m, m};
+    const void *particle_values[] = {&n, &speed, &b->position, &b->position_lo, &b->velocity, &b->check_flag};
+    // (not passes of the step)
+    if (result == SM_OK)
+        result = launch(world, SM_PASS_COUNT, SM_CLK_CHECK_PARTICLES, n, COUNT(particle_values), particle_sizes,
+                        particle_values);
+    const size_t cluster_sizes[] = {sizeof c, sizeof extent, m, m, m, m, m, m, m};
+    const void *cluster_values[] = {&c, &extent, &b->clusters, &b->objects, &b->cluster_rest, &b->member_particle,
+                                    &b->position, &b->position_lo, &b->check_flag};
+    if (result == SM_OK && extent > 0.0f && c > 0)
+        result = launch(world, SM_PASS_COUNT, SM_CLK_CHECK_CLUSTERS, c, COUNT(cluster_values), cluster_sizes,
+                        cluster_values);
+    if (result == SM_OK) result = sm_cl_read_buffer(cl, b->check_flag, sizeof first, 0, 1, first);
+    for (int k = 0; k < 3; k++) out_first[k] = first[k] == none ? -1 : first[k];
     return result;
 }
 

@@ -68,9 +68,9 @@ sm_memory sm_world_get_memory(const sm_world *world)
     (void)world;
     return (sm_memory){0};
 }
-sm_result sm_cl_check_finite(sm_world *world, int32_t *out_first_bad)
+sm_result sm_cl_check_state(sm_world *world, int32_t out_first[3])
 {
     (void)world;
-    *out_first_bad = -1;
+    out_first[0] = out_first[1] = out_first[2] = -1;
     return SM_OK;
 }

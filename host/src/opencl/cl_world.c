@@ -210,13 +210,14 @@ static sm_result make_buffers(sm_world *world)
         sm_cl_memory_kind kind;
     } plan[] = {
         {&b->objects, sizeof(sm_k_object), world->object_count, SM_CL_MEM_CLUSTERS},
-        {&b->check_flag, sizeof(cl_int), 1, SM_CL_MEM_CLUSTERS},
+        {&b->check_flag, sizeof(cl_int), 3, SM_CL_MEM_CLUSTERS},
         {&b->large_clusters, sizeof(cl_int), large, SM_CL_MEM_CLUSTERS},
         {&b->clusters, sizeof(sm_k_cluster), c, SM_CL_MEM_CLUSTERS},
         {&b->cluster_rest, sizeof(sm_k_cluster_rest), c, SM_CL_MEM_CLUSTERS},
         {&b->plastic, sizeof(sm_k_mat3), c, SM_CL_MEM_CLUSTERS},
         {&b->center, sizeof(cl_float4), c, SM_CL_MEM_CLUSTERS},
         {&b->center_offset, sizeof(cl_float4), c, SM_CL_MEM_CLUSTERS},
+        {&b->cluster_velocity, sizeof(cl_float4), c, SM_CL_MEM_CLUSTERS},
         {&b->apq, sizeof(sm_k_mat3), c, SM_CL_MEM_CLUSTERS},
         {&b->fit9, sizeof(sm_k_mat39), c9, SM_CL_MEM_CLUSTERS},
         {&b->quat, sizeof(cl_float4), c, SM_CL_MEM_CLUSTERS},
@@ -378,6 +379,7 @@ static sm_k_object k_object(const sm_object *o)
         .plastic_yield = (float)o->plasticity.yield,
         .plastic_creep = (float)o->plasticity.creep,
         .plastic_max = (float)o->plasticity.max,
+        .strain_limit = (float)o->strain_limit,
     };
     return k;
 }
@@ -632,7 +634,8 @@ sm_result sm_cl_push(sm_world *world)
     for (int32_t i = 0; i < c; i++) {
         const sm_cluster *cluster = &world->clusters[i];
         clusters[i] = (sm_k_cluster){cluster->first_member, cluster->member_count, cluster->object, (float)cluster->mass,
-                                     .anchor = cluster->member_count > 0 ? world->member_particle[cluster->first_member] : 0};
+                                     .anchor = cluster->member_count > 0 ? world->member_particle[cluster->first_member] : 0,
+                                     .anchored = cluster->anchored};
         double nearest = INFINITY;
         for (int32_t j = cluster->first_member; j < cluster->first_member + cluster->member_count; j++)
             if (v3_dot(world->member_rest[j], world->member_rest[j]) < nearest) {
@@ -640,8 +643,10 @@ sm_result sm_cl_push(sm_world *world)
                 clusters[i].anchor = world->member_particle[j];
             }
         rest[i] = (sm_k_cluster_rest){.aqq = k_mat3(cluster->aqq), .metric_root = k_mat3(cluster->metric_root),
-                                      .metric_root_inv = k_mat3(cluster->metric_root_inv)};
+                                      .metric_root_inv = k_mat3(cluster->metric_root_inv), .span = k_mat3(cluster->span)};
         for (int j = 0; j < 6; j++) rest[i].quad_mean[j] = (float)cluster->quad_mean[j];
+        rest[i].quad_reach = (float)cluster->quad_reach;
+        rest[i].size = (float)cluster->size;
         for (int r = 0; r < 3; r++)
             for (int j = 0; j < 6; j++) rest[i].coupling[r][j] = (float)cluster->coupling[r][j];
     }
@@ -654,6 +659,8 @@ sm_result sm_cl_push(sm_world *world)
     PUT(b->center, sizeof *vec4, c, vec4);
     for (int32_t i = 0; i < c; i++) vec4[i] = f4_lo(world->clusters[i].center);
     PUT(b->center_offset, sizeof *vec4, c, vec4);
+    for (int32_t i = 0; i < c; i++) vec4[i] = f4(world->clusters[i].velocity, 0.0);
+    PUT(b->cluster_velocity, sizeof *vec4, c, vec4);
     for (int32_t i = 0; i < c; i++) {
         const sm_cluster *cluster = &world->clusters[i];
         vec4[i] = quat_of(cluster->rotation);
@@ -736,6 +743,8 @@ sm_result sm_cl_pull(sm_world *world)
     GET(b->center, sizeof *vec4, c, vec4);
     GET(b->center_offset, sizeof *lo, c, lo);
     for (int32_t i = 0; i < c && result == SM_OK; i++) world->clusters[i].center = from_pair(vec4[i], lo[i]);
+    GET(b->cluster_velocity, sizeof *vec4, c, vec4);
+    for (int32_t i = 0; i < c && result == SM_OK; i++) world->clusters[i].velocity = from_f4(vec4[i]);
     GET(b->quat, sizeof *vec4, c, vec4);
     for (int32_t i = 0; i < c && result == SM_OK; i++) {
         memcpy(world->clusters[i].warm_start, vec4[i].s, sizeof world->clusters[i].warm_start);
@@ -854,17 +863,19 @@ sm_result sm_cl_read_cluster(const sm_world *world, int32_t index)
     if (!cl || !cl->device_ahead) return SM_OK;
     sm_cluster *cluster = &world->clusters[index];
     const sm_cl_buffers *b = &cl->buffers;
-    cl_float4 center, offset;
+    cl_float4 center, offset, velocity;
     sm_k_mat3 rotation, plastic;
     sm_k_mat39 transform;
     sm_result result = sm_cl_read_buffer(cl, b->center, sizeof center, index, 1, &center);
     if (result == SM_OK) result = sm_cl_read_buffer(cl, b->center_offset, sizeof offset, index, 1, &offset);
+    if (result == SM_OK) result = sm_cl_read_buffer(cl, b->cluster_velocity, sizeof velocity, index, 1, &velocity);
     if (result == SM_OK) result = sm_cl_read_buffer(cl, b->rotation, sizeof rotation, index, 1, &rotation);
     if (result == SM_OK) result = sm_cl_read_buffer(cl, b->plastic, sizeof plastic, index, 1, &plastic);
     if (result == SM_OK) result = sm_cl_read_buffer(cl, b->transform, sizeof transform, index, 1, &transform);
     if (result != SM_OK) return result;
     // the host record is a cache of the device here (the world is logically unchanged)
     cluster->center = from_pair(center, offset);
+    cluster->velocity = from_f4(velocity);
     cluster->rotation = from_k_mat3(&rotation);
     cluster->plastic = from_k_mat3(&plastic);
     for (int r = 0; r < 3; r++)
@@ -1168,11 +1179,11 @@ sm_result sm_cl_poison_outputs(sm_world *world, sm_pass pass)
     sm_result result = SM_OK;
     const float nan = NAN;
     sm_cl_buffers *b = &cl->buffers;
-    cl_mem outputs[4] = {NULL, NULL, NULL, NULL};
+    cl_mem outputs[5] = {NULL, NULL, NULL, NULL, NULL};
     switch (pass) {
     case SM_PASS_CLUSTER_MOMENTS:
         outputs[0] = b->center, outputs[1] = b->center_offset, outputs[2] = b->apq;
-        outputs[3] = cl->any_quadratic ? b->fit9 : NULL;
+        outputs[3] = cl->any_quadratic ? b->fit9 : NULL, outputs[4] = b->cluster_velocity;
         break;
     case SM_PASS_ROTATION: outputs[0] = b->rotation, outputs[1] = b->quat; break;
     case SM_PASS_GOAL_TRANSFORM: outputs[0] = b->linear_fit, outputs[1] = b->transform; break;
@@ -1183,7 +1194,7 @@ sm_result sm_cl_poison_outputs(sm_world *world, sm_pass pass)
         break;
     default: break; // collide, ground and plasticity update their inputs in place
     }
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         if (!outputs[i]) continue;
         size_t size = 0;
         SM_CL_TRY(clGetMemObjectInfo(outputs[i], CL_MEM_SIZE, sizeof size, &size, NULL));

@@ -1,0 +1,275 @@
+/* Formulas of the time step written once for both backends: compiled as C17 by the CPU
+ * reference, where sm_scalar is double, and as OpenCL C 1.2 by the kernels, where it is float.
+ * Matrices are row-major arrays (3x3: 9 entries). Only what the two sides compute the same way
+ * lives here; each side keeps its own loads and stores. */
+#ifndef SM_FORMULAS_H
+#define SM_FORMULAS_H
+
+#include "sm_shared.h"
+
+#ifdef __OPENCL_VERSION__
+typedef float sm_scalar;
+#define SM_FORMULA inline
+#define SM_SCALAR_EPSILON FLT_EPSILON
+#else
+#include <float.h>
+#include <math.h>
+#include <stdbool.h>
+typedef double sm_scalar;
+#define SM_FORMULA static inline
+#define SM_SCALAR_EPSILON DBL_EPSILON
+#endif
+
+/* Cyclic Jacobi eigen-decomposition of the symmetric n x n matrix a (n <= 9, overwritten):
+ * values get the eigenvalues, the columns of vectors the eigenvectors. It works on a / max|a|,
+ * so that the squared entries of the stop test neither underflow nor overflow; each rotation
+ * zeroes one off-diagonal pair, and convergence is quadratic, so a handful of sweeps reach
+ * round-off (the sweep bound only guards against NaN input). A macro, so that the kernels can
+ * also have it in double for the rest-data refresh (kernels/sm_math.h). */
+#define SM_DEFINE_SYM_EIGEN(NAME, T, EPSILON)                                                            \
+    SM_FORMULA void NAME(int n, T *a, T *values, T *vectors)                                             \
+    {                                                                                                    \
+        T scale = 0;                                                                                     \
+        for (int i = 0; i < n * n; i++) scale = fmax(scale, fabs(a[i]));                                 \
+        if (!(scale > 0) || !isfinite(scale)) scale = 1;                                                 \
+        for (int i = 0; i < n * n; i++) a[i] /= scale;                                                   \
+        for (int i = 0; i < n; i++)                                                                      \
+            for (int j = 0; j < n; j++) vectors[i * n + j] = (i == j) ? 1 : 0;                           \
+        for (int sweep = 0; sweep < 32; sweep++) {                                                       \
+            T off = 0, total = 0;                                                                        \
+            for (int i = 0; i < n; i++)                                                                  \
+                for (int j = 0; j < n; j++) {                                                            \
+                    T e = a[i * n + j] * a[i * n + j];                                                   \
+                    total += e;                                                                          \
+                    if (i != j) off += e;                                                                \
+                }                                                                                        \
+            if (!(off > EPSILON * EPSILON * total)) break;                                               \
+            for (int p = 0; p < n - 1; p++)                                                              \
+                for (int q = p + 1; q < n; q++) {                                                        \
+                    T apq = a[p * n + q];                                                                \
+                    if (apq == 0) continue;                                                              \
+                    T theta = (a[q * n + q] - a[p * n + p]) / (2 * apq);                                 \
+                    T t = (theta >= 0 ? (T)1 : (T)-1) / (fabs(theta) + sqrt(theta * theta + 1));          \
+                    T c = 1 / sqrt(t * t + 1), s = t * c;                                                \
+                    for (int k = 0; k < n; k++) {                                                        \
+                        T akp = a[k * n + p], akq = a[k * n + q];                                        \
+                        a[k * n + p] = c * akp - s * akq;                                                \
+                        a[k * n + q] = s * akp + c * akq;                                                \
+                    }                                                                                    \
+                    for (int k = 0; k < n; k++) {                                                        \
+                        T apk = a[p * n + k], aqk = a[q * n + k];                                        \
+                        a[p * n + k] = c * apk - s * aqk;                                                \
+                        a[q * n + k] = s * apk + c * aqk;                                                \
+                    }                                                                                    \
+                    a[p * n + q] = a[q * n + p] = 0;                                                     \
+                    for (int k = 0; k < n; k++) {                                                        \
+                        T vkp = vectors[k * n + p], vkq = vectors[k * n + q];                            \
+                        vectors[k * n + p] = c * vkp - s * vkq;                                          \
+                        vectors[k * n + q] = s * vkp + c * vkq;                                          \
+                    }                                                                                    \
+                }                                                                                        \
+        }                                                                                                \
+        for (int i = 0; i < n; i++) values[i] = a[i * n + i] * scale;                                    \
+    }
+
+SM_DEFINE_SYM_EIGEN(sm_sym_eigen_s, sm_scalar, SM_SCALAR_EPSILON)
+
+/* ---- Inverted clusters (the time step, step 2) ---------------------------------------------- */
+
+/// Whether a cluster's match is inverted, so that it keeps its previous rotation r0: when its
+/// rest shape spans all three directions (`span` I), det(A_pq A_qq) = det A_pq det A_qq below
+/// -SM_INVERTED_VOLUME; a flat or colinear cluster's match has determinant 0, and it is completed
+/// in the missing rest directions by r0 first, det(A_pq A_qq + r0 (I - span)): the cluster is
+/// inverted when it was turned over within its plane (or along its line) relative to r0.
+SM_FORMULA bool sm_match_inverted(const sm_scalar *apq, const sm_scalar *aqq, const sm_scalar *span, const sm_scalar *r0)
+{
+    bool full = true;
+    for (int i = 0; i < 9; i++) full = full && span[i] == (i % 4 == 0 ? 1 : 0);
+    const sm_scalar det_apq = apq[0] * (apq[4] * apq[8] - apq[5] * apq[7]) - apq[1] * (apq[3] * apq[8] - apq[5] * apq[6]) +
+                              apq[2] * (apq[3] * apq[7] - apq[4] * apq[6]);
+    const sm_scalar det_aqq = aqq[0] * (aqq[4] * aqq[8] - aqq[5] * aqq[7]) - aqq[1] * (aqq[3] * aqq[8] - aqq[5] * aqq[6]) +
+                              aqq[2] * (aqq[3] * aqq[7] - aqq[4] * aqq[6]);
+    if (full) return det_apq * det_aqq < -SM_INVERTED_VOLUME;
+    sm_scalar m[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            sm_scalar e = 0;
+            for (int k = 0; k < 3; k++) e += apq[i * 3 + k] * aqq[k * 3 + j] + r0[i * 3 + k] * ((k == j ? 1 : 0) - span[k * 3 + j]);
+            m[i * 3 + j] = e;
+        }
+    const sm_scalar det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) + m[2] * (m[3] * m[7] - m[4] * m[6]);
+    return det < -SM_INVERTED_VOLUME;
+}
+
+/* ---- The deformation limit (the time step, step 3) ------------------------------------------ */
+
+/// Whether every eigenvalue of the symmetric 3x3 c lies strictly between lo2 and hi2: both
+/// hi2 I - c and c - lo2 I are positive definite (all leading principal minors positive).
+SM_FORMULA bool sm_eigenvalues_within(const sm_scalar *c, sm_scalar lo2, sm_scalar hi2)
+{
+    for (int side = 0; side < 2; side++) {
+        const sm_scalar sign = side == 0 ? -1 : 1, shift = side == 0 ? hi2 : -lo2;
+        sm_scalar m[9];
+        for (int i = 0; i < 9; i++) m[i] = sign * c[i];
+        for (int i = 0; i < 3; i++) m[i * 4] += shift;
+        const sm_scalar minor2 = m[0] * m[4] - m[1] * m[3];
+        const sm_scalar det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                              m[2] * (m[3] * m[7] - m[4] * m[6]);
+        if (!(m[0] > 0) || !(minor2 > 0) || !(det > 0)) return false;
+    }
+    return true;
+}
+
+/// A unit vector perpendicular to the unit vector u.
+SM_FORMULA void sm_perpendicular(const sm_scalar *u, sm_scalar *out)
+{
+    // cross u with the axis it is least aligned with
+    const int axis = fabs(u[0]) <= fabs(u[1]) && fabs(u[0]) <= fabs(u[2]) ? 0 : fabs(u[1]) <= fabs(u[2]) ? 1 : 2;
+    sm_scalar e[3] = {0, 0, 0};
+    e[axis] = 1;
+    out[0] = u[1] * e[2] - u[2] * e[1], out[1] = u[2] * e[0] - u[0] * e[2], out[2] = u[0] * e[1] - u[1] * e[0];
+    const sm_scalar n = sqrt(out[0] * out[0] + out[1] * out[1] + out[2] * out[2]);
+    for (int i = 0; i < 3; i++) out[i] /= n;
+}
+
+/// Limits the stretch of the 3x3 matrix l (in place): its singular values are clamped to
+/// [1 / s, s] (s >= 1), its singular vectors kept, and an l with det l < 0 stays inverted.
+/// Returns false, leaving l bit for bit as it was, when every singular value already lies
+/// strictly inside. With l = U diag(sigma) V^T: V and sigma^2 from the eigenproblem of l^T l,
+/// the smallest sigma from |det l| / (sigma_1 sigma_2) (rounding wipes out the smallest
+/// eigenvalue), U by Gram-Schmidt from l V with its third column the cross product of the first
+/// two (so a flat or colinear l, whose sigma are 0, gets a direction for each), and
+/// l' = sum_k clamp(sigma_k) u_k v_k^T.
+SM_FORMULA bool sm_limit_stretch(sm_scalar *l, sm_scalar s)
+{
+    sm_scalar c[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) c[i * 3 + j] = l[0 * 3 + i] * l[0 * 3 + j] + l[1 * 3 + i] * l[1 * 3 + j] + l[2 * 3 + i] * l[2 * 3 + j];
+    const sm_scalar lo = 1 / s, hi = s;
+    if (sm_eigenvalues_within(c, lo * lo, hi * hi)) return false;
+    const sm_scalar det = l[0] * (l[4] * l[8] - l[5] * l[7]) - l[1] * (l[3] * l[8] - l[5] * l[6]) +
+                          l[2] * (l[3] * l[7] - l[4] * l[6]);
+    sm_scalar values[3], v[9];
+    sm_sym_eigen_s(3, c, values, v);
+    // k[0] the largest singular value's column of v, k[2] the smallest's
+    int k[3] = {0, 1, 2};
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2 - a; b++)
+            if (values[k[b]] < values[k[b + 1]]) {
+                const int t = k[b];
+                k[b] = k[b + 1], k[b + 1] = t;
+            }
+    sm_scalar sigma[3], u[9], vk[9]; // u and vk: the singular vectors in order, as rows
+    for (int n = 0; n < 3; n++)
+        for (int i = 0; i < 3; i++) vk[n * 3 + i] = v[i * 3 + k[n]];
+    sigma[0] = sqrt(fmax(values[k[0]], (sm_scalar)0)), sigma[1] = sqrt(fmax(values[k[1]], (sm_scalar)0));
+    sigma[2] = sigma[0] * sigma[1] > 0 ? fabs(det) / (sigma[0] * sigma[1]) : 0;
+    sigma[2] = fmin(sigma[2], sigma[1]);
+    if (!(sigma[0] > 0) || !isfinite(sigma[0])) {
+        // l = 0 (or not finite): no direction to keep; the limit is the smallest uniform scale
+        for (int i = 0; i < 9; i++) l[i] = (i % 4 == 0) ? lo : 0;
+        return true;
+    }
+    const sm_scalar tiny = sigma[0] * 16 * SM_SCALAR_EPSILON;
+    sm_scalar w[3];
+    for (int n = 0; n < 2; n++) {
+        for (int i = 0; i < 3; i++) w[i] = l[i * 3 + 0] * vk[n * 3 + 0] + l[i * 3 + 1] * vk[n * 3 + 1] + l[i * 3 + 2] * vk[n * 3 + 2];
+        if (n == 1) {
+            const sm_scalar d = w[0] * u[0] + w[1] * u[1] + w[2] * u[2];
+            for (int i = 0; i < 3; i++) w[i] -= d * u[i];
+        }
+        const sm_scalar norm = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+        if (norm > tiny) {
+            for (int i = 0; i < 3; i++) u[n * 3 + i] = w[i] / norm;
+        } else {
+            sm_perpendicular(u, &u[3]); // only reached for n = 1: the first column has sigma_0 > tiny
+        }
+    }
+    // the third column keeps the orientation: det U det V takes the sign of det l (+ when 0)
+    const sm_scalar det_v = vk[0] * (vk[4] * vk[8] - vk[5] * vk[7]) - vk[1] * (vk[3] * vk[8] - vk[5] * vk[6]) +
+                            vk[2] * (vk[3] * vk[7] - vk[4] * vk[6]);
+    const sm_scalar orient = (det < 0 ? -1 : 1) * (det_v < 0 ? -1 : 1);
+    u[6] = orient * (u[1] * u[5] - u[2] * u[4]);
+    u[7] = orient * (u[2] * u[3] - u[0] * u[5]);
+    u[8] = orient * (u[0] * u[4] - u[1] * u[3]);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            sm_scalar e = 0;
+            for (int n = 0; n < 3; n++) e += u[n * 3 + i] * fmin(fmax(sigma[n], lo), hi) * vk[n * 3 + j];
+            l[i * 3 + j] = e;
+        }
+    return true;
+}
+
+/// The motion limit (step 8) of a particle whose goal lies at d (g - x) from it and moves at u in
+/// the step (its clusters' mean velocity, with its own acceleration and damping), `size` the mean
+/// size of its clusters (their largest rest offsets). Two bounds (SM_MOTION_STEP and
+/// SM_MOTION_DEVIATION sizes, both 1), which normal motion stays far below; each takes energy
+/// out of the motion it stops and never puts any in:
+///   - its velocity relative to u moves it at most SM_MOTION_STEP sizes in the step (v - u is
+///     shortened): faster, a cluster turns by more than a radian a step, which no fit can
+///     follow, and the goals of a cluster torn through itself by such motion jump in ways that
+///     feed it;
+///   - its move m = h v ends at most SM_MOTION_DEVIATION sizes from where its goal goes,
+///     x + d + h u: when m - (d + h u) is longer, m is shortened onto that sphere and v loses
+///     the part of its velocity relative to u that points out of it (an inelastic contact).
+/// m gets the move; true when either bound acted.
+SM_FORMULA bool sm_limit_motion(sm_scalar *v, const sm_scalar *d, const sm_scalar *u, sm_scalar h, sm_scalar size,
+                                sm_scalar *m)
+{
+    bool limited = false;
+    const sm_scalar step_bound = SM_MOTION_STEP * size, bound = SM_MOTION_DEVIATION * size;
+    sm_scalar w[3] = {v[0] - u[0], v[1] - u[1], v[2] - u[2]};
+    const sm_scalar reach = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * h;
+    if (reach > step_bound) {
+        const sm_scalar scale = reach < INFINITY ? step_bound / reach : 0;
+        for (int i = 0; i < 3; i++) v[i] = u[i] + w[i] * scale;
+        limited = true;
+    }
+    sm_scalar e[3];
+    for (int i = 0; i < 3; i++) m[i] = h * v[i], e[i] = m[i] - (d[i] + h * u[i]);
+    const sm_scalar e2 = e[0] * e[0] + e[1] * e[1] + e[2] * e[2];
+    if (!(e2 > bound * bound)) return limited;
+    const sm_scalar length = sqrt(e2);
+    if (!(length < INFINITY)) {
+        // nothing finite to keep: onto the goal's path, moving with it
+        for (int i = 0; i < 3; i++) m[i] = d[i] + h * u[i], v[i] = u[i];
+        return true;
+    }
+    const sm_scalar n[3] = {e[0] / length, e[1] / length, e[2] / length};
+    const sm_scalar outward = (v[0] - u[0]) * n[0] + (v[1] - u[1]) * n[1] + (v[2] - u[2]) * n[2];
+    for (int i = 0; i < 3; i++) {
+        m[i] = d[i] + h * u[i] + bound * n[i];
+        if (outward > 0) v[i] -= outward * n[i];
+    }
+    return true;
+}
+
+/// |q~|^2 over the quadratic terms of a rest offset q (the six centred products of
+/// sm_quadratic_terms; mean: the cluster's a1..a6).
+SM_FORMULA sm_scalar sm_quadratic_terms_norm2(const sm_scalar *q, const sm_scalar *mean)
+{
+    const sm_scalar t[6] = {q[0] * q[0] - mean[0], q[1] * q[1] - mean[1], q[2] * q[2] - mean[2],
+                            q[0] * q[1] - mean[3], q[1] * q[2] - mean[4], q[2] * q[0] - mean[5]};
+    sm_scalar sum = 0;
+    for (int j = 0; j < 6; j++) sum += t[j] * t[j];
+    return sum;
+}
+
+/// Limits the quadratic block of a goal transform (3x6, row-major, in place): it is scaled
+/// down so that ||block||_F reach <= s - 1, with reach = max |q~ quadratic terms| / max |q|
+/// over the cluster's members (a length, kept with the rest data). No member's goal then moves
+/// by more than (s - 1) times the cluster's largest rest offset through the quadratic terms.
+/// False, leaving the block as it was, when it is within.
+SM_FORMULA bool sm_limit_quadratic(sm_scalar *block, sm_scalar reach, sm_scalar s)
+{
+    sm_scalar norm2 = 0;
+    for (int i = 0; i < 18; i++) norm2 += block[i] * block[i];
+    const sm_scalar bound = s - 1;
+    if (!(norm2 * reach * reach > bound * bound)) return false;
+    const sm_scalar scale = isfinite(norm2) ? bound / (sqrt(norm2) * reach) : 0;
+    for (int i = 0; i < 18; i++) block[i] = scale > 0 ? block[i] * scale : 0;
+    return true;
+}
+
+#endif

@@ -1,0 +1,342 @@
+/* The deformation and motion limits and the state check (README, the time step, steps 2, 3, 8
+ * and 12; "Guarantees": Stable and Guarded), on both backends where they run a world:
+ *   - the limits' formulas (kernels/sm_formulas.h) on random input: the stretch limit clamps
+ *     singular values and changes nothing inside, the quadratic limit bounds the block, the
+ *     motion limit never adds speed relative to the goal's motion and ends within its bound;
+ *   - the cases that grew without bound before the limits (bench/RESULTS.md, "Stable under
+ *     everything") stay within 4 s rest radii and come back to rest shape on both backends;
+ *   - the state check stops a run that goes faster than check_speed or stretches beyond
+ *     check_extent with SM_ERROR_DIVERGED, and never stops a scene of scenes/. */
+#include "math3.h"
+#include "support.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+
+#ifndef SM_SCENES_DIR
+#define SM_SCENES_DIR "scenes"
+#endif
+
+/// The singular values of a, largest first.
+static void singular_values(sm_mat3 a, double out[3])
+{
+    const sm_mat3 ata = m3_mul(m3_transpose(a), a);
+    double values[3], vectors[9];
+    sm_sym_eigen(3, &ata.m[0][0], values, vectors);
+    for (int k = 0; k < 3; k++) out[k] = sqrt(fmax(values[k], 0.0));
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (out[j] > out[i]) {
+                const double t = out[i];
+                out[i] = out[j], out[j] = t;
+            }
+}
+
+/// A random matrix with singular values exp(U[-range, range]) (some exactly 0 now and then),
+/// and a reflection half of the time.
+static sm_mat3 random_matrix(rng *r, double range)
+{
+    sm_mat3 d = m3_zero();
+    for (int k = 0; k < 3; k++) d.m[k][k] = rng_uniform(r, 0, 1) < 0.1 ? 0.0 : exp(rng_uniform(r, -range, range));
+    if (rng_uniform(r, 0, 1) < 0.5) d.m[2][2] = -d.m[2][2];
+    return m3_mul(m3_mul(rng_rotation(r), d), rng_rotation(r));
+}
+
+/// sm_limit_stretch on 10,000 random matrices (singular values 1e-3 to 1e3, flat, colinear,
+/// reflected) and limits s in [1, 10]: the result's singular values are the input's clamped
+/// to [1/s, s] (1e-8 relative), its determinant keeps the input's sign, and a matrix already
+/// inside comes back bit for bit.
+static void stretch_limit_clamps_singular_values(void)
+{
+    rng r = {11};
+    double worst = 0.0;
+    int inside = 0, kept = 0, sign_errors = 0;
+    for (int t = 0; t < 10000; t++) {
+        const double s = rng_uniform(&r, 0, 1) < 0.1 ? 1.0 : rng_uniform(&r, 1, 10);
+        const sm_mat3 a = random_matrix(&r, 7.0);
+        sm_mat3 b = a;
+        const bool changed = sm_limit_stretch(&b.m[0][0], s);
+        double before[3], after[3];
+        singular_values(a, before), singular_values(b, after);
+        bool within = true;
+        for (int k = 0; k < 3; k++) {
+            within = within && before[k] > 1 / s && before[k] < s;
+            const double expected = fmin(fmax(before[k], 1 / s), s);
+            worst = fmax(worst, fabs(after[k] - expected) / expected);
+        }
+        if (within) {
+            inside++;
+            kept += !changed && memcmp(&a, &b, sizeof a) == 0;
+        }
+        // (a singular input has no orientation to keep: either sign)
+        const double d = m3_det(a);
+        if (fabs(d) > 1e-9 * before[0] * before[0] * before[0] && !(d < 0 ? m3_det(b) < 0 : m3_det(b) > 0)) sign_errors++;
+    }
+    printf("  worst singular value error %.3g; %d matrices inside the limit, %d of them unchanged; %d orientation errors\n",
+           worst, inside, kept, sign_errors);
+    ENSURE(worst < 1e-8);
+    ENSURE(inside > 50 && kept == inside);
+    ENSURE(sign_errors == 0);
+}
+
+/// sm_limit_quadratic: a block within ||Q||_F reach <= s - 1 is unchanged, a larger one is
+/// scaled onto that bound (1e-12), for random blocks, reaches and limits.
+static void quadratic_limit_bounds_the_block(void)
+{
+    rng r = {12};
+    double worst = 0.0;
+    int unchanged = 0;
+    for (int t = 0; t < 10000; t++) {
+        double q[18], copy[18], norm2 = 0.0;
+        const double scale = exp(rng_uniform(&r, -5, 5)), reach = exp(rng_uniform(&r, -3, 3));
+        const double s = rng_uniform(&r, 0, 1) < 0.1 ? 1.0 : rng_uniform(&r, 1, 10);
+        for (int i = 0; i < 18; i++) q[i] = copy[i] = scale * rng_uniform(&r, -1, 1), norm2 += q[i] * q[i];
+        const bool changed = sm_limit_quadratic(q, reach, s);
+        double after = 0.0;
+        for (int i = 0; i < 18; i++) after += q[i] * q[i];
+        if (sqrt(norm2) * reach <= s - 1) {
+            unchanged += !changed && memcmp(q, copy, sizeof q) == 0;
+        } else {
+            worst = fmax(worst, fabs(sqrt(after) * reach - (s - 1)) / fmax(s - 1, 1e-300) * (s > 1));
+            worst = fmax(worst, s == 1 ? sqrt(after) : 0.0);
+        }
+    }
+    printf("  %d blocks within the bound unchanged; worst error on the bound %.3g\n", unchanged, worst);
+    ENSURE(unchanged > 100);
+    ENSURE(worst < 1e-12);
+}
+
+/// sm_limit_motion on 100,000 random particles (speeds to 1e4 m/s, goals up to 10 sizes away,
+/// steps 1e-4 to 1 s): the move ends within SM_MOTION_DEVIATION sizes of the goal's new place
+/// and the velocity relative to the goal's motion moves it at most SM_MOTION_STEP sizes
+/// (1e-9 relative), that velocity never grows, and inside both bounds nothing changes.
+static void motion_limit_takes_energy_out(void)
+{
+    rng r = {13};
+    int grew = 0, outside = 0, untouched = 0, inside = 0;
+    for (int t = 0; t < 100000; t++) {
+        const double h = exp(rng_uniform(&r, log(1e-4), 0.0)), size = exp(rng_uniform(&r, -3, 1));
+        double v[3], d[3], u[3], m[3], v0[3];
+        // half of them near their goals and moving with them, half anywhere
+        const bool near = rng_uniform(&r, 0, 1) < 0.5;
+        const sm_vec3 uu = rng_in_ball(&r, exp(rng_uniform(&r, -3, log(1e4)))),
+                      vv = v3_add(uu, rng_in_ball(&r, near ? 0.5 * size / h : exp(rng_uniform(&r, -3, log(1e4))))),
+                      dd = rng_in_ball(&r, near ? 0.5 * size : 10 * size);
+        v[0] = v0[0] = vv.x, v[1] = v0[1] = vv.y, v[2] = v0[2] = vv.z;
+        d[0] = dd.x, d[1] = dd.y, d[2] = dd.z, u[0] = uu.x, u[1] = uu.y, u[2] = uu.z;
+        const bool limited = sm_limit_motion(v, d, u, h, size, m);
+        double before = 0.0, after = 0.0, end = 0.0;
+        for (int i = 0; i < 3; i++) {
+            before += (v0[i] - u[i]) * (v0[i] - u[i]), after += (v[i] - u[i]) * (v[i] - u[i]);
+            end += (m[i] - d[i] - h * u[i]) * (m[i] - d[i] - h * u[i]);
+        }
+        grew += after > before * (1 + 1e-12);
+        outside += sqrt(end) > SM_MOTION_DEVIATION * size * (1 + 1e-9) || sqrt(after) * h > SM_MOTION_STEP * size * (1 + 1e-9);
+        if (!limited) {
+            inside++;
+            untouched += v[0] == v0[0] && v[1] == v0[1] && v[2] == v0[2] && m[0] == h * v0[0] && m[1] == h * v0[1] &&
+                         m[2] == h * v0[2];
+        }
+    }
+    printf("  %d of 100000 sped up relative to the goal's motion, %d ended beyond the bound; %d untouched of %d inside\n",
+           grew, outside, untouched, inside);
+    ENSURE(grew == 0 && outside == 0);
+    ENSURE(inside > 1000 && untouched == inside);
+}
+
+/// One of the cases that grew without bound before the limits: a scene, and its start (0 at
+/// rest, 1 scrambled by 30% of its size, 2 reflected through its centre of mass).
+typedef struct unbounded_case {
+    const char *name, *json;
+    int start;
+} unbounded_case;
+
+#define DROP "\"ground\": {\"height\": 0, \"restitution\": 0.3, \"friction\": 0.3}"
+static const unbounded_case unbounded_cases[] = {
+    {"quadratic, alpha 1, beta 1, volume, 5x5x5 on 2x2x2, dropped 2 m",
+     "{" DROP ", \"objects\": [{\"shape\": \"box\", \"resolution\": [5, 5, 5], \"position\": [0, 2, 0], \"mode\": \"quadratic\","
+     " \"alpha\": 1, \"beta\": 1, \"clusters\": {\"grid\": [2, 2, 2]}}]}", 0},
+    {"the same, alpha 0.5",
+     "{" DROP ", \"objects\": [{\"shape\": \"box\", \"resolution\": [5, 5, 5], \"position\": [0, 2, 0], \"mode\": \"quadratic\","
+     " \"alpha\": 0.5, \"beta\": 1, \"clusters\": {\"grid\": [2, 2, 2]}}]}", 0},
+    {"linear, beta 1, volume, one cluster, the same drop",
+     "{" DROP ", \"objects\": [{\"shape\": \"box\", \"resolution\": [5, 5, 5], \"position\": [0, 2, 0], \"mode\": \"linear\","
+     " \"alpha\": 1, \"beta\": 1}]}", 0},
+    {"linear, beta 1, no volume preservation, alpha 1, one cluster",
+     "{" DROP ", \"objects\": [{\"shape\": \"box\", \"resolution\": [5, 5, 5], \"position\": [0, 2, 0], \"mode\": \"linear\","
+     " \"alpha\": 1, \"beta\": 1, \"volume_preservation\": false}]}", 0},
+    {"4x4x4, linear, alpha 1, beta 0.7, (20, -100, 0) m/s into the ground",
+     "{" DROP ", \"objects\": [{\"shape\": \"box\", \"position\": [0, 2, 0], \"mode\": \"linear\", \"alpha\": 1, \"beta\": 0.7,"
+     " \"velocity\": [20, -100, 0]}]}", 0},
+    {"the same, beta 0.5",
+     "{" DROP ", \"objects\": [{\"shape\": \"box\", \"position\": [0, 2, 0], \"mode\": \"linear\", \"alpha\": 1, \"beta\": 0.5,"
+     " \"velocity\": [20, -100, 0]}]}", 0},
+    {"torus on 3x1x3, linear, alpha 1, beta 0.9, scrambled by 30%",
+     "{\"gravity\": [0, 0, 0], \"objects\": [{\"shape\": \"torus\", \"clusters\": {\"grid\": [3, 1, 3]}, \"mode\": \"linear\","
+     " \"alpha\": 1, \"beta\": 0.9}]}", 1},
+    {"one-cluster box reflected, alpha 1, beta 0.9, volume",
+     "{\"gravity\": [0, 0, 0], \"objects\": [{\"shape\": \"box\", \"mode\": \"linear\", \"alpha\": 1, \"beta\": 0.9}]}", 2},
+    {"plasticity, creep 1e6",
+     "{" DROP ", \"objects\": [{\"shape\": \"box\", \"resolution\": [5, 5, 5], \"position\": [0, 2, 0], \"mode\": \"linear\","
+     " \"plasticity\": {\"creep\": 1e6}}]}", 0},
+};
+
+/// Each case above for 3,000 steps at 1/60 s on both backends: within 4 s = 8 rest radii at
+/// every tenth step (times the plastic stretch, 2 at most), then left alone with the default
+/// stiffness and a tenth of the velocity damped each step for 600 steps: back within 1.1 rest
+/// radii (times the plastic stretch) on both.
+static void unbounded_cases_are_bounded_and_settle(void)
+{
+    for (size_t c = 0; c < sizeof unbounded_cases / sizeof unbounded_cases[0]; c++) {
+        const unbounded_case *u = &unbounded_cases[c];
+        double worst[2] = {0, 0}, settled[2] = {0, 0};
+        for (int b = 0; b < 2; b++) {
+            sm_world *world = world_from_json_on(u->json, b ? SM_BACKEND_OPENCL : SM_BACKEND_CPU);
+            if (!world) return;
+            const int32_t n = sm_world_get_counts(world).particles;
+            rng r = {7};
+            if (u->start == 1) scramble(world, 0, 0.3, &r);
+            if (u->start == 2) {
+                double *x = get_positions(world), centre[3] = {0, 0, 0};
+                for (int32_t i = 0; i < n; i++)
+                    for (int k = 0; k < 3; k++) centre[k] += x[3 * i + k] / n;
+                for (int32_t i = 0; i < n; i++)
+                    for (int k = 0; k < 3; k++) x[3 * i + k] = 2 * centre[k] - x[3 * i + k];
+                ENSURE_OK(sm_world_set_positions(world, 0, n, x));
+                free(x);
+            }
+            const double rest = object_radius(world, 0, true);
+            for (int step = 1; step <= 3000; step++) {
+                ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
+                if (step % 10 == 0) worst[b] = fmax(worst[b], object_radius(world, 0, false) / rest);
+            }
+            sm_object_params p;
+            ENSURE_OK(sm_world_get_object_params(world, 0, &p));
+            p.alpha = 0.5, p.beta = fmin(p.beta, 0.5), p.damping = 0.1 * 60.0, p.plasticity.enabled = false;
+            ENSURE_OK(sm_world_set_object_params(world, 0, &p));
+            for (int step = 0; step < 600; step++) ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
+            double stretch = 1.0;
+            for (int32_t k = 0; k < sm_world_get_counts(world).clusters; k++) {
+                sm_cluster_info info;
+                ENSURE_OK(sm_world_get_cluster(world, k, &info));
+                double values[3];
+                singular_values(info.plastic, values);
+                stretch = fmax(stretch, values[0]);
+            }
+            settled[b] = object_radius(world, 0, false) / (rest * stretch);
+            ENSURE(!world_has_nan(world));
+            ENSURE(worst[b] <= 8.0 * stretch);
+            ENSURE(settled[b] <= 1.1);
+            sm_world_destroy(world);
+        }
+        printf("  %-68s largest radius %.3g / %.3g, settled %.3g / %.3g (CPU / OpenCL)\n", u->name, worst[0], worst[1],
+               settled[0], settled[1]);
+    }
+}
+
+/// The state check stops a diverging run with SM_ERROR_DIVERGED on both backends: a box pushed
+/// by 1e9 N goes faster than check_speed (1e5 m/s) and is stopped at the first check after
+/// that (check_interval 5), the message naming the particle, its object and its speed; a box
+/// pinned by a fixed particle and pulled by 1e6 N is stretched beyond check_extent (10) times
+/// its strain limit times its size, and the message names the cluster; check_extent and
+/// check_speed 0 turn the checks off, and bad values are refused.
+static void state_check_stops_divergence(void)
+{
+    for (int b = 0; b < 2; b++) {
+        const sm_backend backend = b ? SM_BACKEND_OPENCL : SM_BACKEND_CPU;
+        for (int kind = 0; kind < 2; kind++) {
+            for (int off = 0; off < 2; off++) {
+                sm_scene *scene = NULL;
+                const char *json = kind == 0
+                                       ? "{\"gravity\": [0, 0, 0], \"objects\": [{\"name\": \"rocket\", \"shape\": \"box\","
+                                         " \"force\": [1e9, 0, 0]}]}"
+                                       : "{\"gravity\": [0, 0, 0], \"objects\": [{\"name\": \"pinned\", \"shape\": \"box\","
+                                         " \"fixed\": [0], \"force\": [1e6, 0, 0]}]}";
+                ENSURE_OK(sm_scene_load_string(json, "divergence", &scene));
+                sm_world_def def = sm_scene_world_def(scene);
+                def.backend = backend;
+                def.check_interval = 5;
+                if (off) def.check_speed = 0.0, def.check_extent = 0.0;
+                sm_world *world = NULL;
+                ENSURE_OK(sm_scene_create_world(scene, &def, &world));
+                sm_result r = SM_OK;
+                int step = 0;
+                while (step < 400 && r == SM_OK) r = sm_world_step(world, 1.0 / 60.0, 1), step++;
+                if (off) {
+                    ENSURE(r == SM_OK);
+                } else {
+                    printf("  %s, %s: stopped at step %d: %s\n", b ? "OpenCL" : "CPU", kind ? "pinned" : "rocket", step,
+                           sm_last_error());
+                    ENSURE(r == SM_ERROR_DIVERGED);
+                    ENSURE(step % 5 == 0 && step <= 300);
+                    ENSURE(strstr(sm_last_error(), kind ? "pinned" : "rocket") != NULL);
+                    ENSURE(strstr(sm_last_error(), kind ? "check_extent" : "check_speed") != NULL);
+                }
+                sm_world_destroy(world);
+                sm_scene_destroy(scene);
+            }
+        }
+    }
+    sm_world_def bad = sm_world_def_default();
+    bad.backend = SM_BACKEND_CPU;
+    bad.check_extent = -1.0;
+    sm_world *world = NULL;
+    ENSURE(sm_world_create(&bad, &world) == SM_ERROR_INVALID_ARGUMENT && !world);
+    bad.check_extent = 10.0, bad.check_speed = NAN;
+    ENSURE(sm_world_create(&bad, &world) == SM_ERROR_INVALID_ARGUMENT && !world);
+}
+
+/// Runs one scene of `folder` for its whole length on OpenCL with the state check every 10 steps.
+static void run_scene_checked(const char *folder, const char *file, int *ran)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", folder, file);
+    sm_scene *scene = NULL;
+    ENSURE_OK(sm_scene_load_file(path, &scene));
+    if (!scene) return;
+    sm_world_def def = sm_scene_world_def(scene);
+    def.backend = SM_BACKEND_OPENCL;
+    def.check_interval = 10;
+    sm_world *world = NULL;
+    ENSURE_OK(sm_scene_create_world(scene, &def, &world));
+    const sm_scene_info info = sm_scene_get_info(scene);
+    sm_result r = SM_OK;
+    for (int64_t step = 0; step < info.steps && r == SM_OK && world; step++) {
+        r = sm_scene_step(scene, world);
+        if (r != SM_OK) fprintf(stderr, "%s: %s\n", path, sm_last_error());
+    }
+    ENSURE(r == SM_OK);
+    (*ran)++;
+    sm_world_destroy(world);
+    sm_scene_destroy(scene);
+}
+
+/// The state check, with its default bounds, never stops a scene of scenes/ or scenes/paper/,
+/// each run for its length on OpenCL.
+static void state_check_never_fires_on_the_scenes(void)
+{
+    const char *folders[] = {SM_SCENES_DIR, SM_SCENES_DIR "/paper"};
+    int ran = 0;
+    for (int f = 0; f < 2; f++) {
+        DIR *dir = opendir(folders[f]);
+        ENSURE(dir != NULL);
+        if (!dir) continue;
+        for (struct dirent *e; (e = readdir(dir)) != NULL;) {
+            const size_t length = strlen(e->d_name);
+            if (length > 5 && strcmp(e->d_name + length - 5, ".json") == 0) run_scene_checked(folders[f], e->d_name, &ran);
+        }
+        closedir(dir);
+    }
+    printf("  %d scenes ran to their end without a stop\n", ran);
+    ENSURE(ran >= 15);
+}
+
+int main(int argc, char **argv)
+{
+    static const sm_test_case tests[] = {
+        TEST(stretch_limit_clamps_singular_values), TEST(quadratic_limit_bounds_the_block),
+        TEST(motion_limit_takes_energy_out),        TEST(unbounded_cases_are_bounded_and_settle),
+        TEST(state_check_stops_divergence),         TEST(state_check_never_fires_on_the_scenes),
+    };
+    return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
+}

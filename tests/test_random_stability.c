@@ -1,0 +1,744 @@
+/* Stable under everything, by random draws (CTest labels "stress", "cpu", "opencl"): scenes
+ * drawn by a seeded generator from the whole documented parameter space, each run on the CPU
+ * reference and on OpenCL. A draw is 1 to 4 objects of every shape (boxes, spheres, capsules,
+ * tori, point clouds and mesh lattices, flat, colinear and single-particle ones included) in
+ * every mode, with alpha (0 and 1 included) or tau, beta (0 and 1 included), volume
+ * preservation (off, the nearest fit, the paper's scaling), plasticity up to creep 1e6 and max
+ * 100, the cap, the deformation limit from 1 to 10, damping from 0, one cluster, grids up to
+ * 4x4x4 with overlaps up to 10, and explicit overlapping lists, a fixed particle now and then;
+ * h from 1e-4 to 1 s in 1 to 4 substeps; gravity default, off or any; a ground or none; starts
+ * at rest, scrambled by up to half the object's size, permuted, mirrored or squeezed to 5%,
+ * with velocities up to 1,000 m/s (toward the ground where there is one) and spins up to
+ * 50 rad/s; plates that crush an object and let it go; piles with contact (h up to 1 ms and
+ * speeds up to 5 m/s there: contact holds while particles move less than their radius a step).
+ *
+ * Each draw runs STEPS solver steps and asserts, on each backend:
+ *   - no position or velocity is ever NaN or infinite (and no step fails);
+ *   - at every tenth step every body (the particles of clusters joined through at least three
+ *     shared particles not on a line) is within the documented bound: its largest distance
+ *     from its centre of mass at most 6 s times the same at rest, s its object's
+ *     strain_limit, times the stretch of its plastic rest shape, plus twice 3 k r over its rest
+ *     radius in piles (the most contact's k sweeps push a particle of radius r in a step);
+ *     objects held by fixed particles are stretched by what holds them and are not checked;
+ *   - left alone afterwards (SETTLE_STEPS steps of at most 1/240 s, alpha 0.5, beta at most
+ *     0.5, a tenth of the velocity damped each step, plasticity off, volume by the nearest fit),
+ *     every object of one cluster that determines every mode of its mode, free and not in a
+ *     pile, is back within 1.1 rest radii (times its plastic stretch).
+ * A failure prints the seed and the command that replays it:
+ *   test_random_stability draw SEED [cpu|opencl] [trace]  one draw, with its scene and figures
+ *   test_random_stability soak COUNT [FIRST_SEED] [report]  many draws on both backends
+ *                                                           (tests/soak.sh)
+ * Without arguments it runs the CI draws: seeds 1 to DRAWS on each backend. */
+#include "math3.h"
+#include "support.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#ifndef SM_ASSIMP_MODELS
+#define SM_ASSIMP_MODELS "/usr/share/assimp/models"
+#endif
+
+enum { MAX_OBJECTS = 4, DRAWS = 48, STEPS = 2000, SAMPLE_EVERY = 10, SETTLE_STEPS = 600 };
+
+/// The settling's damping: this fraction of the velocity each step (damping SETTLE_DAMPING / h).
+#define SETTLE_DAMPING 0.1
+/// The settling's stiffness and largest beta (the defaults).
+#define SETTLE_ALPHA 0.5
+#define SETTLE_BETA 0.5
+/// The settling's longest step, s.
+#define SETTLE_H (1.0 / 240.0)
+
+/// The documented bound, in rest radii (times the plastic stretch), for the deformation limit s.
+static double bound(double s) { return 6.0 * s; }
+/// Left alone, an object comes back within this many rest radii (times its plastic stretch).
+#define SETTLE_FACTOR 1.1
+
+typedef enum start_kind { START_REST, START_SCRAMBLED, START_PERMUTED, START_MIRRORED, START_SQUEEZED } start_kind;
+static const char *const start_names[] = {"at rest", "scrambled", "permuted", "mirrored", "squeezed"};
+
+/// One draw: the scene as JSON and what the generator does to it after it is built.
+typedef struct draw {
+    uint64_t seed;
+    char json[32768];
+    int length;
+    double h;
+    int substeps, objects;
+    bool colliders, contact;
+    int iterations; ///< contact sweeps per step
+    start_kind start[MAX_OBJECTS];
+    double start_amount[MAX_OBJECTS];
+    sm_vec3 start_axis[MAX_OBJECTS];
+    double strain_limit[MAX_OBJECTS];
+    bool fixed[MAX_OBJECTS]; ///< has fixed particles
+    bool solid[MAX_OBJECTS]; ///< a lattice filling a volume (not a point cloud, not flat or colinear)
+    char summary[MAX_OBJECTS][256];
+} draw;
+
+static void append(draw *d, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void append(draw *d, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    const int room = (int)sizeof d->json - d->length;
+    const int n = vsnprintf(d->json + d->length, (size_t)room, format, args);
+    va_end(args);
+    if (n >= room) {
+        fprintf(stderr, "draw %llu: scene longer than %zu bytes\n", (unsigned long long)d->seed, sizeof d->json);
+        abort();
+    }
+    d->length += n;
+}
+
+static bool chance(rng *r, double p) { return rng_uniform(r, 0, 1) < p; }
+static int pick(rng *r, int n) { return (int)fmin(n - 1, floor(rng_uniform(r, 0, n))); }
+static double log_uniform(rng *r, double lo, double hi) { return exp(rng_uniform(r, log(lo), log(hi))); }
+/// A value of [0, 1] with its ends drawn exactly now and then.
+static double unit_value(rng *r) { return chance(r, 0.15) ? 0.0 : chance(r, 0.18) ? 1.0 : rng_uniform(r, 0, 1); }
+static sm_vec3 unit_vector(rng *r)
+{
+    for (;;) {
+        sm_vec3 v = rng_in_ball(r, 1.0);
+        double n = v3_length(v);
+        if (n > 0.1) return v3_scale(v, 1.0 / n);
+    }
+}
+
+/// The shape of one object (and its particle count, when known from the drawing: boxes and
+/// points; else -1). Returns the number of particles lists may name (0: no explicit lists).
+static int draw_shape(draw *d, rng *r, int object, double *size)
+{
+    char *summary = d->summary[object];
+    const int kind = pick(r, 20);
+    if (kind < 8) { // box, flat or colinear now and then
+        int res[3];
+        double extent[3];
+        for (int a = 0; a < 3; a++) res[a] = 1 + pick(r, 5), extent[a] = rng_uniform(r, 0.2, 1.5);
+        if (chance(r, 0.1)) res[pick(r, 3)] = 1;
+        if (chance(r, 0.05)) res[0] = res[1] = 1;
+        if (chance(r, 0.05)) extent[pick(r, 3)] = 0.0;
+        append(d, "\"shape\": \"box\", \"size\": [%.6g, %.6g, %.6g], \"resolution\": [%d, %d, %d]", extent[0], extent[1],
+               extent[2], res[0], res[1], res[2]);
+        d->solid[object] = true;
+        for (int a = 0; a < 3; a++) d->solid[object] = d->solid[object] && res[a] >= 2 && extent[a] > 0.0;
+        snprintf(summary, 256, "box %dx%dx%d", res[0], res[1], res[2]);
+        *size = fmax(extent[0], fmax(extent[1], extent[2]));
+        return res[0] * res[1] * res[2];
+    }
+    if (kind < 10) {
+        const double radius = rng_uniform(r, 0.2, 0.6);
+        append(d, "\"shape\": \"sphere\", \"radius\": %.6g, \"spacing\": %.6g", radius, radius * rng_uniform(r, 0.3, 0.6));
+        snprintf(summary, 256, "sphere");
+        d->solid[object] = true;
+        *size = 2 * radius;
+        return 0;
+    }
+    if (kind < 12) {
+        const double radius = rng_uniform(r, 0.1, 0.3), length = rng_uniform(r, 0, 1.2);
+        append(d, "\"shape\": \"capsule\", \"radius\": %.6g, \"length\": %.6g, \"spacing\": %.6g", radius, length,
+               radius * rng_uniform(r, 0.4, 0.8));
+        snprintf(summary, 256, "capsule");
+        d->solid[object] = true;
+        *size = length + 2 * radius;
+        return 0;
+    }
+    if (kind < 14) {
+        const double major = rng_uniform(r, 0.3, 0.6), minor = rng_uniform(r, 0.1, 0.25);
+        append(d, "\"shape\": \"torus\", \"major_radius\": %.6g, \"minor_radius\": %.6g, \"spacing\": %.6g", major, minor,
+               minor * rng_uniform(r, 0.5, 0.9));
+        snprintf(summary, 256, "torus");
+        d->solid[object] = true;
+        *size = 2 * (major + minor);
+        return 0;
+    }
+    if (kind < 19) { // a point cloud: flat, colinear, coincident and single points included
+        const int n = chance(r, 0.1) ? 1 : 2 + pick(r, 30);
+        const int flavour = pick(r, 6); // 0: flat, 1: colinear, 2: pairs of coincident points, else 3D
+        const double extent = rng_uniform(r, 0.2, 1.5);
+        append(d, "\"shape\": \"points\", \"points\": [");
+        for (int i = 0; i < n; i++) {
+            sm_vec3 p = v3(rng_uniform(r, -0.5, 0.5), rng_uniform(r, -0.5, 0.5), rng_uniform(r, -0.5, 0.5));
+            if (flavour == 0) p.z = 0.0;
+            if (flavour == 1) p.y = p.z = 0.0;
+            if (flavour == 2 && i % 2 == 1) p = v3(0.1 * (i - 1), 0.0, 0.0);
+            if (flavour == 2 && i % 2 == 0) p = v3(0.1 * i, 0.0, 0.0);
+            append(d, "%s[%.6g, %.6g, %.6g]", i ? ", " : "", extent * p.x, extent * p.y, extent * p.z);
+        }
+        append(d, "]");
+        if (chance(r, 0.3)) {
+            append(d, ", \"masses\": [");
+            for (int i = 0; i < n; i++) append(d, "%s%.6g", i ? ", " : "", log_uniform(r, 0.1, 10.0));
+            append(d, "]");
+        }
+        snprintf(summary, 256, "%d points%s", n,
+                 flavour == 0 ? " (flat)" : flavour == 1 ? " (colinear)" : flavour == 2 ? " (coincident pairs)" : "");
+        *size = extent;
+        return n;
+    }
+    append(d, "\"shape\": \"mesh\", \"mesh\": \"" SM_ASSIMP_MODELS "/Collada/duck.dae\", \"scale\": %.6g,"
+              " \"particles\": \"lattice\", \"spacing\": 0.12, \"surface\": false", rng_uniform(r, 0.4, 0.6));
+    snprintf(summary, 256, "duck lattice");
+    d->solid[object] = true;
+    *size = 1.0;
+    return 0;
+}
+
+/// The clusters: a grid with any overlap, or (for shapes whose count is known) explicit lists,
+/// each a random set of particles sharing at least three with the one before (one body where
+/// they are not on a line), leaving particles out now and then.
+static void draw_clusters(draw *d, rng *r, int object, int count)
+{
+    char *summary = d->summary[object] + strlen(d->summary[object]);
+    if (count >= 4 && chance(r, 0.2)) {
+        const int lists = 1 + pick(r, 5);
+        int previous[64], previous_count = 0;
+        append(d, ", \"clusters\": {\"lists\": [");
+        for (int l = 0; l < lists; l++) {
+            unsigned char in[64] = {0};
+            int taken = 0;
+            for (int k = 0; k < 3 && k < previous_count; k++) { // three of the last list's
+                const int i = previous[pick(r, previous_count)];
+                taken += !in[i], in[i] = 1;
+            }
+            const double share = rng_uniform(r, 0.2, 1.0);
+            for (int i = 0; i < count; i++)
+                if (!in[i] && chance(r, share)) in[i] = 1, taken++;
+            while (taken < 4 && taken < count) { // at least four
+                const int i = pick(r, count);
+                taken += !in[i], in[i] = 1;
+            }
+            append(d, "%s[", l ? ", " : "");
+            previous_count = 0;
+            for (int i = 0; i < count; i++)
+                if (in[i]) append(d, "%s%d", previous_count ? ", " : "", i), previous[previous_count++] = i;
+            append(d, "]");
+        }
+        append(d, "]}");
+        snprintf(summary, 64, ", %d lists", lists);
+        return;
+    }
+    int grid[3];
+    for (int a = 0; a < 3; a++) grid[a] = chance(r, 0.4) ? 1 : 1 + pick(r, 4);
+    const double overlap = chance(r, 0.2) ? 0.0 : chance(r, 0.15) ? rng_uniform(r, 1, 10) : rng_uniform(r, 0, 1);
+    append(d, ", \"clusters\": {\"grid\": [%d, %d, %d], \"overlap\": %.6g}", grid[0], grid[1], grid[2], overlap);
+    snprintf(summary, 64, ", grid %dx%dx%d overlap %.2g", grid[0], grid[1], grid[2], overlap);
+}
+
+/// Draws the scene of `seed`.
+static void make_draw(uint64_t seed, draw *d)
+{
+    memset(d, 0, sizeof *d);
+    d->seed = seed;
+    // the seed mixed, so that consecutive seeds start far apart in splitmix's sequence
+    uint64_t z = seed * 0xbf58476d1ce4e5b9ull + 0x94d049bb133111ebull;
+    z = (z ^ (z >> 31)) * 0x9e3779b97f4a7c15ull;
+    rng random = {z ^ (z >> 29)}, *r = &random;
+    d->substeps = 1 + pick(r, 4);
+    const bool ground = chance(r, 0.75);
+    d->objects = 1 + pick(r, MAX_OBJECTS);
+    d->contact = d->objects > 1 && chance(r, 0.35);
+    // contact holds while particles move less than their radius per step (README, "Contact
+    // between objects"): piles fall from at most 7 m at up to 5 m/s, with h up to 1 ms
+    d->h = log_uniform(r, 1e-4, d->contact ? 1e-3 : 1.0);
+    d->colliders = ground && chance(r, 0.2);
+    append(d, "{\"dt\": %.17g, \"substeps\": %d", d->h * d->substeps, d->substeps);
+    const double g = chance(r, 0.7) || d->contact ? -9.81 : 0.0;
+    if (!d->contact && chance(r, 0.15)) {
+        const sm_vec3 any = v3_scale(unit_vector(r), rng_uniform(r, 0, 50));
+        append(d, ", \"gravity\": [%.6g, %.6g, %.6g]", any.x, any.y, any.z);
+    } else {
+        append(d, ", \"gravity\": [0, %g, 0]", g);
+    }
+    if (ground) append(d, ", \"ground\": {\"restitution\": %.6g, \"friction\": %.6g}", unit_value(r), unit_value(r));
+    if (d->contact) {
+        d->iterations = 1 + pick(r, 4);
+        append(d, ", \"collisions\": {\"iterations\": %d, \"radius_scale\": %.6g, \"restitution\": %.6g, \"friction\": %.6g}",
+               d->iterations, rng_uniform(r, 0.5, 2.0), unit_value(r), unit_value(r));
+    }
+    if (d->colliders) {
+        // a plate over object 0 that comes down to crush it to a few percent of its height and
+        // goes back up, all within the first half of the run
+        const double t = STEPS * d->h, crush = rng_uniform(r, 0.02, 0.3);
+        append(d, ", \"colliders\": [{\"shape\": \"box\", \"position\": [0, 5.5, 0], \"size\": [8, 1, 8],"
+                  " \"motion\": {\"type\": \"linear\", \"times\": [%.6g, %.6g, %.6g, %.6g],"
+                  " \"offsets\": [[0, 0, 0], [0, %.6g, 0], [0, %.6g, 0], [0, 0, 0]]}}]",
+               0.1 * t, 0.25 * t, 0.35 * t, 0.45 * t, crush - 5.0, crush - 5.0);
+    }
+    append(d, ", \"objects\": [");
+    for (int o = 0; o < d->objects; o++) {
+        append(d, "%s{", o ? ", " : "");
+        double size = 1.0;
+        const int count = draw_shape(d, r, o, &size);
+        const char *mode = (const char *[]){"rigid", "linear", "quadratic"}[pick(r, 3)];
+        append(d, ", \"mode\": \"%s\"", mode);
+        char *summary = d->summary[o] + strlen(d->summary[o]);
+        size_t room = 256 - strlen(d->summary[o]);
+        int used = snprintf(summary, room, ", %s", mode);
+        if (chance(r, 0.2)) {
+            const double tau = log_uniform(r, 1e-3, 1.0);
+            append(d, ", \"tau\": %.6g", tau);
+            used += snprintf(summary + used, room - (size_t)used, ", tau %.3g", tau);
+        } else {
+            const double alpha = unit_value(r);
+            append(d, ", \"alpha\": %.6g", alpha);
+            used += snprintf(summary + used, room - (size_t)used, ", alpha %.3g", alpha);
+        }
+        const double beta = unit_value(r);
+        const char *volume = (const char *[]){"false", "true", "\"scale\""}[pick(r, 3)];
+        append(d, ", \"beta\": %.6g, \"volume_preservation\": %s", beta, volume);
+        used += snprintf(summary + used, room - (size_t)used, ", beta %.3g, volume %s", beta, volume);
+        if (strcmp(mode, "rigid") != 0 && chance(r, 0.25)) {
+            const double yield = chance(r, 0.2) ? 0.0 : rng_uniform(r, 0, 0.3), creep = log_uniform(r, 0.1, 1e6),
+                         max = log_uniform(r, 0.01, 100);
+            append(d, ", \"plasticity\": {\"yield\": %.6g, \"creep\": %.6g, \"max\": %.6g}", yield, creep, max);
+            used += snprintf(summary + used, room - (size_t)used, ", plastic (creep %.3g, max %.3g)", creep, max);
+        }
+        if (chance(r, 0.25)) {
+            const double soft = rng_uniform(r, 3, 8);
+            append(d, ", \"cap\": {\"soft\": %.6g, \"hard\": %.6g}", soft, soft + log_uniform(r, 0.01, 10));
+            used += snprintf(summary + used, room - (size_t)used, ", cap");
+        }
+        d->strain_limit[o] = 2.0;
+        if (chance(r, 0.5)) {
+            d->strain_limit[o] = chance(r, 0.1) ? 1.0 : rng_uniform(r, 1, 10);
+            append(d, ", \"strain_limit\": %.17g", d->strain_limit[o]);
+        }
+        used += snprintf(summary + used, room - (size_t)used, ", limit %.3g", d->strain_limit[o]);
+        const double damping = chance(r, 0.3) ? 0.0 : log_uniform(r, 0.01, 10);
+        append(d, ", \"damping\": %.6g", damping);
+        snprintf(summary + used, room - (size_t)used, ", damping %.3g", damping);
+        draw_clusters(d, r, o, count);
+        if (count > 1 && chance(r, 0.1)) {
+            append(d, ", \"fixed\": [%d]", pick(r, count));
+            d->fixed[o] = true;
+        }
+        // placement: apart, or stacked into a pile when there is contact
+        const sm_vec3 at = d->contact ? v3(rng_uniform(r, -0.2, 0.2), 1.0 + 1.6 * o, rng_uniform(r, -0.2, 0.2))
+                                      : v3(6.0 * o, rng_uniform(r, 0.5, 3.0), 0.0);
+        append(d, ", \"position\": [%.6g, %.6g, %.6g], \"rotation\": [%.6g, %.6g, %.6g]", at.x, at.y, at.z,
+               rng_uniform(r, -180, 180), rng_uniform(r, -180, 180), rng_uniform(r, -180, 180));
+        if (chance(r, 0.6)) {
+            const double speed = log_uniform(r, 0.1, d->contact ? 5.0 : 1000.0);
+            sm_vec3 v = v3_scale(unit_vector(r), speed);
+            if (ground && chance(r, 0.5)) v = v3(0.1 * v.x, -speed, 0.1 * v.z);
+            append(d, ", \"velocity\": [%.6g, %.6g, %.6g]", v.x, v.y, v.z);
+        }
+        if (chance(r, 0.3)) {
+            const sm_vec3 w = v3_scale(unit_vector(r), log_uniform(r, 0.1, d->contact ? 5.0 : 50.0));
+            append(d, ", \"angular_velocity\": [%.6g, %.6g, %.6g]", w.x, w.y, w.z);
+        }
+        append(d, "}");
+        d->start[o] = (start_kind)pick(r, 5);
+        d->start_amount[o] = d->start[o] == START_SCRAMBLED ? rng_uniform(r, 0, 0.5) : rng_uniform(r, 0.05, 1.0);
+        d->start_axis[o] = unit_vector(r);
+        (void)size;
+    }
+    append(d, "]}");
+}
+
+/// A body: the particles of clusters of one object joined through shared particles that fix their
+/// relative orientation (at least three not on a line at rest). Clusters that share fewer hinge
+/// or come apart, as separate bodies do; particles in no cluster belong to no body.
+typedef struct body {
+    int32_t object;
+    int32_t *particles, count;
+    double rest_radius;
+} body;
+
+typedef struct bodies {
+    body *list;
+    int count;
+} bodies;
+
+static int32_t find_root(int32_t *parent, int32_t c)
+{
+    while (parent[c] != c) c = parent[c] = parent[parent[c]];
+    return c;
+}
+
+/// Whether clusters a and b share three particles not on a line at rest (x0).
+static bool rigidly_joined(const sm_world *world, int32_t a, int32_t b, const double *x0, int32_t *stamp)
+{
+    const int32_t *ma = NULL, *mb = NULL;
+    int32_t na = 0, nb = 0;
+    sm_world_get_cluster_members(world, a, &ma, &na);
+    sm_world_get_cluster_members(world, b, &mb, &nb);
+    for (int32_t k = 0; k < na; k++) stamp[ma[k]] = a + 1;
+    int32_t shared[2], found = 0;
+    for (int32_t k = 0; k < nb; k++) {
+        const int32_t i = mb[k];
+        if (stamp[i] != a + 1) continue;
+        const sm_vec3 p = v3(x0[3 * i], x0[3 * i + 1], x0[3 * i + 2]);
+        if (found == 0) {
+            shared[found++] = i;
+        } else {
+            const sm_vec3 p0 = v3(x0[3 * shared[0]], x0[3 * shared[0] + 1], x0[3 * shared[0] + 2]);
+            const sm_vec3 e = v3_sub(p, p0);
+            if (found == 1) {
+                if (v3_length(e) > 1e-9) shared[found++] = i;
+            } else {
+                const sm_vec3 p1 = v3(x0[3 * shared[1]], x0[3 * shared[1] + 1], x0[3 * shared[1] + 2]);
+                const sm_vec3 f = v3_sub(p1, p0);
+                if (v3_length(v3_cross(f, e)) > 1e-6 * v3_length(f) * v3_length(e)) return true;
+            }
+        }
+    }
+    return false;
+}
+
+/// The radius of particles `list` at x: the largest distance from their mass-weighted centre
+/// (NaN when a position is not finite).
+static double radius_of(const int32_t *list, int32_t count, const double *x, const double *m)
+{
+    sm_vec3 c = {0, 0, 0};
+    double total = 0.0;
+    for (int32_t k = 0; k < count; k++) {
+        const int32_t i = list[k];
+        c = v3_add(c, v3_scale(v3(x[3 * i], x[3 * i + 1], x[3 * i + 2]), m[i])), total += m[i];
+    }
+    c = v3_scale(c, 1.0 / total);
+    double r = 0.0;
+    for (int32_t k = 0; k < count; k++) {
+        const int32_t i = list[k];
+        const double d = v3_length(v3_sub(v3(x[3 * i], x[3 * i + 1], x[3 * i + 2]), c));
+        if (!isfinite(d)) return NAN;
+        r = fmax(r, d);
+    }
+    return r;
+}
+
+/// The world's bodies, with their rest radii.
+static bodies find_bodies(const sm_world *world, const double *x0, const double *m)
+{
+    const sm_counts counts = sm_world_get_counts(world);
+    int32_t *parent = malloc(sizeof(int32_t) * ((size_t)counts.clusters + 1));
+    int32_t *stamp = calloc((size_t)counts.particles + 1, sizeof(int32_t));
+    for (int32_t c = 0; c < counts.clusters; c++) parent[c] = c;
+    for (int32_t o = 0; o < counts.objects; o++) {
+        sm_object_info info;
+        sm_world_get_object(world, o, &info);
+        for (int32_t a = info.first_cluster; a < info.first_cluster + info.cluster_count; a++)
+            for (int32_t b = a + 1; b < info.first_cluster + info.cluster_count; b++)
+                if (find_root(parent, a) != find_root(parent, b) && rigidly_joined(world, a, b, x0, stamp))
+                    parent[find_root(parent, a)] = find_root(parent, b);
+    }
+    bodies out = {calloc((size_t)counts.clusters + 1, sizeof(body)), 0};
+    for (int32_t root = 0; root < counts.clusters; root++) {
+        if (find_root(parent, root) != root) continue;
+        body *b = &out.list[out.count++];
+        sm_cluster_info info;
+        sm_world_get_cluster(world, root, &info);
+        b->object = info.object;
+        b->particles = malloc(sizeof(int32_t) * ((size_t)counts.particles + 1));
+        for (int32_t c = 0; c < counts.clusters; c++) {
+            if (find_root(parent, c) != root) continue;
+            const int32_t *members = NULL;
+            int32_t n = 0;
+            sm_world_get_cluster_members(world, c, &members, &n);
+            for (int32_t k = 0; k < n; k++)
+                if (stamp[members[k]] != -(root + 1)) stamp[members[k]] = -(root + 1), b->particles[b->count++] = members[k];
+        }
+        // (a body of coincident points has no size to compare with)
+        b->rest_radius = b->count >= 2 ? radius_of(b->particles, b->count, x0, m) : 0.0;
+        if (b->rest_radius < 1e-6) b->rest_radius = 0.0;
+    }
+    free(parent), free(stamp);
+    return out;
+}
+
+static void free_bodies(bodies *b)
+{
+    for (int k = 0; k < b->count; k++) free(b->list[k].particles);
+    free(b->list);
+}
+
+/// Applies object o's start to its particles (positions as built).
+static void apply_start(sm_world *world, const draw *d, int32_t o, rng *r)
+{
+    sm_object_info info;
+    sm_world_get_object(world, o, &info);
+    const int32_t first = info.first_particle, n = info.particle_count;
+    double *x = get_positions(world), *p = x + 3 * first;
+    sm_vec3 c = {0, 0, 0};
+    for (int32_t i = 0; i < n; i++) c = v3_add(c, v3(p[3 * i], p[3 * i + 1], p[3 * i + 2]));
+    c = v3_scale(c, 1.0 / n);
+    const sm_vec3 axis = d->start_axis[o];
+    switch (d->start[o]) {
+    case START_REST: break;
+    case START_SCRAMBLED: scramble(world, o, d->start_amount[o], r); break;
+    case START_PERMUTED: // a random permutation of the particles' places
+        for (int32_t i = n - 1; i > 0; i--) {
+            const int32_t j = pick(r, i + 1);
+            for (int k = 0; k < 3; k++) {
+                const double t = p[3 * i + k];
+                p[3 * i + k] = p[3 * j + k], p[3 * j + k] = t;
+            }
+        }
+        break;
+    case START_MIRRORED: // reflected through the centre
+        for (int32_t i = 0; i < n; i++)
+            for (int k = 0; k < 3; k++) p[3 * i + k] = 2 * v3_get(c, k) - p[3 * i + k];
+        break;
+    case START_SQUEEZED: // to 5% along a random axis
+        for (int32_t i = 0; i < n; i++) {
+            const sm_vec3 y = v3_sub(v3(p[3 * i], p[3 * i + 1], p[3 * i + 2]), c);
+            const sm_vec3 s = v3_sub(y, v3_scale(axis, 0.95 * v3_dot(y, axis)));
+            p[3 * i] = c.x + s.x, p[3 * i + 1] = c.y + s.y, p[3 * i + 2] = c.z + s.z;
+        }
+        break;
+    }
+    if (d->start[o] != START_REST && d->start[o] != START_SCRAMBLED) sm_world_set_positions(world, first, n, p);
+    free(x);
+}
+
+/// The largest stretch of object o's plastic rest shape: the largest singular value of its
+/// clusters' S_p (1 without plasticity).
+static double plastic_stretch(const sm_world *world, int32_t o)
+{
+    sm_object_info info;
+    sm_world_get_object(world, o, &info);
+    double largest = 1.0;
+    for (int32_t c = info.first_cluster; c < info.first_cluster + info.cluster_count; c++) {
+        sm_cluster_info cluster;
+        sm_world_get_cluster(world, c, &cluster);
+        const sm_mat3 sts = m3_mul(m3_transpose(cluster.plastic), cluster.plastic);
+        double values[3], vectors[9];
+        sm_sym_eigen(3, &sts.m[0][0], values, vectors);
+        for (int k = 0; k < 3; k++) largest = fmax(largest, sqrt(fmax(values[k], 0.0)));
+    }
+    return largest;
+}
+
+/// What one draw did on one backend.
+typedef struct outcome {
+    bool built, nan, escaped, unsettled;
+    double worst[MAX_OBJECTS];    ///< the largest radius of a body over its rest radius (times the plastic stretch)
+    double settled[MAX_OBJECTS];  ///< the same after settling
+    double stirring[MAX_OBJECTS]; ///< after settling, the largest speed of a particle relative to its body, m/s
+    int escape_step, escape_object;
+    double seconds;
+} outcome;
+
+static const char *backend_label(sm_backend b) { return b == SM_BACKEND_CPU ? "cpu" : "opencl"; }
+
+/// `draw SEED BACKEND trace` prints every sample's radii; `report` (soak) a line per object and draw.
+static bool trace, report;
+
+/// The radius of body b at x over its rest radius times `stretch`, and (with v) its particles'
+/// largest speed relative to its mean velocity.
+static double body_ratio(const body *b, const double *x, const double *v, const double *m, double stretch, double *stirring)
+{
+    if (stirring) {
+        sm_vec3 mean = {0, 0, 0};
+        double total = 0.0;
+        for (int32_t j = 0; j < b->count; j++) {
+            const int32_t i = b->particles[j];
+            mean = v3_add(mean, v3_scale(v3(v[3 * i], v[3 * i + 1], v[3 * i + 2]), m[i])), total += m[i];
+        }
+        mean = v3_scale(mean, 1.0 / total);
+        *stirring = 0.0;
+        for (int32_t j = 0; j < b->count; j++) {
+            const int32_t i = b->particles[j];
+            *stirring = fmax(*stirring, v3_length(v3_sub(v3(v[3 * i], v[3 * i + 1], v[3 * i + 2]), mean)));
+        }
+    }
+    return radius_of(b->particles, b->count, x, m) / (b->rest_radius * stretch);
+}
+
+/// Whether object o is held to coming back to its rest shape (see run_draw).
+static bool settle_checked(const sm_world *world, const draw *d, int o)
+{
+    sm_object_info info;
+    sm_world_get_object(world, o, &info);
+    if (info.cluster_count != 1 || d->fixed[o] || d->contact) return false;
+    sm_cluster_info cluster;
+    sm_world_get_cluster(world, info.first_cluster, &cluster);
+    return cluster.modes == (info.mode == SM_MODE_QUADRATIC ? 9 : 3);
+}
+
+/// Runs draw d on `backend`.
+static outcome run_draw(const draw *d, sm_backend backend, bool verbose)
+{
+    outcome out = {.escape_step = -1, .escape_object = -1};
+    const clock_t begin = clock();
+    sm_scene *scene = NULL;
+    sm_world *world = NULL;
+    if (sm_scene_load_string(d->json, "random draw", &scene) != SM_OK || create_world(scene, backend, &world) != SM_OK) {
+        // a drawn shape that holds no particle (a torus lattice missing its tube) is not a draw
+        if (verbose) printf("  not built: %s\n", sm_last_error());
+        sm_scene_destroy(scene);
+        return out;
+    }
+    out.built = true;
+    rng r = {d->seed ^ 0x5851f42d4c957f2dull};
+    for (int o = 0; o < d->objects; o++) apply_start(world, d, o, &r);
+    double *rest = get_rest_positions(world), *m = get_masses(world);
+    bodies all = find_bodies(world, rest, m);
+    const int32_t n = sm_world_get_counts(world).particles;
+    double *x = malloc(sizeof(double) * 3 * (size_t)n + 1), *v = malloc(sizeof(double) * 3 * (size_t)n + 1);
+    double stretch[MAX_OBJECTS];
+    // contact may push a particle a further 3 k r in a step (k sweeps, r the largest radius):
+    // over each body's rest radius, the bound's allowance for it
+    double largest_radius = 0.0;
+    for (int o = 0; o < d->objects; o++) {
+        sm_object_info info;
+        sm_world_get_object(world, o, &info);
+        largest_radius = fmax(largest_radius, info.particle_radius);
+    }
+    const double push = d->contact ? 3.0 * d->iterations * largest_radius : 0.0;
+
+    // each call takes `substeps` solver steps; a sample every SAMPLE_EVERY solver steps or so
+    const int calls = (STEPS + d->substeps - 1) / d->substeps, every = (SAMPLE_EVERY + d->substeps - 1) / d->substeps;
+    for (int call = 1; call <= calls && !out.nan && !out.escaped; call++) {
+        const int step = call * d->substeps;
+        if (sm_scene_apply(scene, world) != SM_OK || sm_world_step(world, d->h * d->substeps, d->substeps) != SM_OK) {
+            if (verbose) printf("  step %d: %s\n", step, sm_last_error());
+            out.nan = true;
+            break;
+        }
+        if (call % every != 0 && call != calls) continue;
+        sm_world_get_positions(world, 0, n, x);
+        sm_world_get_velocities(world, 0, n, v);
+        for (int32_t i = 0; i < 3 * n; i++) out.nan = out.nan || !isfinite(x[i]) || !isfinite(v[i]);
+        for (int o = 0; o < d->objects; o++) stretch[o] = plastic_stretch(world, o);
+        for (int k = 0; k < all.count && !out.nan; k++) {
+            const body *b = &all.list[k];
+            if (!(b->rest_radius > 0)) continue;
+            const double ratio = body_ratio(b, x, v, m, stretch[b->object], NULL);
+            const double limit = bound(d->strain_limit[b->object]) + 2.0 * push / (b->rest_radius * stretch[b->object]);
+            if (trace) printf("  step %d: body %d (object %d, %d particles) at %.4f rest radii\n", step, k, b->object, b->count, ratio);
+            out.worst[b->object] = fmax(out.worst[b->object], ratio);
+            // (an object held by fixed particles is stretched by what holds it: not bounded)
+            if (!(ratio <= limit) && !d->fixed[b->object]) {
+                out.escaped = true, out.escape_step = step, out.escape_object = b->object;
+                break;
+            }
+        }
+    }
+
+    // left alone (the plate is gone): restoring with the default stiffness (alpha 0.5, beta at
+    // most 0.5), plastic flow off, volume by the nearest fit (the paper's scaling is unstable at
+    // rest with overlapping clusters, README), damped by a tenth of the velocity each step, in
+    // steps of at most 1/240 s (an object resting on the ground sags by about g h^2 / alpha
+    // under its own weight; steps shorter than the draw's move its particles less than it did)
+    const double settle_h = fmin(d->h, SETTLE_H);
+    for (int o = 0; o < d->objects && !out.nan && !out.escaped; o++) {
+        sm_object_params p;
+        sm_world_get_object_params(world, o, &p);
+        p.alpha = SETTLE_ALPHA;
+        p.tau = 0.0;
+        p.beta = fmin(p.beta, SETTLE_BETA);
+        p.damping = fmax(p.damping, SETTLE_DAMPING / settle_h);
+        p.plasticity.enabled = false;
+        p.volume_by_scaling = false;
+        ENSURE_OK(sm_world_set_object_params(world, o, &p));
+    }
+    for (int step = 1; step <= SETTLE_STEPS && !out.nan && !out.escaped; step++) {
+        if (sm_world_step(world, settle_h, 1) != SM_OK) out.nan = true;
+        if (step % SAMPLE_EVERY != 0 && step != SETTLE_STEPS) continue;
+        sm_world_get_positions(world, 0, n, x);
+        sm_world_get_velocities(world, 0, n, v);
+        for (int o = 0; o < d->objects; o++) stretch[o] = plastic_stretch(world, o);
+        for (int k = 0; k < all.count; k++) {
+            const body *b = &all.list[k];
+            if (!(b->rest_radius > 0)) continue;
+            double stirring = 0.0;
+            const double ratio = body_ratio(b, x, v, m, stretch[b->object], &stirring);
+            if (trace) printf("  settling %d: body %d (object %d) at %.4f rest radii, stirring %.3g m/s\n", step, k, b->object,
+                              ratio, stirring);
+            if (step != SETTLE_STEPS) continue;
+            out.settled[b->object] = fmax(out.settled[b->object], ratio);
+            out.stirring[b->object] = fmax(out.stirring[b->object], stirring);
+            // an object of one cluster that determines every mode of its mode comes back; not
+            // checked: objects in contact (they rest deformed under the load, and jitter),
+            // objects held by fixed particles (they hang under gravity), clusters of too few
+            // particles for their mode (their fit follows noise), and objects of several clusters
+            // (they can come to rest in a deformed equilibrium, their clusters in disagreement,
+            // or keep moving: README; `soak ... report` counts them)
+            if (!(ratio <= SETTLE_FACTOR) && settle_checked(world, d, b->object)) out.unsettled = true;
+        }
+    }
+    free_bodies(&all);
+    free(x), free(v), free(m), free(rest);
+    sm_world_destroy(world);
+    sm_scene_destroy(scene);
+    out.seconds = (double)(clock() - begin) / CLOCKS_PER_SEC;
+    return out;
+}
+
+static void print_draw(const draw *d)
+{
+    printf("  h %.3g s in %d substeps%s%s\n", d->h, d->substeps, d->contact ? ", contact" : "",
+           d->colliders ? ", crushing plate" : "");
+    for (int o = 0; o < d->objects; o++)
+        printf("  object %d: %s; start %s (%.2g)\n", o, d->summary[o], start_names[d->start[o]], d->start_amount[o]);
+}
+
+/// Runs draw `seed` on `backend`; false (with what failed and how to replay it) when a property
+/// does not hold.
+static bool check_draw(uint64_t seed, sm_backend backend, bool verbose)
+{
+    static draw d;
+    make_draw(seed, &d);
+    if (verbose) {
+        printf("draw %llu on %s\n", (unsigned long long)seed, backend_label(backend));
+        print_draw(&d);
+        printf("  scene: %s\n", d.json);
+    }
+    const outcome out = run_draw(&d, backend, verbose);
+    if (!out.built) return true;
+    const bool ok = !out.nan && !out.escaped && !out.unsettled;
+    if (report)
+        for (int o = 0; o < d.objects; o++)
+            printf("REPORT %llu %s %d %.4f %.4f %d %d %.3g %s\n", (unsigned long long)seed, backend_label(backend), o,
+                   out.worst[o] / d.strain_limit[o], out.settled[o], d.fixed[o], d.contact, out.stirring[o], d.summary[o]);
+    if (verbose || !ok) {
+        if (!ok) {
+            printf("draw %llu on %s FAILED: %s\n", (unsigned long long)seed, backend_label(backend),
+                   out.nan ? "a NaN, or a step failed" : out.escaped ? "an object left the bound" : "an object did not settle");
+            print_draw(&d);
+            if (out.escaped) printf("  object %d beyond the bound at step %d\n", out.escape_object, out.escape_step);
+            printf("  replay: build/tests/test_random_stability draw %llu %s\n", (unsigned long long)seed,
+                   backend_label(backend));
+        }
+        for (int o = 0; o < d.objects; o++)
+            printf("  object %d: largest radius %.3f rest radii (bound %.3g), settled %.3f, stirring %.3g m/s\n", o,
+                   out.worst[o], bound(d.strain_limit[o]), out.settled[o], out.stirring[o]);
+        printf("  %.2f s\n", out.seconds);
+    }
+    return ok;
+}
+
+/// Runs draws [first, first + count) on `backend`, counting failures.
+static void draws(uint64_t first, int count, sm_backend backend)
+{
+    int failed = 0;
+    for (uint64_t seed = first; seed < first + (uint64_t)count; seed++)
+        if (!check_draw(seed, backend, false)) failed++, sm_test_failures++;
+    printf("  %s: %d draws from seed %llu, %d failed\n", backend_label(backend), count, (unsigned long long)first, failed);
+}
+
+static void random_draws_cpu(void) { draws(1, DRAWS, SM_BACKEND_CPU); }
+static void random_draws_opencl(void) { draws(1, DRAWS, SM_BACKEND_OPENCL); }
+
+int main(int argc, char **argv)
+{
+    if (argc >= 3 && strcmp(argv[1], "draw") == 0) {
+        const uint64_t seed = strtoull(argv[2], NULL, 10);
+        trace = argc >= 5 && strcmp(argv[4], "trace") == 0;
+        for (int b = SM_BACKEND_CPU; b <= SM_BACKEND_OPENCL; b++)
+            if (argc < 4 || strcmp(argv[3], backend_label((sm_backend)b)) == 0) check_draw(seed, (sm_backend)b, true);
+        return sm_test_failures != 0;
+    }
+    if (argc >= 3 && strcmp(argv[1], "soak") == 0) {
+        const int count = atoi(argv[2]);
+        const uint64_t first = argc >= 4 ? strtoull(argv[3], NULL, 10) : 1000;
+        report = argc >= 5 && strcmp(argv[4], "report") == 0;
+        for (int b = SM_BACKEND_CPU; b <= SM_BACKEND_OPENCL; b++) draws(first, count, (sm_backend)b);
+        return sm_test_failures != 0;
+    }
+    static const sm_test_case tests[] = {TEST(random_draws_cpu), TEST(random_draws_opencl)};
+    return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
+}
