@@ -36,7 +36,11 @@ expect 2 "option '--out' needs a value" -- "$tool" run "$scenes/linear_cube.json
 expect 2 "unknown option '--stpes'" -- "$tool" run "$scenes/linear_cube.json" --stpes 3
 expect 2 "unknown backend 'gpu'" -- "$tool" run "$scenes/linear_cube.json" --backend gpu
 expect 2 "--device needs an index" -- "$tool" run "$scenes/linear_cube.json" --device=
-expect 1 "no OpenCL device matches 'no-such-device'" -- "$tool" run "$scenes/linear_cube.json" --backend opencl --device no-such-device
+expect 2 "--device: no OpenCL device matches 'no-such-device'" -- "$tool" run "$scenes/linear_cube.json" --backend opencl --device no-such-device
+expect 2 "--device: OpenCL device 7 does not exist" -- "$tool" run "$scenes/linear_cube.json" --device 7
+expect 2 "--device selects an OpenCL device; it does not apply to --backend cpu" -- \
+    "$tool" run "$scenes/linear_cube.json" --backend cpu --device 0
+expect 2 "option '--steps' is given twice" -- "$tool" run "$scenes/linear_cube.json" --steps 1 --steps 2
 expect 0 '^0: .+' -- "$tool" devices
 expect 0 'max_single_step_error=E1' -- "$tool" compare --help
 
@@ -187,6 +191,23 @@ a = np.load('interrupted.npy')
 assert a.shape == ($frames, 55200, 3) and $frames >= 1, a.shape
 assert np.isfinite(a).all()
 " || fail "interrupted.npy does not hold the $frames frames the summary reports"
+
+# SIGTERM stops a run like Ctrl-C, with the shell's status for it (128 + 15)
+"$tool" run "$scenes/linear_cube.json" --steps 100000000 > terminated.txt 2>&1 &
+pid=$!
+sleep 1
+kill -TERM $pid
+wait $pid
+rc=$?
+[ "$rc" -eq 143 ] || fail "a terminated run should exit 143, got $rc: $(cat terminated.txt)"
+grep -q 'interrupted after' terminated.txt || fail "no interruption message: $(cat terminated.txt)"
+
+# text a user supplies is echoed with control bytes and invalid UTF-8 escaped, never raw
+expect 1 'cannot open scene file x\\x1b\[31m\\xff\.json' -- "$tool" run $'x\e[31m\xff.json'
+printf '{"objects": [{"shape": "box", "\033[2J\377": 1}]}' > escape.json
+out=$("$tool" run escape.json --steps 1 2>&1)
+case "$out" in *$'\e'*|*$'\xff'*) fail "raw control bytes reach the terminal: $out" ;; esac
+echo "$out" | grep -q 'field "\\x1b\[2J\\xff": unknown field' || fail "the unknown field is not named escaped: $out"
 
 # the state check stops a run that diverges, naming the scene, the step and the particle
 printf '{"gravity": [0, 0, 0], "objects": [{"name": "rocket", "shape": "box", "force": [1e9, 0, 0]}]}' > rocket.json

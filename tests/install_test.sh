@@ -105,7 +105,9 @@ is_static() {
         fail "$program needs libshapematch.so instead of containing libshapematch.a"
     fi
 }
-export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# no LD_LIBRARY_PATH: a program linked against the prefix finds libshapematch.so by its RPATH
+# (pkg-config's Libs carry -Wl,-rpath; CMake sets the build tree's)
+unset LD_LIBRARY_PATH
 
 # Configures and builds the example into DIR with the extra cache options given.
 build_example() {

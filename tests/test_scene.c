@@ -51,7 +51,7 @@ static const bad_case cases[] = {
     {"\"beta\": -0.1", NULL, {"object 1", "field \"beta\"", "[0, 1]"}},
     {"\"alpha\": 0.5, \"tau\": 0.1", NULL, {"object 1", "field \"tau\"", "cannot be combined"}},
     {"\"tau\": 0", NULL, {"object 1", "field \"tau\"", "> 0"}},
-    {"\"mass\": 0", NULL, {"object 1", "field \"mass\"", "> 0"}},
+    {"\"mass\": 0", NULL, {"object 1", "field \"mass\"", "[1e-12, 1e+12]"}},
     {"\"mass\": null", NULL, {"object 1", "field \"mass\"", "must be a number"}},
     {"\"damping\": -1", NULL, {"object 1", "field \"damping\""}},
     {"\"mode\": \"soft\"", NULL, {"object 1", "field \"mode\"", "\"rigid\", \"linear\" or \"quadratic\""}},
@@ -72,7 +72,7 @@ static const bad_case cases[] = {
     {NULL, "{\"objects\": [{\"shape\": \"box\"}, {\"shape\": \"points\", \"points\": []}]}", {"object 1", "field \"points\"", "non-empty"}},
     {NULL, "{\"objects\": [{\"shape\": \"box\"}, {\"shape\": \"points\", \"points\": [[0, 0, 0], [1, 1]]}]}", {"object 1", "field \"points[1]\""}},
     {NULL, "{\"objects\": [{\"shape\": \"box\"}, {\"shape\": \"points\", \"points\": [[0, 0, 0]], \"masses\": [1, 2]}]}", {"object 1", "field \"masses\"", "has 2 entries"}},
-    {NULL, "{\"objects\": [{\"shape\": \"box\"}, {\"shape\": \"points\", \"points\": [[0, 0, 0]], \"masses\": [0]}]}", {"object 1", "field \"masses[0]\"", "> 0"}},
+    {NULL, "{\"objects\": [{\"shape\": \"box\"}, {\"shape\": \"points\", \"points\": [[0, 0, 0]], \"masses\": [0]}]}", {"object 1", "field \"masses[0]\"", "[1e-30, 1e+12]"}},
     {NULL, "{\"objects\": [{\"shape\": \"box\"}, {\"shape\": \"points\", \"points\": [[0, 0, 0]], \"masses\": [1], \"mass\": 1}]}", {"object 1", "field \"masses\"", "cannot be combined"}},
     // clusters
     {"\"clusters\": {\"grd\": [2, 2, 2]}", NULL, {"object 1", "field \"clusters.grd\"", "did you mean \"clusters.grid\"?"}},
@@ -171,8 +171,8 @@ static void world_errors_name_the_object(void)
         {"{\"objects\": [{\"shape\": \"sphere\", \"radius\": 1.1e6, \"spacing\": 1}]}", "too fine"},
         {"{\"objects\": [{\"shape\": \"points\", \"points\": [[-1e308, 0, 0], [1e308, 0, 0]], \"clusters\": {\"grid\": [2, 1, 1]}}]}",
          "extent is not finite"},
-        {"{\"objects\": [{\"shape\": \"points\", \"points\": [[0, 0, 0], [1, 0, 0]], \"masses\": [1e308, 1e308]}]}", "not finite"},
-        {"{\"objects\": [{\"shape\": \"box\", \"mass\": 1e-320}]}", "too small"},
+        {"{\"objects\": [{\"shape\": \"points\", \"points\": [[0, 0, 0], [1, 0, 0]], \"masses\": [1e308, 1e308]}]}", "[1e-30, 1e+12]"},
+        {"{\"objects\": [{\"shape\": \"box\", \"mass\": 1e-320}]}", "[1e-12, 1e+12]"},
         {"{\"objects\": [{\"shape\": \"box\", \"resolution\": [79, 79, 79], \"clusters\": {\"grid\": [24, 24, 24], \"overlap\": 10}}]}",
          "cluster memberships"},
     };
@@ -198,8 +198,9 @@ static void world_errors_name_the_object(void)
     sm_world_def def = sm_world_def_default();
     def.backend = SM_BACKEND_OPENCL;
     def.device = "no such device";
-    ENSURE(sm_world_create(&def, &world) == SM_ERROR_UNAVAILABLE);
-    ENSURE(contains(sm_last_error(), "no such device") || contains(sm_last_error(), "not part of this build"));
+    const sm_result r = sm_world_create(&def, &world);
+    ENSURE((r == SM_ERROR_INVALID_ARGUMENT && contains(sm_last_error(), "no such device")) ||
+           (r == SM_ERROR_UNAVAILABLE && contains(sm_last_error(), "not part of this build")));
 }
 
 static void file_errors_name_the_file(void)

@@ -30,7 +30,8 @@ static const char *usage =
     "usage: shapematch-view SCENE [options]\n"
     "\n"
     "Runs SCENE (a JSON scene file) in a window. Press H in the window for the key bindings;\n"
-    "objects with a skinned surface show it instead of their particles (M: surfaces, particles, both).\n"
+    "objects with a skinned surface show it instead of their particles (M: surfaces, particles, both);\n"
+    "the camera follows the objects to keep them in view (T: on, off).\n"
     "\n"
     "options:\n"
     "  --frames N            simulate and draw N frames, one time step each, then exit\n"
@@ -70,6 +71,7 @@ static const char *help_text =
     "  W S    beta +/- 0.05 of the object under the cursor\n"
     "  K      colour by object / cluster / strain\n"
     "  M      draw surfaces / particles / both (objects with a skinned surface)\n"
+    "  T      follow the objects on / off (on at the start; a pan or a zoom turns it off)\n"
     "  SPACE  pause            N  single step (paused)          R  reset the scene\n"
     "  F      frame the scene  H  this help                     ESC  quit";
 
@@ -131,6 +133,7 @@ typedef struct viewer {
     draw_mode draw_mode;
     view_renderer renderer;
     view_camera camera;
+    view_follow follow; ///< the camera keeps the objects in view (T)
     view_tools tools;
     view_script script;
     view_colour colour;
@@ -160,12 +163,14 @@ typedef struct viewer {
     int64_t last_sample_frame;
     sm_profile last_profile;
     char status[200];
+    char overlay[2048]; ///< the overlay's text as last drawn (before render_text() breaks its lines), for the report
     // report
     pick_record picks[256];
     int pick_count;
     cut_record cuts[256];
     int cut_count;
-    float *host_xyzw; ///< positions read for picking
+    float *host_xyzw; ///< positions read for picking and following
+    int32_t host_capacity; ///< particles host_xyzw has room for
 } viewer;
 
 static void say(const char *format, ...)
@@ -231,12 +236,17 @@ static sm_vec3 *object_stats(const sm_world *world, int32_t *out_count)
     return stats;
 }
 
-/// Reads every position into v->host_xyzw (for picking).
+/// Reads every position into v->host_xyzw (for picking, and every frame for following: the
+/// buffer is kept between reads).
 static bool read_positions(viewer *v)
 {
     const int32_t n = sm_world_get_counts(v->world).particles;
-    free(v->host_xyzw);
-    v->host_xyzw = malloc(sizeof(float) * 4 * (size_t)(n > 0 ? n : 1));
+    if (n > v->host_capacity || !v->host_xyzw) {
+        free(v->host_xyzw);
+        v->host_capacity = n > 0 ? n : 1;
+        v->host_xyzw = malloc(sizeof(float) * 4 * (size_t)v->host_capacity);
+        if (!v->host_xyzw) v->host_capacity = 0;
+    }
     return v->host_xyzw && sm_world_get_float4(v->world, SM_FIELD_POSITION, 0, n, v->host_xyzw) == SM_OK;
 }
 
@@ -300,18 +310,21 @@ static bool open_world(viewer *v, char *error, size_t error_size)
     return true;
 }
 
-/// The bounding box of the particles now.
+/// The bounding box of the particles now (those with a finite position: one that diverged is
+/// left out), else the box of side 2 about the origin.
 static void bounds(viewer *v, sm_vec3 *lo, sm_vec3 *hi)
 {
-    const int32_t n = v->particles.count;
     *lo = (sm_vec3){-1, -1, -1}, *hi = (sm_vec3){1, 1, 1};
+    const int32_t n = v->particles.count;
     if (n == 0 || !read_positions(v)) return;
-    *lo = (sm_vec3){INFINITY, INFINITY, INFINITY}, *hi = (sm_vec3){-INFINITY, -INFINITY, -INFINITY};
+    sm_vec3 a = {INFINITY, INFINITY, INFINITY}, b = {-INFINITY, -INFINITY, -INFINITY};
     for (int32_t i = 0; i < n; i++) {
         const float *p = v->host_xyzw + 4 * i;
-        lo->x = fmin(lo->x, p[0]), lo->y = fmin(lo->y, p[1]), lo->z = fmin(lo->z, p[2]);
-        hi->x = fmax(hi->x, p[0]), hi->y = fmax(hi->y, p[1]), hi->z = fmax(hi->z, p[2]);
+        if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2])) continue;
+        a.x = fmin(a.x, p[0]), a.y = fmin(a.y, p[1]), a.z = fmin(a.z, p[2]);
+        b.x = fmax(b.x, p[0]), b.y = fmax(b.y, p[1]), b.z = fmax(b.z, p[2]);
     }
+    if (a.x <= b.x) *lo = a, *hi = b;
 }
 
 /// Grows [lo, hi] over the world's boxes and spheres where they are now (planes are endless), so
@@ -338,6 +351,26 @@ static void frame_scene(viewer *v)
     bounds(v, &lo, &hi);
     add_colliders(v, &lo, &hi);
     v->camera = camera_frame(lo, hi, v->renderer.width, v->renderer.height);
+    v->follow.moving = false;
+}
+
+/// Turns following off because the user moved the camera (a pan or a zoom, which following
+/// would undo).
+static void stop_following(viewer *v)
+{
+    if (!v->follow.on) return;
+    v->follow.on = v->follow.moving = false;
+    status(v, "camera: following off (T follows the objects again)");
+}
+
+/// One frame of following the objects (camera_follow()), `seconds` long. Not while a spring is
+/// dragged or the push sphere is out: they sit under the cursor, so a moving camera would move
+/// them and push the objects on, which the camera would follow again.
+static void follow_objects(viewer *v, double seconds)
+{
+    if (!v->follow.on || v->tools.dragging >= 0 || v->tools.push_mode) return;
+    if (v->particles.count > 0 && read_positions(v))
+        camera_follow(&v->camera, &v->follow, v->host_xyzw, v->particles.count, v->particles.max_radius, seconds);
 }
 
 /* ---- Interaction ---------------------------------------------------------------------------- */
@@ -505,7 +538,10 @@ static void handle_cursor(viewer *v, double x, double y)
     const double dx = x - v->cursor_x, dy = y - v->cursor_y;
     v->cursor_x = x, v->cursor_y = y;
     if (v->orbiting) camera_orbit(&v->camera, dx, dy);
-    if (v->panning) camera_pan(&v->camera, dx, dy);
+    if (v->panning && (dx != 0.0 || dy != 0.0)) {
+        stop_following(v);
+        camera_pan(&v->camera, dx, dy);
+    }
     if (v->tools.dragging >= 0) tools_drag_to(&v->tools, camera_point_at_depth(&v->camera, cursor_ray(v), v->tools.drag_depth));
     place_pusher(v);
 }
@@ -526,6 +562,7 @@ static void handle_wheel(viewer *v, double notches, bool shift)
         v->tools.push_depth = fmax(0.01 * v->camera.distance, v->tools.push_depth + step);
         place_pusher(v);
     } else {
+        stop_following(v);
         camera_zoom(&v->camera, notches);
     }
 }
@@ -602,6 +639,7 @@ static void reset(viewer *v)
     v->pick_count = 0; // the picks were of the old world's particles
     v->cut_count = 0;  // and the cuts of its objects
     v->cut_closed = 0;
+    v->follow.moving = false;
     status(v, "scene reset");
 }
 
@@ -609,10 +647,15 @@ static void handle_key(viewer *v, const char *key)
 {
     if (strcmp(key, "ESCAPE") == 0) v->quit = true;
     else if (strcmp(key, "SPACE") == 0) v->paused = !v->paused, v->step_once = false, status(v, v->paused ? "paused" : "running");
-    else if (strcmp(key, "N") == 0) v->step_once = true;
+    else if (strcmp(key, "N") == 0 || strcmp(key, "PERIOD") == 0) v->step_once = true;
     else if (strcmp(key, "R") == 0) reset(v);
     else if (strcmp(key, "H") == 0) v->help = !v->help;
     else if (strcmp(key, "F") == 0) frame_scene(v);
+    else if (strcmp(key, "T") == 0) {
+        v->follow.on = !v->follow.on;
+        v->follow.moving = false;
+        status(v, v->follow.on ? "camera: following the objects" : "camera: following off");
+    }
     else if (strcmp(key, "K") == 0) v->colour = (view_colour)((v->colour + 1) % VIEW_COLOUR_COUNT);
     else if (strcmp(key, "O") == 0) drop_object(v);
     else if (strcmp(key, "M") == 0) {
@@ -832,6 +875,14 @@ static void sample_figures(viewer *v, double now)
     v->last_sample_frame = v->frame;
 }
 
+/// The overlay's text scale, font units to pixels: 2 in windows of 1280 x 720 and up, down to 1
+/// at 640 x 360 and below, in half steps (stb_easy_font's strokes stay even at those).
+static float text_scale(const viewer *v)
+{
+    const double fit = fmin(v->renderer.width / 640.0, v->renderer.height / 360.0);
+    return (float)fmax(1.0, fmin(2.0, floor(2.0 * fit) / 2.0));
+}
+
 static void draw_overlay(viewer *v)
 {
     const sm_counts counts = sm_world_get_counts(v->world);
@@ -839,33 +890,44 @@ static void draw_overlay(viewer *v)
     static const char *draws[DRAW_MODE_COUNT] = {"surfaces", "particles", "both"};
     static const char *short_names[SM_PASS_COUNT] = {"moments", "rotation", "goal", "blend", "grid",
                                                      "collide", "ground", "plastic", "skin"};
-    char text[2048];
-    int n = snprintf(text, sizeof text,
+    const bool surfaces = v->surfaces.triangle_count > 0; // the draw mode and the surface counts only then
+    char *text = v->overlay;
+    const size_t size = sizeof v->overlay;
+    int n = snprintf(text, size,
                      "%.1f fps   sim %.2f ms per step (%d substeps)   t = %.2f s%s\n"
                      "passes ms/step:",
                      v->fps, v->step_ms, v->info.substeps, v->sim_time, v->paused ? "   PAUSED" : "");
-    for (int i = 0; i < SM_PASS_COUNT && n < (int)sizeof text; i++)
+    for (int i = 0; i < SM_PASS_COUNT && n < (int)size; i++)
         if (v->pass_ms[i] > 0.0) {
             const char *name = short_names[i] ? short_names[i] : sm_pass_name((sm_pass)i);
-            n += snprintf(text + n, sizeof text - (size_t)n, " %s %.2f", name, v->pass_ms[i]);
+            n += snprintf(text + n, size - (size_t)n, " %s %.2f", name, v->pass_ms[i]);
         }
     const char *device = sm_world_device_name(v->world);
-    char mode[64];
+    char mode[64], surface_counts[96] = "", draw[48] = "";
     if (v->tools.cut_mode) snprintf(mode, sizeof mode, "cut (blades at %.0f deg)", v->tools.cut_angle * 180.0 / 3.14159265358979323846);
     else snprintf(mode, sizeof mode, "%s", v->tools.push_mode ? "push" : "pick");
-    if (n < (int)sizeof text)
-        n += snprintf(text + n, sizeof text - (size_t)n,
-                      "\nobjects %d   particles %d   clusters %d   surface vertices %d   triangles %d   colliders %d\n"
-                      "%s%s%s\ninterop: %s\n%s mode   colour: %s   draw: %s   springs %d   cuts %d   [H] help",
-                      counts.objects, counts.particles, counts.clusters, v->surfaces.vertex_count,
-                      v->surfaces.triangle_count, sm_world_get_collider_count(v->world), sm_world_backend_name(v->world),
-                      *device ? ": " : "", device, v->interop_text, mode,
-                      colours[v->colour], draws[v->draw_mode], v->tools.spring_count, v->cut_count);
-    if (v->status[0] && n < (int)sizeof text) snprintf(text + n, sizeof text - (size_t)n, "\n%s", v->status);
-    render_text(&v->renderer, text, 12.0f, 12.0f, 2.0f);
+    if (surfaces) {
+        snprintf(surface_counts, sizeof surface_counts, "   surface vertices %d   triangles %d", v->surfaces.vertex_count,
+                 v->surfaces.triangle_count);
+        snprintf(draw, sizeof draw, "   draw: %s", draws[v->draw_mode]);
+    }
+    if (n < (int)size)
+        n += snprintf(text + n, size - (size_t)n,
+                      "\nobjects %d   particles %d   clusters %d%s   colliders %d\n"
+                      "%s%s%s\ninterop: %s\n%s mode   colour: %s%s   camera: %s   springs %d   cuts %d   [H] help",
+                      counts.objects, counts.particles, counts.clusters, surface_counts,
+                      sm_world_get_collider_count(v->world), sm_world_backend_name(v->world), *device ? ": " : "", device,
+                      v->interop_text, mode, colours[v->colour], draw, v->follow.on ? "follow" : "fixed",
+                      v->tools.spring_count, v->cut_count);
+    if (v->status[0] && n < (int)size) snprintf(text + n, size - (size_t)n, "\n%s", v->status);
+    // the text fits the window's width (render_text() breaks longer lines), 12 pixels from its
+    // edges; the help sits on the bottom edge, below the overlay where there is room
+    const float scale = text_scale(v), margin = 12.0f, width = (float)v->renderer.width - 2.0f * margin;
+    render_text(&v->renderer, text, margin, margin, scale, width);
     if (v->help) {
-        const float y = (float)v->renderer.height - render_text_height(help_text, 2.0f) - 12.0f; // on the bottom edge
-        render_text(&v->renderer, help_text, 12.0f, y > 12.0f ? y : 12.0f, 2.0f);
+        const float below = margin + render_text_height(text, scale, width) + 2.0f * margin;
+        const float y = (float)v->renderer.height - render_text_height(help_text, scale, width) - margin;
+        render_text(&v->renderer, help_text, margin, y > below ? y : below, scale, width);
     }
 }
 
@@ -1029,6 +1091,13 @@ static bool write_report(viewer *v, const char *path)
     cJSON_AddStringToObject(root, "gl_renderer", (const char *)glGetString(GL_RENDERER));
     cJSON_AddBoolToObject(root, "headless", v->opt.headless);
     cJSON_AddNumberToObject(root, "frames_per_second", v->run_seconds > 0.0 ? (double)v->frame / v->run_seconds : 0.0);
+    cJSON_AddStringToObject(root, "overlay", v->overlay);
+    cJSON *camera = cJSON_AddObjectToObject(root, "camera"); // where it ended: following moves it
+    cJSON_AddItemToObject(camera, "target", vec_json(v->camera.target));
+    cJSON_AddNumberToObject(camera, "distance", v->camera.distance);
+    cJSON_AddNumberToObject(camera, "yaw", v->camera.yaw);
+    cJSON_AddNumberToObject(camera, "pitch", v->camera.pitch);
+    cJSON_AddBoolToObject(camera, "follow", v->follow.on);
     cJSON *picks = cJSON_AddArrayToObject(root, "picks");
     for (int p = 0; p < v->pick_count; p++) {
         cJSON *pick = cJSON_CreateObject();
@@ -1125,9 +1194,21 @@ static bool parse_int(const char *text, int lo, int *out)
     return true;
 }
 
-/// Parses the command line; returns -1 to go on, else the exit code.
+/// Whether `arg` is an option that takes a value.
+static bool takes_value(const char *arg)
+{
+    static const char *names[] = {"--frames", "--screenshot", "--record", "--script", "--report", "--device", "--max-steps",
+                                  "--size", "--interop", "--backend", "--colour", "--color"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(arg, names[i]) == 0) return true;
+    return false;
+}
+
+/// Parses the command line; returns -1 to go on, else the exit code. The arguments it quotes
+/// in its errors are made printable (script_printable()).
 static int parse(int argc, char **argv, options *o)
 {
+    char shown[256];
     *o = (options){.width = 1280, .height = 720, .max_steps = 4, .interop = INTEROP_AUTO, .backend = SM_BACKEND_DEFAULT};
     for (int a = 1; a < argc; a++) {
         const char *arg = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
@@ -1140,8 +1221,16 @@ static int parse(int argc, char **argv, options *o)
             o->headless = true;
         } else if (arg[0] != '-') {
             takes = false;
-            ok = !o->scene;
+            if (o->scene) {
+                script_printable(arg, 64, shown, sizeof shown);
+                fprintf(stderr, "shapematch-view: a second scene, %s: give one\n\n%s", shown, usage);
+                return 2;
+            }
             o->scene = arg;
+        } else if (!takes_value(arg)) {
+            script_printable(arg, 64, shown, sizeof shown); // no terminal escapes echoed
+            fprintf(stderr, "shapematch-view: unknown option %s\n\n%s", shown, usage);
+            return 2;
         } else if (!value) {
             ok = false;
         } else if (strcmp(arg, "--frames") == 0) ok = parse_int(value, 1, &o->frames);
@@ -1161,12 +1250,9 @@ static int parse(int argc, char **argv, options *o)
         } else if (strcmp(arg, "--colour") == 0 || strcmp(arg, "--color") == 0) {
             ok = strcmp(value, "object") == 0 || strcmp(value, "cluster") == 0 || strcmp(value, "strain") == 0;
             o->colour = value[0] == 'o' ? VIEW_COLOUR_OBJECT : value[0] == 'c' ? VIEW_COLOUR_CLUSTER : VIEW_COLOUR_STRAIN;
-        } else {
-            fprintf(stderr, "shapematch-view: unknown option %s\n\n%s", arg, usage);
-            return 2;
         }
         if (!ok) {
-            fprintf(stderr, "shapematch-view: bad or missing value for %s\n\n%s", arg, usage);
+            fprintf(stderr, "shapematch-view: bad or missing value for %s\n\n%s", arg, usage); // a known option
             return 2;
         }
         if (takes) a++;
@@ -1308,6 +1394,7 @@ int main(int argc, char **argv)
     v.extent = sqrt((v.hi.x - v.lo.x) * (v.hi.x - v.lo.x) + (v.hi.y - v.lo.y) * (v.hi.y - v.lo.y) +
                     (v.hi.z - v.lo.z) * (v.hi.z - v.lo.z));
     frame_scene(&v);
+    v.follow.on = true;
 
     if (v.window) {
         glfwSetWindowUserPointer(v.window, &v);
@@ -1324,7 +1411,12 @@ int main(int argc, char **argv)
     while (!v.quit && !(v.window && glfwWindowShouldClose(v.window))) {
         const double now = now_seconds(&v);
         run_script(&v);
-        if (v.quit || !advance(&v, now - last) || !draw(&v)) {
+        bool ok = !v.quit && advance(&v, now - last);
+        // following moves the camera by the frame's time step with --frames, so that those runs
+        // stay reproducible, else by the wall time (at most a tenth of a second: a stall does
+        // not throw the camera)
+        if (ok) follow_objects(&v, v.opt.frames > 0 ? v.info.dt : fmin(now - last, 0.1));
+        if (!ok || !draw(&v)) {
             status_code = v.quit && !v.failed ? status_code : 1;
             break;
         }

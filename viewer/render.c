@@ -567,14 +567,73 @@ void render_overlay_shapes(view_renderer *r, const float *triangles, int triangl
     glEnable(GL_DEPTH_TEST);
 }
 
-void render_text(view_renderer *r, const char *text, float x, float y, float scale)
+/// The byte as drawn: stb_easy_font has glyphs for printable ASCII only (and reads outside its
+/// table for anything else).
+static char printable(char c) { return c >= 0x20 && c <= 0x7e ? c : '?'; }
+
+/// The width of a printable character, font units.
+static float glyph_units(char c)
+{
+    char one[2] = {c, '\0'};
+    return (float)stb_easy_font_width(one);
+}
+
+static void put(char *out, size_t size, size_t *n, char c)
+{
+    if (*n + 1 < size) out[(*n)++] = c;
+}
+
+/// `text` as render_text() draws it into `out` (always terminated; cut short where full): every
+/// byte printable() and every line broken to be at most `max_units` font units wide: at the last
+/// space that fits (the spaces at the break dropped), within a word where none does, at least one
+/// character a line; the continuations indented by two spaces, so that they read as such.
+static char *layout_text(const char *text, float max_units, char *out, size_t size)
+{
+    const float indent = 2.0f * glyph_units(' ');
+    size_t n = 0;
+    const char *p = text;
+    while (*p) {
+        const char *end = p;
+        while (*end && *end != '\n') end++;
+        bool first = true;
+        do {
+            float width = 0.0f;
+            if (!first) {
+                put(out, size, &n, ' '), put(out, size, &n, ' ');
+                width = indent;
+            }
+            // the longest run that fits, and the end of its last whole word
+            const char *q = p, *cut = NULL;
+            while (q < end) {
+                const float w = glyph_units(printable(*q));
+                if (width + w > max_units && q > p) break;
+                width += w;
+                q++;
+                if (q[-1] != ' ' && (q == end || *q == ' ')) cut = q;
+            }
+            if (q == end || !cut) cut = q;
+            for (const char *c = p; c < cut; c++) put(out, size, &n, printable(*c));
+            p = cut;
+            while (p < end && *p == ' ') p++;
+            if (p < end) put(out, size, &n, '\n');
+            first = false;
+        } while (p < end);
+        if (*p == '\n') put(out, size, &n, '\n'), p++;
+    }
+    out[n] = '\0';
+    return out;
+}
+
+void render_text(view_renderer *r, const char *raw, float x, float y, float scale, float max_width)
 {
     // stb_easy_font writes 4 vertices of 16 bytes per quad, a few quads per character
     enum { MAX_QUADS = 16384 };
     static char quads[MAX_QUADS * 4 * 16];
     static float triangles[MAX_QUADS * 6 * 2];
-    const int quad_count = stb_easy_font_print(0.0f, 0.0f, (char *)text, NULL, quads, sizeof quads);
-    const float width = (float)stb_easy_font_width((char *)text), height = (float)stb_easy_font_height((char *)text);
+    static char text[16384];
+    layout_text(raw, max_width / scale, text, sizeof text);
+    const int quad_count = stb_easy_font_print(0.0f, 0.0f, text, NULL, quads, sizeof quads);
+    const float width = (float)stb_easy_font_width(text), height = (float)stb_easy_font_height(text);
     static const int order[6] = {0, 1, 2, 0, 2, 3};
     for (int q = 0; q < quad_count; q++)
         for (int k = 0; k < 6; k++) {
@@ -603,7 +662,11 @@ void render_text(view_renderer *r, const char *text, float x, float y, float sca
     glEnable(GL_DEPTH_TEST);
 }
 
-float render_text_height(const char *text, float scale) { return scale * (float)stb_easy_font_height((char *)text); }
+float render_text_height(const char *raw, float scale, float max_width)
+{
+    static char text[16384];
+    return scale * (float)stb_easy_font_height(layout_text(raw, max_width / scale, text, sizeof text));
+}
 
 void render_end(view_renderer *r, int window_width, int window_height)
 {

@@ -54,10 +54,14 @@ void render_lines(view_renderer *r, const float *lines, int count);
 /// render_lines()) at twice that opacity, both over everything drawn so far (no depth test).
 void render_overlay_shapes(view_renderer *r, const float *triangles, int triangle_count, const float *lines, int line_count,
                            float alpha);
-/// Text at pixel (x, y) from the top left, `scale` pixels per font unit, on a dark box.
-void render_text(view_renderer *r, const char *text, float x, float y, float scale);
-/// The height in pixels of `text` drawn by render_text() at `scale`, without its box's margin.
-float render_text_height(const char *text, float scale);
+/// Text at pixel (x, y) from the top left, `scale` pixels per font unit, on a dark box (4 pixels
+/// of margin), its lines broken at spaces (within a word that has none) to be at most
+/// `max_width` pixels wide, the continuations indented. Bytes the font has no glyph for
+/// (control characters but newlines, 0x7f and up) are drawn as '?'.
+void render_text(view_renderer *r, const char *text, float x, float y, float scale, float max_width);
+/// The height in pixels of `text` drawn by render_text() at `scale` and `max_width`, without
+/// its box's margin.
+float render_text_height(const char *text, float scale, float max_width);
 /// Copies the frame to the window's framebuffer of window_width x window_height.
 void render_end(view_renderer *r, int window_width, int window_height);
 

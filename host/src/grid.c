@@ -20,8 +20,7 @@ sm_result sm_grid_layout(sm_world *world)
             largest = fmax(largest, world->radius[i]);
             colliding++;
         }
-    int64_t table = 1;
-    while (table < 2 * (int64_t)colliding) table *= 2;
+    const int64_t table = sm_grid_table_size(colliding);
     if (world->particle_count > grid->capacity || table > grid->table_size) {
         const size_t n = (size_t)(world->particle_count > 0 ? world->particle_count : 1);
         int32_t *cell = realloc(grid->cell, sizeof *cell * 4 * n);

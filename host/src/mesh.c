@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /// Vertices closer than this fraction of the bounding box's diagonal become one.
 #define SM_WELD_TOLERANCE 1e-6
@@ -67,15 +68,114 @@ static int32_t weld(sm_welder *w, sm_vec3 p)
     return id;
 }
 
-/// Builds the welded mesh from the triangles of an imported scene.
+/// The post-processing steps, run only on a file whose scene passed assimp's validation and
+/// check_scene(): they index vertex arrays with the faces' indices without checking them (a PLY
+/// face naming vertex 99999 crashed JoinIdenticalVertices) and sort vertices by position (NaN
+/// breaks the sort). They run in a second import of the file, after validation again, and not
+/// through aiApplyPostProcessing() on the first: when a step fails there (PreTransformVertices
+/// throws on a file whose meshes no node uses, AC/nosurfaces.ac), assimp 5.2 frees the scene
+/// twice. The cost is reading the file twice (about 1.5 times the time of one import).
+#define SM_MESH_STEPS                                                                                             \
+    (aiProcess_Triangulate | aiProcess_JoinIdenticalVertices | aiProcess_SortByPType | aiProcess_PreTransformVertices)
+
+/// The bytes read from the start of a file to find a PLY or OFF header.
+#define SM_MESH_HEADER_BYTES 65536
+
+/// "mesh 2 \"name\", " naming mesh m at the start of a message when the scene has several, else "".
+static const char *mesh_label(const struct aiScene *scene, unsigned m, char *buffer, size_t size)
+{
+    buffer[0] = '\0';
+    if (scene->mNumMeshes <= 1) return buffer;
+    const struct aiMesh *mesh = scene->mMeshes[m];
+    if (mesh && mesh->mName.length > 0 && mesh->mName.length < sizeof mesh->mName.data)
+        snprintf(buffer, size, "mesh %u \"%s\", ", m, mesh->mName.data);
+    else
+        snprintf(buffer, size, "mesh %u, ", m);
+    return buffer;
+}
+
+/// " (-7 as a signed integer)" for an index that a file most likely wrote negative, else "".
+static const char *signed_note(unsigned index, char *buffer, size_t size)
+{
+    buffer[0] = '\0';
+    if (index > INT32_MAX) snprintf(buffer, size, " (%lld as a signed integer)", (long long)index - 4294967296LL);
+    return buffer;
+}
+
+/// Our own checks of the scene as the file's reader built it, before any post-processing step
+/// reads it: at least one mesh; in every mesh, vertices and faces; in every face, at least one
+/// index, each below the mesh's vertex count, each vertex finite; then every vertex finite (the
+/// faces' first, so that the message names the face: OBJ's reader numbers vertices per face
+/// corner, not as the file does). assimp's validation checks the indices too (and much that we do
+/// not use: nodes, bones, materials), but not that coordinates are finite, and its messages name
+/// neither the mesh nor the index. Faces and meshes are numbered from 0, as assimp stores them:
+/// for a PLY or OFF file, in the file's order.
+static sm_result check_scene(const char *path, const struct aiScene *scene)
+{
+    if (scene->mNumMeshes == 0 || !scene->mMeshes)
+        return sm_fail(SM_ERROR_IO, "mesh file \"%s\": no meshes (no triangles)", path);
+    char label[1100], note[64];
+    for (unsigned m = 0; m < scene->mNumMeshes; m++) {
+        const struct aiMesh *mesh = scene->mMeshes[m];
+        if (!mesh) return sm_fail(SM_ERROR_IO, "mesh file \"%s\": mesh %u is missing", path, m);
+        mesh_label(scene, m, label, sizeof label);
+        if (mesh->mNumVertices == 0 || !mesh->mVertices)
+            return sm_fail(SM_ERROR_IO, "mesh file \"%s\": %sno vertices", path, label);
+        if (mesh->mNumFaces == 0 || !mesh->mFaces)
+            return sm_fail(SM_ERROR_IO, "mesh file \"%s\": %sno faces", path, label);
+        for (unsigned f = 0; f < mesh->mNumFaces; f++) {
+            const struct aiFace *face = &mesh->mFaces[f];
+            if (face->mNumIndices == 0 || !face->mIndices)
+                return sm_fail(SM_ERROR_IO, "mesh file \"%s\": %sface %u has no vertex indices", path, label, f);
+            for (unsigned c = 0; c < face->mNumIndices; c++) {
+                const unsigned v = face->mIndices[c];
+                if (v >= mesh->mNumVertices)
+                    return sm_fail(SM_ERROR_IO,
+                                   "mesh file \"%s\": %sface %u: vertex index %u%s is out of range (the mesh has %u "
+                                   "vertices, 0 to %u)", path, label, f, v, signed_note(v, note, sizeof note),
+                                   mesh->mNumVertices, mesh->mNumVertices - 1);
+                const struct aiVector3D a = mesh->mVertices[v];
+                if (!isfinite(a.x) || !isfinite(a.y) || !isfinite(a.z))
+                    return sm_fail(SM_ERROR_IO, "mesh file \"%s\": %sface %u: vertex %u is not finite (%g, %g, %g)",
+                                   path, label, f, v, (double)a.x, (double)a.y, (double)a.z);
+            }
+        }
+        for (unsigned v = 0; v < mesh->mNumVertices; v++) {
+            const struct aiVector3D a = mesh->mVertices[v];
+            if (!isfinite(a.x) || !isfinite(a.y) || !isfinite(a.z))
+                return sm_fail(SM_ERROR_IO, "mesh file \"%s\": %svertex %u is not finite (%g, %g, %g)", path, label, v,
+                               (double)a.x, (double)a.y, (double)a.z);
+        }
+    }
+    return SM_OK;
+}
+
+/// Builds the welded mesh from the triangles of an imported, checked and post-processed scene.
+/// Every index is checked again (the steps renumber meshes, faces and vertices; a step that
+/// broke an index must not make us read out of bounds), and after triangulation a face has 1
+/// (a point), 2 (a line: both are dropped) or 3 indices.
 static sm_result weld_scene(const char *path, const struct aiScene *scene, sm_mesh *out)
 {
     // count the vertices and the triangles (points and lines are dropped)
     int64_t raw_count = 0, triangle_count = 0;
     for (unsigned m = 0; m < scene->mNumMeshes; m++) {
         const struct aiMesh *mesh = scene->mMeshes[m];
+        if (!mesh || (mesh->mNumFaces > 0 && (!mesh->mFaces || !mesh->mVertices)))
+            return sm_fail(SM_ERROR_IO, "mesh file \"%s\": after assimp's post-processing, mesh %u is incomplete",
+                           path, m);
         raw_count += mesh->mNumVertices;
-        for (unsigned f = 0; f < mesh->mNumFaces; f++) triangle_count += mesh->mFaces[f].mNumIndices == 3;
+        for (unsigned f = 0; f < mesh->mNumFaces; f++) {
+            const struct aiFace *face = &mesh->mFaces[f];
+            if (face->mNumIndices == 0 || face->mNumIndices > 3 || !face->mIndices)
+                return sm_fail(SM_ERROR_IO, "mesh file \"%s\": after triangulation, mesh %u, face %u has %u vertex "
+                               "indices", path, m, f, face->mNumIndices);
+            for (unsigned c = 0; c < face->mNumIndices; c++)
+                if (face->mIndices[c] >= mesh->mNumVertices)
+                    return sm_fail(SM_ERROR_IO, "mesh file \"%s\": after assimp's post-processing, mesh %u, face %u: "
+                                   "vertex index %u out of range (%u vertices)", path, m, f, face->mIndices[c],
+                                   mesh->mNumVertices);
+            triangle_count += face->mNumIndices == 3;
+        }
     }
     if (triangle_count == 0) return sm_fail(SM_ERROR_IO, "mesh file \"%s\": no triangles", path);
     if (raw_count > INT32_MAX || triangle_count > INT32_MAX / 3)
@@ -90,9 +190,6 @@ static sm_result weld_scene(const char *path, const struct aiScene *scene, sm_me
             const struct aiFace *face = &mesh->mFaces[f];
             if (face->mNumIndices != 3) continue;
             for (int c = 0; c < 3; c++) {
-                if (face->mIndices[c] >= mesh->mNumVertices)
-                    return sm_fail(SM_ERROR_IO, "mesh file \"%s\": mesh %u, face %u: vertex index %u out of range",
-                                   path, m, f, face->mIndices[c]);
                 const struct aiVector3D a = mesh->mVertices[face->mIndices[c]];
                 sm_vec3 p = v3(a.x, a.y, a.z);
                 if (!v3_is_finite(p))
@@ -180,6 +277,272 @@ done:
     return result;
 }
 
+/// A cursor over the first bytes of a file.
+typedef struct sm_text {
+    const char *at, *end;
+} sm_text;
+
+/// What assimp's tokenizer takes for a blank and for the end of a line (IsSpace, IsLineEnd): its
+/// PLY reader splits lines at any of the four.
+static bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+static bool is_line_end(char c) { return c == '\n' || c == '\r' || c == '\0' || c == '\f'; }
+
+/// The next word of the current line, blanks skipped; its length (0 at the end of the line).
+static size_t next_word(sm_text *t, const char **word)
+{
+    while (t->at < t->end && is_blank(*t->at)) t->at++;
+    *word = t->at;
+    while (t->at < t->end && !is_blank(*t->at) && !is_line_end(*t->at)) t->at++;
+    return (size_t)(t->at - *word);
+}
+
+/// Moves to the start of the next line (past one line end, or "\r\n").
+static void next_line(sm_text *t)
+{
+    while (t->at < t->end && !is_line_end(*t->at)) t->at++;
+    if (t->end - t->at >= 2 && t->at[0] == '\r' && t->at[1] == '\n') t->at++;
+    if (t->at < t->end) t->at++;
+}
+
+static bool word_is(const char *word, size_t length, const char *literal)
+{
+    return length == strlen(literal) && memcmp(word, literal, length) == 0;
+}
+
+/// The leading decimal digits at *at, as assimp's strtoul10 reads a count (0 without digits), and
+/// moves past them. Saturates at 1e15 where strtoul10 wraps at 2^32: either way a count that
+/// large is refused below.
+static double read_count(const char **at, const char *end)
+{
+    double value = 0.0;
+    for (; *at < end && **at >= '0' && **at <= '9'; (*at)++) value = fmin(value * 10.0 + (**at - '0'), 1e15);
+    return value;
+}
+
+/// The bytes of a PLY scalar type in a binary file; 0 for a name assimp does not know (it skips
+/// such a property).
+static int ply_type_bytes(const char *word, size_t length)
+{
+    static const struct {
+        const char *name;
+        int bytes;
+    } types[] = {{"char", 1},  {"int8", 1},   {"uchar", 1},   {"uint8", 1},   {"short", 2},  {"int16", 2},
+                 {"ushort", 2}, {"uint16", 2}, {"int", 4},     {"int32", 4},   {"uint", 4},   {"uint32", 4},
+                 {"float", 4},  {"float32", 4}, {"double", 8}, {"float64", 8}, {"double64", 8}};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (word_is(word, length, types[i].name)) return types[i].bytes;
+    return 0;
+}
+
+/// The extension of path after its last dot, or "" (the dot must follow the last slash).
+static const char *extension_of(const char *path)
+{
+    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+    return dot && (!slash || dot > slash) ? dot + 1 : "";
+}
+
+static bool same_letters(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if ((*a | 0x20) != (*b | 0x20)) return false;
+    return *a == *b;
+}
+
+/// Whether assimp would hand the file to its PLY reader: by its extension .ply (in any case),
+/// or, when no reader claims its extension, when "ply" (in any case) is in its first 200 bytes
+/// once NUL bytes are dropped, as assimp's signature search looks for it. A file that fuzzing
+/// made start with NUL bytes and a digit before "ply" crashed that reader.
+static bool read_as_ply(const char *path, const char *head, size_t length)
+{
+    const char *extension = extension_of(path);
+    if (same_letters(extension, "ply")) return true;
+    char dotted[64];
+    if (*extension && strlen(extension) < sizeof dotted - 1) {
+        snprintf(dotted, sizeof dotted, ".%s", extension);
+        if (aiIsExtensionSupported(dotted)) return false;
+    }
+    char squeezed[201];
+    size_t n = 0;
+    for (size_t i = 0; i < length && i < 200; i++)
+        if (head[i] != '\0') squeezed[n++] = (char)(head[i] | (head[i] >= 'A' && head[i] <= 'Z' ? 0x20 : 0));
+    squeezed[n] = '\0';
+    return strstr(squeezed, "ply") != NULL;
+}
+
+/// Refuses a PLY file that assimp 5.2's PLY reader would not survive, or whose header declares
+/// more elements than the bytes after it can hold. That reader takes a lot on trust (found by
+/// fuzzing): it never returns from a header without "end_header" or with a NUL byte, crashes on
+/// some files with NUL bytes before "ply", and allocates each element's arrays from the header's
+/// count before it reads a byte of data (a 220-byte binary file declaring 400 million vertices
+/// made it allocate 4.7 GB and run for 15 s; 4 billion faces end in std::bad_alloc or the OOM
+/// killer). So a file that assimp would take for PLY (read_as_ply()) must start with "ply", have a format line (ascii,
+/// binary_little_endian or binary_big_endian), a number for each element's count, no NUL byte
+/// in its header, and an "end_header" line; other lines are ignored, as assimp ignores them
+/// (Blender 2.47 wrote a comment without "comment"). Lines end in "\n", "\r\n", "\r" or a form
+/// feed, as assimp reads them. Then an element takes at least the bytes of its scalar
+/// properties in a binary file (a list property: its count), and at least 2 bytes per property
+/// in an ASCII file (a digit and a separator; the file's last value needs none).
+static sm_result check_ply_header(const char *path, const char *head, size_t length, long long size)
+{
+    if (!read_as_ply(path, head, length)) return SM_OK;
+    if (length < 3 || (head[0] | 0x20) != 'p' || (head[1] | 0x20) != 'l' || (head[2] | 0x20) != 'y')
+        return sm_fail(SM_ERROR_IO, "mesh file \"%s\": a PLY file must start with \"ply\"", path);
+    sm_text t = {head, head + length};
+    const char *word;
+    size_t n;
+    next_line(&t);
+
+    // first pass: the format, the counts are numbers, no NUL byte, where the header ends
+    enum { FORMAT_NONE, FORMAT_ASCII, FORMAT_BINARY } format = FORMAT_NONE;
+    const char *body = NULL;
+    for (sm_text s = t; !body;) {
+        if (s.at >= s.end)
+            return (long long)length < size
+                       ? sm_fail(SM_ERROR_IO, "mesh file \"%s\": its PLY header does not end (no \"end_header\" "
+                                 "line) within its first %zu bytes", path, length)
+                       : sm_fail(SM_ERROR_IO, "mesh file \"%s\": its PLY header does not end (no \"end_header\" "
+                                 "line)", path);
+        const char *line = s.at;
+        n = next_word(&s, &word);
+        const bool end = word_is(word, n, "end_header");
+        if (word_is(word, n, "format")) {
+            n = next_word(&s, &word);
+            format = word_is(word, n, "ascii") ? FORMAT_ASCII
+                     : word_is(word, n, "binary_little_endian") || word_is(word, n, "binary_big_endian")
+                         ? FORMAT_BINARY
+                         : FORMAT_NONE;
+            if (format == FORMAT_NONE)
+                return sm_fail(SM_ERROR_IO, "mesh file \"%s\": PLY format \"%.*s\" is none of ascii, "
+                               "binary_little_endian and binary_big_endian", path, (int)(n < 64 ? n : 64), word);
+        } else if (word_is(word, n, "element")) {
+            const char *count;
+            bool number = next_word(&s, &word) > 0 && (n = next_word(&s, &count)) > 0;
+            for (size_t i = 0; number && i < n; i++) number = count[i] >= '0' && count[i] <= '9';
+            if (!number)
+                return sm_fail(SM_ERROR_IO, "mesh file \"%s\": PLY header line \"%.*s\": an element needs a name "
+                               "and a count", path, (int)(s.at - line < 64 ? s.at - line : 64), line);
+        }
+        while (s.at < s.end && !is_line_end(*s.at)) s.at++;
+        if (s.at < s.end && *s.at == '\0')
+            return sm_fail(SM_ERROR_IO, "mesh file \"%s\": its PLY header holds a NUL byte", path);
+        next_line(&s);
+        if (end) body = s.at;
+    }
+    if (format == FORMAT_NONE)
+        return sm_fail(SM_ERROR_IO, "mesh file \"%s\": its PLY header has no format line", path);
+    const double available = (double)(size - (long long)(body - head)) + (format == FORMAT_BINARY ? 0.0 : 1.0);
+
+    // second pass: the least bytes of the elements, in order, against what follows the header
+    double needed = 0.0, count = 0.0, bytes = 0.0;
+    const char *name = NULL;
+    size_t name_length = 0;
+    for (sm_text s = t;; next_line(&s)) {
+        n = s.at < body ? next_word(&s, &word) : 0;
+        const bool element = word_is(word, n, "element"), end = s.at >= body;
+        if ((element || end) && name) {
+            needed += count * fmax(bytes, 1.0);
+            if (needed > available)
+                return sm_fail(SM_ERROR_IO, "mesh file \"%s\": its PLY header declares %.0f \"%.*s\" elements, more "
+                               "than the %lld bytes after the header can hold (at least %.0f bytes): the file is "
+                               "truncated or its header is wrong", path, count, (int)fmin(name_length, 64), name,
+                               size - (long long)(body - head), needed);
+            name = NULL;
+        }
+        if (end) break;
+        if (element) {
+            name_length = next_word(&s, &name);
+            const char *digits;
+            const size_t digit_count = next_word(&s, &digits);
+            count = read_count(&digits, digits + digit_count);
+            bytes = 0.0;
+        } else if (word_is(word, n, "property") && name) {
+            n = next_word(&s, &word);
+            if (word_is(word, n, "list")) n = next_word(&s, &word); // the list's count comes first
+            bytes += format == FORMAT_ASCII ? 2.0 : ply_type_bytes(word, n);
+        }
+    }
+    return SM_OK;
+}
+
+/// Skips blanks, line ends and comment lines, as assimp's OFF reader does between its tokens.
+static void off_next_token(const char **at, const char *end)
+{
+    for (;;) {
+        while (*at < end && (is_blank(**at) || is_line_end(**at))) (*at)++;
+        if (*at >= end || **at != '#') return;
+        while (*at < end && !is_line_end(**at)) (*at)++;
+    }
+}
+
+/// Refuses an OFF file whose header declares more vertices and faces than the file can hold.
+/// assimp's OFF reader allocates both arrays from the header's counts before it reads them (a
+/// 30-byte file declaring 4 billion of each ends in std::bad_alloc or the OOM killer); each
+/// vertex and each face takes a line, at least 2 bytes. The header is read as assimp reads it:
+/// an optional keyword [ST][C][N][4][n]OFF (with the dimension after "nOFF"), then the counts.
+/// Without the keyword, assimp reads a file as OFF only by its extension .off.
+static sm_result check_off_header(const char *path, const char *head, size_t length, long long size)
+{
+    const char *at = head, *end = head + length;
+    off_next_token(&at, end);
+    const char *keyword = at;
+    if (end - at >= 2 && at[0] == 'S' && at[1] == 'T') at += 2;
+    if (at < end && at[0] == 'C') at++;
+    if (at < end && at[0] == 'N') at++;
+    if (at < end && at[0] == '4') at++;
+    const bool dimension = at < end && at[0] == 'n';
+    if (dimension) at++;
+    if (end - at >= 3 && at[0] == 'O' && at[1] == 'F' && at[2] == 'F') {
+        at += 3;
+        off_next_token(&at, end);
+        if (dimension) {
+            read_count(&at, end);
+            off_next_token(&at, end);
+        }
+    } else {
+        const size_t path_length = strlen(path);
+        const bool named_off = path_length >= 4 && path[path_length - 4] == '.' &&
+                               (path[path_length - 3] | 0x20) == 'o' && (path[path_length - 2] | 0x20) == 'f' &&
+                               (path[path_length - 1] | 0x20) == 'f';
+        if (!named_off) return SM_OK;
+        at = keyword;
+    }
+    const double vertices = read_count(&at, end);
+    off_next_token(&at, end);
+    const double faces = read_count(&at, end);
+    if (2.0 * (vertices + faces) - 1.0 > (double)size)
+        return sm_fail(SM_ERROR_IO, "mesh file \"%s\": its OFF header declares %.0f vertices and %.0f faces, more than "
+                       "its %lld bytes can hold: the file is truncated or its header is wrong", path, vertices, faces,
+                       size);
+    return SM_OK;
+}
+
+/// assimp refused the file. When its validation did (its message names the face, not the mesh
+/// or the index), the file is read again without validation and without any post-processing
+/// step, for check_scene() to say which mesh, face and index; otherwise, or when check_scene()
+/// finds nothing, assimp's own message.
+static sm_result refused_by_assimp(const char *path)
+{
+    char reason[1024];
+    snprintf(reason, sizeof reason, "%s", aiGetErrorString());
+    if (strncmp(reason, "Validation failed", 17) == 0) {
+        const struct aiScene *raw = aiImportFile(path, 0);
+        if (raw) {
+            const sm_result result = check_scene(path, raw);
+            aiReleaseImport(raw);
+            if (result != SM_OK) return result;
+        }
+    }
+    return sm_fail(SM_ERROR_IO, "mesh file \"%s\": assimp: %s", path, reason);
+}
+
+/// Reads a mesh file in four checked stages, so that no malformed file crashes assimp or makes
+/// us read out of bounds: (1) the file itself (a regular, non-empty file; a PLY or OFF header's
+/// counts against its size, before assimp allocates from them); (2) assimp's reader with only
+/// its validation (aiProcess_ValidateDataStructure: every index of every face, node, bone and
+/// material) and no other step, then check_scene(), our own checks of the raw scene; (3) the
+/// file read again, validated again, then post-processed (SM_MESH_STEPS); (4) weld_scene(),
+/// which checks every index again.
 sm_result sm_mesh_load_file(const char *path, sm_mesh *out_mesh)
 {
     if (!out_mesh) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_mesh_load_file: out_mesh is NULL");
@@ -188,18 +551,49 @@ sm_result sm_mesh_load_file(const char *path, sm_mesh *out_mesh)
     // opened here first so that a missing or unreadable file says why in plain words
     FILE *file = fopen(path, "rb");
     if (!file) return sm_fail(SM_ERROR_IO, "mesh file \"%s\": %s", path, strerror(errno));
+    // a directory, a FIFO or a device (/dev/zero never ends) is refused before assimp reads it
+    struct stat info;
+    if (fstat(fileno(file), &info) != 0) {
+        const int saved = errno;
+        fclose(file);
+        return sm_fail(SM_ERROR_IO, "mesh file \"%s\": cannot read: %s", path, strerror(saved));
+    }
+    if (!S_ISREG(info.st_mode)) {
+        fclose(file);
+        return sm_fail(SM_ERROR_IO, "mesh file \"%s\": %s", path,
+                       S_ISDIR(info.st_mode) ? "is a directory" : "not a regular file");
+    }
+    const long long size = (long long)info.st_size;
+    if (size == 0) {
+        fclose(file);
+        return sm_fail(SM_ERROR_IO, "mesh file \"%s\": the file is empty", path);
+    }
+    char *head = malloc(SM_MESH_HEADER_BYTES);
+    if (!head) {
+        fclose(file);
+        return sm_fail(SM_ERROR_OUT_OF_MEMORY, "mesh file \"%s\": out of memory", path);
+    }
     errno = 0;
-    (void)fgetc(file);
+    const size_t length = fread(head, 1, SM_MESH_HEADER_BYTES, file);
     const int saved = errno;
     const bool failed = ferror(file);
     fclose(file);
-    if (failed) return sm_fail(SM_ERROR_IO, "mesh file \"%s\": cannot read: %s", path, strerror(saved));
+    sm_result result = failed ? sm_fail(SM_ERROR_IO, "mesh file \"%s\": cannot read: %s", path, strerror(saved))
+                              : check_ply_header(path, head, length, size);
+    if (result == SM_OK) result = check_off_header(path, head, length, size);
+    free(head);
+    if (result != SM_OK) return result;
 
-    const unsigned flags = aiProcess_Triangulate | aiProcess_JoinIdenticalVertices | aiProcess_SortByPType |
-                           aiProcess_PreTransformVertices;
-    const struct aiScene *scene = aiImportFile(path, flags);
+    const struct aiScene *scene = aiImportFile(path, aiProcess_ValidateDataStructure);
+    if (!scene) return refused_by_assimp(path);
+    result = check_scene(path, scene);
+    aiReleaseImport(scene);
+    if (result != SM_OK) return result;
+
+    // validation runs first on import, before every step
+    scene = aiImportFile(path, aiProcess_ValidateDataStructure | SM_MESH_STEPS);
     if (!scene) return sm_fail(SM_ERROR_IO, "mesh file \"%s\": assimp: %s", path, aiGetErrorString());
-    sm_result result = weld_scene(path, scene, out_mesh);
+    result = weld_scene(path, scene, out_mesh);
     aiReleaseImport(scene);
     return result;
 }

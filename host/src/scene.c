@@ -316,7 +316,7 @@ static sm_result parse_masses(const context *ctx, const cJSON *item, object_stor
     for (const cJSON *e = item->child; e; e = e->next, i++) {
         char field[32];
         snprintf(field, sizeof field, "masses[%d]", i);
-        sm_result r = read_range(ctx, e, field, 0.0, INFINITY, true, "kg", &store->masses[i]);
+        sm_result r = read_range(ctx, e, field, SM_POINT_MASS_MIN, SM_MASS_MAX, false, "kg", &store->masses[i]);
         if (r != SM_OK) return r;
     }
     if (n != shape->point_count)
@@ -575,7 +575,7 @@ static sm_result parse_object(const context *ctx, const cJSON *item, sm_object_d
         else if (strcmp(f, "force") == 0) r = read_vec3(ctx, e, f, &def->force);
         else if (strcmp(f, "mass") == 0) {
             has_mass = true;
-            r = read_range(ctx, e, f, 0.0, INFINITY, true, "kg", &def->mass);
+            r = read_range(ctx, e, f, SM_MASS_MIN, SM_MASS_MAX, false, "kg", &def->mass);
         } else if (strcmp(f, "mode") == 0) {
             if (cJSON_IsString(e) && strcmp(e->valuestring, "rigid") == 0) def->mode = SM_MODE_RIGID;
             else if (cJSON_IsString(e) && strcmp(e->valuestring, "linear") == 0) def->mode = SM_MODE_LINEAR;
@@ -844,6 +844,23 @@ static void locate(const char *text, const char *at, int *line, int *column)
     }
 }
 
+/// How deeply arrays and objects are nested at `at` in `json` (brackets inside strings do not
+/// count): the JSON parser refuses text nested deeper than CJSON_NESTING_LIMIT.
+static int nesting_at(const char *json, const char *at)
+{
+    int depth = 0;
+    bool in_string = false;
+    for (const char *c = json; c < at && *c; c++) {
+        if (in_string) {
+            if (*c == '\\' && c[1]) c++;
+            else if (*c == '"') in_string = false;
+        } else if (*c == '"') in_string = true;
+        else if (*c == '[' || *c == '{') depth++;
+        else if (*c == ']' || *c == '}') depth--;
+    }
+    return depth;
+}
+
 /// sm_scene_load_string() with relative mesh paths taken from `folder` (see context.folder).
 static sm_result load_scene(const char *json, const char *origin, const char *folder, sm_scene **out_scene)
 {
@@ -861,6 +878,11 @@ static sm_result load_scene(const char *json, const char *origin, const char *fo
         snprintf(near, sizeof near, "%s", at);
         for (char *c = near; *c; c++)
             if (*c == '\n' || *c == '\r') *c = ' ';
+        if (nesting_at(json, at) >= CJSON_NESTING_LIMIT)
+            return sm_fail(SM_ERROR_SCENE,
+                           "%s:%d:%d: arrays and objects are nested more than %d deep here, past the reader's limit (valid JSON, "
+                           "but no scene needs more than a few levels)",
+                           ctx.origin, line, column, CJSON_NESTING_LIMIT);
         return sm_fail(SM_ERROR_SCENE, "%s:%d:%d: not valid JSON near \"%s\"", ctx.origin, line, column, near);
     }
     sm_scene *scene = calloc(1, sizeof *scene);
@@ -1057,6 +1079,29 @@ sm_result sm_scene_create_world(const sm_scene *scene, const sm_world_def *def, 
     sm_world *world = NULL;
     sm_result r = sm_world_create(def, &world);
     if (r != SM_OK) return r;
+    // the whole scene's memory first: a scene too large for the budget is refused before any
+    // object is sampled, and one that fits is allocated once
+    sm_footprint adds = {0};
+    for (int32_t i = 0; i < scene->info.object_count && r == SM_OK; i++) {
+        sm_footprint object;
+        r = sm_validate_object_def(&scene->objects[i]);
+        if (r == SM_OK) r = sm_object_footprint(world, &scene->objects[i], &object);
+        if (r != SM_OK) {
+            char message[1024];
+            snprintf(message, sizeof message, "%s", sm_last_error());
+            sm_world_destroy(world);
+            return sm_fail(r, "object %d: %s", i, message);
+        }
+        sm_footprint_add(&adds, &object);
+    }
+    char what[64];
+    snprintf(what, sizeof what, "the scene (%d object%s)", scene->info.object_count, scene->info.object_count == 1 ? "" : "s");
+    r = sm_check_memory(world, &adds, what);
+    if (r == SM_OK) r = sm_world_reserve(world, adds.particles, adds.clusters, adds.memberships);
+    if (r != SM_OK) {
+        sm_world_destroy(world);
+        return r;
+    }
     for (int32_t i = 0; i < scene->info.object_count; i++) {
         r = sm_world_add_object(world, &scene->objects[i], NULL);
         if (r != SM_OK) {

@@ -44,18 +44,47 @@ static sm_vec3 half_extents(const sm_shape *shape)
     }
 }
 
-static sm_result sample_lattice(const sm_shape *shape, sm_vec3 **out_points, int32_t *out_count)
+/// The lattice of a non-box shape: point (i, j, k) for |i| <= n[0], |j| <= n[1], |k| <= n[2]
+/// sits at (i, j, k) * spacing, centred on the shape's origin. Fails when it has too many points.
+static sm_result lattice_extent(const sm_shape *shape, int64_t n[3])
 {
     const double h = shape->spacing;
     sm_vec3 half = half_extents(shape);
-    // the lattice is centred on the shape's origin: point (i, j, k) sits at (i, j, k) * spacing
     // sized in floating point first: huge ratios must not overflow the integer lattice bounds
     double nd[3] = {floor(half.x / h + 1e-9), floor(half.y / h + 1e-9), floor(half.z / h + 1e-9)};
     double candidates = (2 * nd[0] + 1) * (2 * nd[1] + 1) * (2 * nd[2] + 1);
     if (!(candidates <= 8.0 * SM_MAX_OBJECT_PARTICLES))
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "spacing %g is too fine for a %s of this size (over %d particles)",
                        h, sm_shape_name(shape->type), SM_MAX_OBJECT_PARTICLES);
-    const int64_t n[3] = {(int64_t)nd[0], (int64_t)nd[1], (int64_t)nd[2]};
+    for (int a = 0; a < 3; a++) n[a] = (int64_t)nd[a];
+    return SM_OK;
+}
+
+/// The number of lattice points inside a non-box shape, counted without storing them.
+static sm_result count_lattice(const sm_shape *shape, int64_t *out_count)
+{
+    int64_t n[3];
+    sm_result result = lattice_extent(shape, n);
+    if (result != SM_OK) return result;
+    const double h = shape->spacing, eps = 1e-9 * h;
+    int64_t count = 0;
+    for (int64_t k = -n[2]; k <= n[2]; k++)
+        for (int64_t j = -n[1]; j <= n[1]; j++)
+            for (int64_t i = -n[0]; i <= n[0]; i++)
+                count += inside(shape, v3((double)i * h, (double)j * h, (double)k * h), eps);
+    if (count > SM_MAX_OBJECT_PARTICLES)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "a %s with spacing %g has over %d particles", sm_shape_name(shape->type),
+                       h, SM_MAX_OBJECT_PARTICLES);
+    *out_count = count;
+    return SM_OK;
+}
+
+static sm_result sample_lattice(const sm_shape *shape, sm_vec3 **out_points, int32_t *out_count)
+{
+    const double h = shape->spacing;
+    int64_t n[3];
+    sm_result extent = lattice_extent(shape, n);
+    if (extent != SM_OK) return extent;
     size_t capacity = 1024;
     int32_t count = 0;
     sm_vec3 *points = malloc(sizeof(sm_vec3) * capacity);
@@ -115,6 +144,41 @@ static sm_result sample_box(const sm_shape *shape, sm_vec3 **out_points, int32_t
     *out_points = points;
     *out_count = count;
     return SM_OK;
+}
+
+/// The volume a closed triangle mesh encloses (the divergence theorem), m^3.
+static double mesh_volume(const sm_shape *shape)
+{
+    double six_volume = 0.0;
+    for (int32_t t = 0; t < shape->mesh_triangle_count; t++) {
+        const int32_t *v = shape->mesh_triangles + 3 * t;
+        six_volume += v3_dot(shape->mesh_vertices[v[0]], v3_cross(shape->mesh_vertices[v[1]], shape->mesh_vertices[v[2]]));
+    }
+    return fabs(six_volume) / 6.0;
+}
+
+sm_result sm_shape_count(const sm_shape *shape, int64_t *out_count)
+{
+    switch (shape->type) {
+    case SM_SHAPE_POINTS: *out_count = shape->point_count; return SM_OK;
+    case SM_SHAPE_BOX: {
+        const int32_t *n = shape->resolution;
+        *out_count = (int64_t)n[0] * n[1] * n[2];
+        if (*out_count > SM_MAX_OBJECT_PARTICLES)
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "a box of resolution %d x %d x %d has over %d particles", n[0], n[1],
+                           n[2], SM_MAX_OBJECT_PARTICLES);
+        return SM_OK;
+    }
+    case SM_SHAPE_MESH:
+        if (shape->mesh_particles == SM_MESH_PARTICLES_VERTICES) {
+            *out_count = shape->mesh_vertex_count;
+        } else { // the lattice inside: about volume / spacing^3, plus the points on the boundary
+            const double estimate = ceil(mesh_volume(shape) / (shape->spacing * shape->spacing * shape->spacing));
+            *out_count = estimate < 8.0 * SM_MAX_OBJECT_PARTICLES ? (int64_t)estimate + 1 : 8LL * SM_MAX_OBJECT_PARTICLES;
+        }
+        return SM_OK;
+    default: return count_lattice(shape, out_count);
+    }
 }
 
 sm_result sm_shape_sample(const sm_shape *shape, double total_mass, sm_vec3 **out_points, double **out_masses,

@@ -124,6 +124,9 @@ sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
         if (!(c->skin > 0.0 && c->skin <= 10.0))
             return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: collision skin must be in (0, 10] (got %g)", c->skin);
     }
+    if (def->memory_budget < 0)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: memory_budget must be a byte count >= 0 (got %lld)",
+                       (long long)def->memory_budget);
     if (def->check_interval < 0)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: check_interval must be >= 0 (got %d)", def->check_interval);
     if (!(def->check_extent >= 0.0) || !isfinite(def->check_extent))
@@ -141,6 +144,11 @@ sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: give either the caller's OpenCL objects or a GL context, not both");
     if (def->opencl.device && !def->opencl.context && !def->opencl.queue)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: an OpenCL device needs its context (or a queue)");
+    const char *env_device = getenv("SM_DEVICE");
+    const bool device_named = (def->device && *def->device) || (env_device && *env_device);
+    if (def->backend == SM_BACKEND_CPU && def->device && *def->device)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: device '%s' was named for the CPU backend (a device "
+                       "selects an OpenCL device)", def->device);
     sm_world *world = calloc(1, sizeof *world);
     if (!world) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory creating a world");
     world->def = *def;
@@ -157,7 +165,8 @@ sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
                                "backend (|g| <= %g per axis)", def->gravity.x, def->gravity.y, def->gravity.z,
                                (double)FLT_MAX);
             }
-        } else if (def->backend == SM_BACKEND_OPENCL || callers_opencl) {
+        } else if (def->backend == SM_BACKEND_OPENCL || callers_opencl || device_named) {
+            // (a device that was named and is not there is an error, not a reason to fall back)
             sm_world_destroy(world);
             return result;
         } else {
@@ -211,11 +220,12 @@ static sm_result check_plasticity(const sm_plasticity *p, const char *call)
 }
 
 /// Checks the parameters that do not depend on the sampled particles.
-static sm_result validate_object_def(const sm_object_def *d)
+sm_result sm_validate_object_def(const sm_object_def *d)
 {
 #define BAD(...) return sm_fail(SM_ERROR_INVALID_ARGUMENT, __VA_ARGS__)
     if (d->internal_value != SM_DEF_COOKIE) BAD("the object def was not made by sm_object_def_default()");
-    if (!(d->mass > 0.0) || !isfinite(d->mass)) BAD("mass must be a positive number of kg (got %g)", d->mass);
+    if (!(d->mass >= SM_MASS_MIN && d->mass <= SM_MASS_MAX))
+        BAD("mass must be in [%g, %g] kg (got %g)", SM_MASS_MIN, SM_MASS_MAX, d->mass);
     if (!in_unit_interval(d->alpha)) BAD("alpha must be in [0, 1] (got %g)", d->alpha);
     if (!(d->tau >= 0.0) || !isfinite(d->tau)) BAD("tau must be a positive time in s, or 0 to use alpha (got %g)", d->tau);
     if (!in_unit_interval(d->beta)) BAD("beta must be in [0, 1] (got %g)", d->beta);
@@ -241,11 +251,16 @@ static sm_result validate_object_def(const sm_object_def *d)
     switch (s->type) {
     case SM_SHAPE_POINTS:
         if (s->point_count < 1 || !s->points) BAD("a points shape needs at least one point");
+        double point_mass_sum = 0.0;
         for (int32_t i = 0; i < s->point_count; i++) {
             if (!v3_is_finite(s->points[i])) BAD("point %d is not finite", i);
-            if (s->point_masses && !(s->point_masses[i] > 0.0 && isfinite(s->point_masses[i])))
-                BAD("the mass of point %d must be positive (got %g)", i, s->point_masses[i]);
+            if (s->point_masses && !(s->point_masses[i] >= SM_POINT_MASS_MIN && s->point_masses[i] <= SM_MASS_MAX))
+                BAD("the mass of point %d must be in [%g, %g] kg (got %g)", i, SM_POINT_MASS_MIN, SM_MASS_MAX,
+                    s->point_masses[i]);
+            if (s->point_masses) point_mass_sum += s->point_masses[i];
         }
+        if (s->point_masses && !(point_mass_sum >= SM_MASS_MIN && point_mass_sum <= SM_MASS_MAX))
+            BAD("the points' masses sum to %g kg, outside [%g, %g] kg", point_mass_sum, SM_MASS_MIN, SM_MASS_MAX);
         break;
     case SM_SHAPE_BOX:
         if (!(s->size.x >= 0.0 && s->size.y >= 0.0 && s->size.z >= 0.0) || !v3_is_finite(s->size))
@@ -360,10 +375,12 @@ bool sm_grow(void **array, size_t element, size_t capacity)
     return true;
 }
 
+/// Doubles, or grows straight to what is needed when that is more (so that a reserve for a whole
+/// scene allocates what it needs and no more).
 static int32_t next_capacity(int32_t current, int64_t needed)
 {
-    int64_t c = current > 0 ? current : 16;
-    while (c < needed) c *= 2;
+    int64_t c = current > 0 ? 2 * (int64_t)current : 16;
+    if (c < needed) c = needed;
     return c > INT32_MAX ? INT32_MAX : (int32_t)c;
 }
 
@@ -455,7 +472,11 @@ static sm_result check_new_particles(const sm_world *world, int32_t first, int32
 sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t *out_object)
 {
     if (!world || !def) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_add_object: world and def must not be NULL");
-    sm_result result = validate_object_def(def);
+    sm_result result = sm_validate_object_def(def);
+    if (result != SM_OK) return result;
+    sm_footprint adds;
+    result = sm_object_footprint(world, def, &adds); // the memory it needs, before anything is sampled
+    if (result == SM_OK) result = sm_check_memory(world, &adds, "the object");
     if (result != SM_OK) return result;
     result = sm_cl_pull(world); // the device's state is the world's: bring it to the host arrays first
     if (result != SM_OK) return result;
@@ -549,9 +570,9 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
     const bool collides = collisions->enabled && def->collisions.enabled && radius > 0.0;
     if (collisions->enabled && def->collisions.enabled && !collides)
         sm_log(world, SM_LOG_WARNING,
-               "object %d%s%s%s: a single particle has no spacing to take a radius from, so it does not collide; "
+               "object %d%s%s%s: %s, so there is no spacing to take a collision radius from and it does not collide; "
                "give it a collision radius", world->object_count, def->name ? " (" : "", def->name ? def->name : "",
-               def->name ? ")" : "");
+               def->name ? ")" : "", count == 1 ? "it is a single particle" : "all its particles lie at one point");
     for (int32_t i = 0; i < count; i++) {
         world->particle_object[first + i] = world->object_count;
         world->radius[first + i] = collides ? radius : 0.0;

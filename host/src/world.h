@@ -13,6 +13,9 @@
 #define SM_MAX_STEP 10.0          /* s: longer steps are no simulation (positions grow as g h^2) */
 #define SM_STRAIN_LIMIT_MIN 1.0   /* sm_object_def.strain_limit: rigid goals */
 #define SM_STRAIN_LIMIT_MAX 10.0
+#define SM_MASS_MIN 1e-12         /* kg: an object's total mass; with at most 2^26 particles each */
+#define SM_MASS_MAX 1e12          /* kg: ... keeps a mass, its inverse and m |x|^2 well inside float */
+#define SM_POINT_MASS_MIN 1e-30   /* kg: a points shape's per-point mass */
 
 /// Per-object parameters, as given in its def.
 typedef struct sm_object {
@@ -270,10 +273,48 @@ sm_result sm_surface_add(sm_world *world, int32_t object, const sm_surface *surf
 void sm_surface_normals(const sm_world *world, const sm_vec3 *position, sm_vec3 *normal, int32_t first, int32_t count);
 void sm_surfaces_free(sm_world *world);
 
+/// The collision grid's hash table size for `colliding` particles: the least power of two of
+/// at least twice as many buckets.
+static inline int64_t sm_grid_table_size(int64_t colliding)
+{
+    int64_t table = 1;
+    while (table < 2 * colliding) table *= 2;
+    return table;
+}
+
+/// Checks an object def's parameters (those that do not depend on its sampled particles).
+sm_result sm_validate_object_def(const sm_object_def *d);
+
+/* memory.c */
+/// The sizes that set a world's memory: a world's (sm_world_footprint()) or what an object adds.
+typedef struct sm_footprint {
+    int64_t objects, particles, clusters, memberships;
+    int64_t colliding; ///< particles with a collision radius
+    int64_t large_clusters; ///< OpenCL: clusters reduced by a work-group (sm_cl_large_threshold())
+    int64_t surface_vertices, surface_bindings, surface_triangles;
+    bool quadratic; ///< any quadratic object (the quadratic buffers are made only then)
+} sm_footprint;
+sm_footprint sm_world_footprint(const sm_world *world);
+void sm_footprint_add(sm_footprint *to, const sm_footprint *add);
+/// What adding the object of a def (validated) to the world adds, from sm_shape_count() and its
+/// cluster def, without sampling it: exact particles and list clusters; grid clusters and
+/// memberships estimated from the grid and its overlap.
+sm_result sm_object_footprint(const sm_world *world, const sm_object_def *def, sm_footprint *out);
+/// The host bytes of a world of footprint f, at the peak while its objects are added.
+int64_t sm_host_bytes(const sm_footprint *f);
+/// Fails with SM_ERROR_OUT_OF_MEMORY, naming the figures, when the world with `add` added would
+/// not fit the memory budget (sm_world_def.memory_budget, else $SM_MEMORY_BUDGET, else the host's
+/// available memory and the device's global memory) or one of its device buffers would exceed the
+/// device's largest allocation. `what` names the addition in the message ("the scene").
+sm_result sm_check_memory(const sm_world *world, const sm_footprint *add, const char *what);
+
 /* shapes.c */
 /// Samples a shape into points in the object's frame (malloc'd) and their masses (malloc'd).
 sm_result sm_shape_sample(const sm_shape *shape, double total_mass, sm_vec3 **out_points,
                           double **out_masses, int32_t *out_count);
+/// How many particles sm_shape_sample() makes of the shape, without sampling it: exact, except a
+/// mesh's inner lattice, which is estimated from the volume the mesh encloses.
+sm_result sm_shape_count(const sm_shape *shape, int64_t *out_count);
 /// The lattice spacing of a sampled shape, m: the smallest particle distance along a box's axes,
 /// `spacing` for the lattice shapes, the median nearest-neighbour distance for points; 0 for a
 /// single particle.

@@ -57,14 +57,16 @@ static int compare_doubles(const void *a, const void *b)
 
 static int bench_usage_error(const char *message, const char *value)
 {
-    fprintf(stderr, "shapematch bench: %s%s%s\n\n%s", message, value ? " " : "", value ? value : "", usage_bench);
+    char printable[1024];
+    fprintf(stderr, "shapematch bench: %s%s%s\n\n%s", message, value ? " " : "",
+            value ? sm_printable(value, printable, sizeof printable) : "", usage_bench);
     return 2;
 }
 
 static void quiet_log(sm_log_level level, const char *message, void *user)
 {
     (void)user;
-    if (level != SM_LOG_NOTICE) fprintf(stderr, "shapematch: %s\n", message);
+    if (level != SM_LOG_NOTICE) error_line("%s", message);
 }
 
 /* ---- The floor: bytes a step must move, over the copy bandwidth ----------------------------- */
@@ -168,7 +170,7 @@ static int bench_scene(int argc, char **argv)
 
     sm_scene *scene = NULL;
     if (sm_scene_load_file(path, &scene) != SM_OK) {
-        fprintf(stderr, "shapematch: %s\n", sm_last_error());
+        error_line("%s", sm_last_error());
         return 1;
     }
     sm_world *worlds[2] = {NULL, NULL}; // timed, profiled
@@ -182,7 +184,7 @@ static int bench_scene(int argc, char **argv)
         if (collisions >= 0) def.collisions.enabled = collisions == 1;
         def.log = quiet_log;
         if (sm_scene_create_world(scene, &def, &worlds[w]) != SM_OK) {
-            fprintf(stderr, "shapematch: %s: %s\n", path, sm_last_error());
+            error_line("%s: %s", path, sm_last_error());
             goto done;
         }
     }
@@ -260,7 +262,7 @@ static int bench_scene(int argc, char **argv)
     status = 0;
     goto done;
 failed:
-    fprintf(stderr, "shapematch: %s: %s\n", path, sm_last_error());
+    error_line("%s: %s", path, sm_last_error());
 done:
     free(rates);
     sm_world_destroy(worlds[0]), sm_world_destroy(worlds[1]);
@@ -359,7 +361,7 @@ static int bench_fig8(int argc, char **argv)
         }
     }
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        fprintf(stderr, "shapematch: cannot create %s: %s\n", dir, strerror(errno));
+        error_line("cannot create %s: %s", dir, strerror(errno));
         return 1;
     }
     char csv_path[4096], plot_path[4096], script_path[4096];
@@ -368,7 +370,7 @@ static int bench_fig8(int argc, char **argv)
     snprintf(script_path, sizeof script_path, "%s/fig8.gp", dir);
     FILE *csv = fopen(csv_path, "w");
     if (!csv) {
-        fprintf(stderr, "shapematch: cannot write %s: %s\n", csv_path, strerror(errno));
+        error_line("cannot write %s: %s", csv_path, strerror(errno));
         return 1;
     }
     fprintf(csv, "backend,device,variant,mode,clusters,points,ms_per_step\n");
@@ -376,7 +378,7 @@ static int bench_fig8(int argc, char **argv)
     sm_device_info devices[16];
     int32_t device_count = 0;
     if (opencl && sm_opencl_devices(devices, 16, &device_count) != SM_OK) {
-        fprintf(stderr, "shapematch: no OpenCL device (%s): measuring the CPU reference only\n", sm_last_error());
+        error_line("no OpenCL device (%s): measuring the CPU reference only", sm_last_error());
         device_count = 0;
     }
     char selectors[16][16];
@@ -411,7 +413,7 @@ static int bench_fig8(int argc, char **argv)
                 if (r == SM_OK) r = time_steps(world, &ms);
                 sm_world_destroy(world);
                 if (r != SM_OK) {
-                    fprintf(stderr, "shapematch: %s, %lld points: %s\n", label, points, sm_last_error());
+                    error_line("%s, %lld points: %s", label, points, sm_last_error());
                     status = 1;
                     break;
                 }
@@ -432,7 +434,7 @@ static int bench_fig8(int argc, char **argv)
     // the plot, in the style of the paper's Fig. 8 (log-log, one line per series)
     FILE *gp = fopen(script_path, "w");
     if (!gp) {
-        fprintf(stderr, "shapematch: cannot write %s: %s\n", script_path, strerror(errno));
+        error_line("cannot write %s: %s", script_path, strerror(errno));
         return 1;
     }
     fprintf(gp,
@@ -460,7 +462,7 @@ static int bench_fig8(int argc, char **argv)
     if (system("command -v gnuplot > /dev/null 2>&1") != 0) {
         printf("fig8: gnuplot is not installed (apt-get install gnuplot-nox): the plot script is %s\n", script_path);
     } else if (system(command) != 0) {
-        fprintf(stderr, "shapematch: gnuplot failed on %s\n", script_path);
+        error_line("gnuplot failed on %s", script_path);
         status = 1;
     } else {
         printf("fig8: wrote %s\n", plot_path);

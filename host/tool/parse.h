@@ -1,9 +1,13 @@
-/* The number parsing the shapematch command's subcommands share. */
+/* What the shapematch command's subcommands share: number parsing and error lines. */
 #ifndef SM_TOOL_PARSE_H
 #define SM_TOOL_PARSE_H
 
+#include <shapematch/shapematch.h>
+
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /// Parses a whole decimal integer in [lo, hi]; false when `text` is anything else.
@@ -15,6 +19,20 @@ static inline bool parse_int(const char *text, long long lo, long long hi, long 
     if (errno || end == text || *end != '\0' || v < lo || v > hi) return false;
     *out = v;
     return true;
+}
+
+static inline void error_line(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/// Prints "shapematch: " and the message on standard error, the text it quotes (paths,
+/// arguments, the library's messages) made printable (sm_printable()).
+static inline void error_line(const char *format, ...)
+{
+    char message[4096], printable[4096];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+    fprintf(stderr, "shapematch: %s\n", sm_printable(message, printable, sizeof printable));
 }
 
 #endif

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
+enum { EXIT_USAGE = 2 };
 
 static const char *usage_main =
     "usage: shapematch <command> [options]\n"
@@ -103,6 +103,8 @@ static const char *usage_devices =
 /// The tolerance of compare's single-step error (issue: the device computes the reference's step).
 #define SM_COMPARE_TOLERANCE 1e-5
 
+/// The signal that ended a run (SIGINT or SIGTERM), 0 while none did; the exit status is then
+/// 128 plus its number, as a shell reports a process the signal killed.
 static volatile sig_atomic_t interrupted = 0, stepping = 0;
 
 /// While stepping, Ctrl-C ends the run after the current step and keeps the frames written;
@@ -114,7 +116,7 @@ static void on_interrupt(int signal_number)
         raise(signal_number);
         return;
     }
-    interrupted = 1;
+    interrupted = signal_number;
 }
 
 typedef struct log_state {
@@ -130,7 +132,7 @@ static void print_log(sm_log_level level, const char *message, void *user)
         return;
     }
     const char *tag = level == SM_LOG_ERROR ? "error" : level == SM_LOG_WARNING ? "warning" : "notice";
-    fprintf(stderr, "shapematch: %s: %s\n", tag, message);
+    error_line("%s: %s", tag, message);
 }
 
 static double now_s(void)
@@ -144,12 +146,14 @@ static int usage_error(const char *command, const char *format, ...) __attribute
 
 static int usage_error(const char *command, const char *format, ...)
 {
-    fprintf(stderr, "shapematch%s%s: ", command ? " " : "", command ? command : "");
+    char message[2048], printable[2048];
     va_list args;
     va_start(args, format);
-    vfprintf(stderr, format, args);
+    vsnprintf(message, sizeof message, format, args);
     va_end(args);
-    fprintf(stderr, "\nRun 'shapematch%s%s --help' for usage.\n", command ? " " : "", command ? command : "");
+    fprintf(stderr, "shapematch%s%s: %s\nRun 'shapematch%s%s --help' for usage.\n", command ? " " : "",
+            command ? command : "", sm_printable(message, printable, sizeof printable), command ? " " : "",
+            command ? command : "");
     return EXIT_USAGE;
 }
 
@@ -179,7 +183,7 @@ static bool create(const sm_scene *scene, const char *path, sm_backend backend, 
     def.log = print_log;
     def.log_user = log;
     if (sm_scene_create_world(scene, &def, world) != SM_OK) {
-        fprintf(stderr, "shapematch: %s: %s\n", path, sm_last_error());
+        error_line("%s: %s", path, sm_last_error());
         return false;
     }
     return true;
@@ -190,7 +194,7 @@ static bool load(const char *path, sm_backend backend, world_options wo, log_sta
                  sm_world **world)
 {
     if (sm_scene_load_file(path, scene) != SM_OK) {
-        fprintf(stderr, "shapematch: %s\n", sm_last_error());
+        error_line("%s", sm_last_error());
         return false;
     }
     if (!create(*scene, path, backend, wo, log, world)) {
@@ -204,7 +208,7 @@ static bool load(const char *path, sm_backend backend, world_options wo, log_sta
 static void report_hidden_notices(const log_state *log)
 {
     if (log->hidden_notices > 0)
-        fprintf(stderr, "shapematch: %d notice%s hidden (use --verbose to see them)\n", log->hidden_notices,
+        error_line("%d notice%s hidden (use --verbose to see them)", log->hidden_notices,
                 log->hidden_notices == 1 ? "" : "s");
 }
 
@@ -310,6 +314,7 @@ static bool allows(const char *allowed, const char *name)
 /// exit status (after --help or a usage error).
 static int parse_options(const char *command, const char *usage, const char *allowed, int argc, char **argv, options *o)
 {
+    char seen[512] = " "; // the options given so far, each between spaces
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         // options take their value as the next argument or after '='
@@ -328,6 +333,12 @@ static int parse_options(const char *command, const char *usage, const char *all
             return 0;
         }
         if (a[0] == '-' && a[1] != '\0' && !allows(allowed, name)) return usage_error(command, "unknown option '%s'", a);
+        if (a[0] == '-' && a[1] != '\0') {
+            char key[40];
+            snprintf(key, sizeof key, " %s ", name);
+            if (strstr(seen, key)) return usage_error(command, "option '%s' is given twice", name);
+            if (strlen(seen) + strlen(name) + 2 < sizeof seen) strcat(strcat(seen, name), " ");
+        }
         bool takes_value = strcmp(name, "--steps") == 0 || strcmp(name, "--every") == 0 || strcmp(name, "--out") == 0 ||
                            strcmp(name, "--mesh-out") == 0 || strcmp(name, "--backend") == 0 ||
                            strcmp(name, "--device") == 0 || strcmp(name, "--collisions") == 0;
@@ -369,6 +380,12 @@ static int parse_options(const char *command, const char *usage, const char *all
         }
     }
     if (!o->path) return usage_error(command, "a scene file is required");
+    if (o->device && o->backend == SM_BACKEND_CPU)
+        return usage_error(command, "--device selects an OpenCL device; it does not apply to --backend cpu");
+    if (o->device) { // a device that is named and not there is a usage error, never a fallback
+        sm_device_info info;
+        if (sm_opencl_device_for(o->device, &info) != SM_OK) return usage_error(command, "--device: %s", sm_last_error());
+    }
     return -1;
 }
 
@@ -409,8 +426,8 @@ static bool ply_open(ply_writer *w, const sm_world *world, const char *folder, c
 {
     *w = (ply_writer){.folder = folder, .vertex_count = sm_world_get_surface_vertex_count(world)};
     if (w->vertex_count == 0) {
-        fprintf(stderr, "shapematch: the scene has no surfaces to write: no object of %s has a skinned surface (a \"mesh\" "
-                        "object has one unless its \"surface\" is false)\n", scene_path);
+        error_line("the scene has no surfaces to write: no object of %s has a skinned surface (a \"mesh\" "
+                        "object has one unless its \"surface\" is false)", scene_path);
         return false;
     }
     const sm_counts counts = sm_world_get_counts(world);
@@ -423,7 +440,7 @@ static bool ply_open(ply_writer *w, const sm_world *world, const char *folder, c
     w->vertex_bytes = malloc(sizeof(float) * 6 * (size_t)w->vertex_count);
     w->face_bytes = malloc(13 * (size_t)w->triangle_count + 1);
     if (!w->position || !w->normal || !w->vertex_bytes || !w->face_bytes) {
-        fprintf(stderr, "shapematch: out of memory for %d surface vertices\n", w->vertex_count);
+        error_line("out of memory for %d surface vertices", w->vertex_count);
         ply_close(w);
         return false;
     }
@@ -434,7 +451,7 @@ static bool ply_open(ply_writer *w, const sm_world *world, const char *folder, c
         int32_t count = 0;
         if (sm_world_get_object(world, o, &info) != SM_OK ||
             sm_world_get_surface_triangles(world, o, &triangles, &count) != SM_OK) {
-            fprintf(stderr, "shapematch: %s\n", sm_last_error());
+            error_line("%s", sm_last_error());
             ply_close(w);
             return false;
         }
@@ -444,13 +461,13 @@ static bool ply_open(ply_writer *w, const sm_world *world, const char *folder, c
         }
     }
     if (mkdir(folder, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "shapematch: cannot create the folder %s: %s\n", folder, strerror(errno));
+        error_line("cannot create the folder %s: %s", folder, strerror(errno));
         ply_close(w);
         return false;
     }
     struct stat status;
     if (stat(folder, &status) != 0 || !S_ISDIR(status.st_mode)) {
-        fprintf(stderr, "shapematch: cannot write meshes into %s: not a folder\n", folder);
+        error_line("cannot write meshes into %s: not a folder", folder);
         ply_close(w);
         return false;
     }
@@ -464,7 +481,7 @@ static bool ply_write_frame(ply_writer *w, const sm_world *world, long long step
     snprintf(w->path, sizeof w->path, "%s/frame_%06lld.ply", w->folder, w->frames);
     if (sm_world_get_float4(world, SM_FIELD_SURFACE_POSITION, 0, w->vertex_count, w->position) != SM_OK ||
         sm_world_get_float4(world, SM_FIELD_SURFACE_NORMAL, 0, w->vertex_count, w->normal) != SM_OK) {
-        fprintf(stderr, "shapematch: step %lld: %s\n", step, sm_last_error());
+        error_line("step %lld: %s", step, sm_last_error());
         return false;
     }
     unsigned char *at = w->vertex_bytes;
@@ -474,7 +491,7 @@ static bool ply_write_frame(ply_writer *w, const sm_world *world, long long step
     }
     FILE *file = fopen(w->path, "wb");
     if (!file) {
-        fprintf(stderr, "shapematch: cannot write %s: %s\n", w->path, strerror(errno));
+        error_line("cannot write %s: %s", w->path, strerror(errno));
         return false;
     }
     bool ok = fprintf(file,
@@ -488,7 +505,7 @@ static bool ply_write_frame(ply_writer *w, const sm_world *world, long long step
     int error = ok ? 0 : errno;
     if (fclose(file) != 0 && ok) ok = false, error = errno;
     if (!ok) {
-        fprintf(stderr, "shapematch: cannot write %s: %s\n", w->path, error ? strerror(error) : "write failed");
+        error_line("cannot write %s: %s", w->path, error ? strerror(error) : "write failed");
         remove(w->path);
         return false;
     }
@@ -519,7 +536,7 @@ static int command_run(int argc, char **argv)
     const int32_t n = sm_world_get_counts(world).particles;
     double *xyz = malloc(sizeof(double) * 3 * (size_t)n);
     if (!xyz) {
-        fprintf(stderr, "shapematch: out of memory for %d positions\n", n);
+        error_line("out of memory for %d positions", n);
         sm_world_destroy(world);
         sm_scene_destroy(scene);
         return 1;
@@ -533,13 +550,13 @@ static int command_run(int argc, char **argv)
         goto done;
     }
     if (out_path && npy_open(&npy, out_path, n, on_device) != 0) {
-        fprintf(stderr, "shapematch: cannot write %s: %s\n", out_path, strerror(errno));
+        error_line("cannot write %s: %s", out_path, strerror(errno));
         status = 1;
         goto done;
     }
     sm_world_get_positions(world, 0, n, xyz);
     if (out_path && npy_write_frame(&npy, xyz) != 0) {
-        fprintf(stderr, "shapematch: cannot write %s: %s\n", out_path, strerror(errno));
+        error_line("cannot write %s: %s", out_path, strerror(errno));
         status = 1;
         goto done;
     }
@@ -555,7 +572,7 @@ static int command_run(int argc, char **argv)
     long long done_steps = 0;
     for (long long s = 1; s <= steps && !interrupted; s++) {
         if (sm_scene_step(scene, world) != SM_OK) {
-            fprintf(stderr, "shapematch: %s: step %lld: %s\n", path, s, sm_last_error());
+            error_line("%s: step %lld: %s", path, s, sm_last_error());
             status = 1;
             break;
         }
@@ -564,19 +581,19 @@ static int command_run(int argc, char **argv)
         const bool frame = (out_path || mesh_out) && s % every == 0;
         if (!frame && s % 100 != 0 && s != steps) continue;
         if (sm_world_get_positions(world, 0, n, xyz) != SM_OK) {
-            fprintf(stderr, "shapematch: %s: step %lld: %s\n", path, s, sm_last_error());
+            error_line("%s: step %lld: %s", path, s, sm_last_error());
             status = 1;
             break;
         }
         int32_t bad = first_non_finite(xyz, n);
         if (bad >= 0) {
-            fprintf(stderr, "shapematch: %s: step %lld: particle %d (object %d) has a non-finite position; stopping\n",
+            error_line("%s: step %lld: particle %d (object %d) has a non-finite position; stopping",
                     path, s, bad, object_of(world, bad));
             status = 1;
             break;
         }
         if (frame && out_path && npy_write_frame(&npy, xyz) != 0) {
-            fprintf(stderr, "shapematch: cannot write %s: %s\n", out_path, strerror(errno));
+            error_line("cannot write %s: %s", out_path, strerror(errno));
             status = 1;
             break;
         }
@@ -595,9 +612,9 @@ static int command_run(int argc, char **argv)
     const double wall = now_s() - start;
     if (progress) fprintf(stderr, "\r%*s\r", 60, "");
     if (interrupted) {
-        fprintf(stderr, "shapematch: interrupted after %lld of %lld steps%s\n", done_steps, steps,
+        error_line("interrupted after %lld of %lld steps%s", done_steps, steps,
                 out_path || mesh_out ? "; the frames so far are kept" : "");
-        status = EXIT_INTERRUPTED;
+        status = 128 + interrupted;
     }
     report_hidden_notices(&log);
     if (o.profile) print_profile(world);
@@ -605,7 +622,7 @@ static int command_run(int argc, char **argv)
     sm_contact_stats contact = {.pairs = -1};
     if (collisions_on(scene, wo))
         if (sm_world_get_contact_stats(world, &contact) != SM_OK) {
-            fprintf(stderr, "shapematch: %s\n", sm_last_error());
+            error_line("%s", sm_last_error());
             contact.pairs = -1;
         }
     printf("steps=%lld substeps=%d frames=%lld wall_s=%.3f steps_per_s=%.1f particles=%d backend=%s", done_steps,
@@ -619,7 +636,7 @@ static int command_run(int argc, char **argv)
 
 done:
     if (out_path && npy.file && npy_close(&npy) != 0) {
-        fprintf(stderr, "shapematch: cannot finish %s: %s\n", out_path, strerror(errno));
+        error_line("cannot finish %s: %s", out_path, strerror(errno));
         if (status == 0) status = 1;
     }
     ply_close(&ply);
@@ -686,7 +703,7 @@ static int command_compare(int argc, char **argv)
     traj_xyz = malloc(sizeof(double) * 3 * (size_t)n + 1);
     single_xyz = malloc(sizeof(double) * 3 * (size_t)n + 1);
     if (!ref_xyz || !traj_xyz || !single_xyz) {
-        fprintf(stderr, "shapematch: out of memory for %d particles\n", n);
+        error_line("out of memory for %d particles", n);
         goto done;
     }
     sm_world_get_positions(reference, 0, n, ref_xyz);
@@ -738,15 +755,15 @@ static int command_compare(int argc, char **argv)
         worst_trajectory = fmax(worst_trajectory, traj_max);
     }
     if (s <= steps && !interrupted) {
-        fprintf(stderr, "shapematch: %s: step %lld: %s\n", o.path, s, sm_last_error());
+        error_line("%s: step %lld: %s", o.path, s, sm_last_error());
         goto done;
     }
     printf("max_single_step_error=%.3e max_trajectory_error=%.3e\n", worst_single, worst_trajectory);
     if (interrupted) {
-        fprintf(stderr, "shapematch: interrupted after %lld of %lld steps\n", s - 1, steps);
-        status = EXIT_INTERRUPTED;
+        error_line("interrupted after %lld of %lld steps", s - 1, steps);
+        status = 128 + interrupted;
     } else if (!(worst_single <= SM_COMPARE_TOLERANCE)) {
-        fprintf(stderr, "shapematch: the single-step error %.3e exceeds %g\n", worst_single, SM_COMPARE_TOLERANCE);
+        error_line("the single-step error %.3e exceeds %g", worst_single, SM_COMPARE_TOLERANCE);
         status = 1;
     } else {
         status = 0;
@@ -771,7 +788,7 @@ static int command_devices(int argc, char **argv)
     sm_device_info devices[64];
     int32_t count = 0;
     if (sm_opencl_devices(devices, 64, &count) != SM_OK) {
-        fprintf(stderr, "shapematch: %s\n", sm_last_error());
+        error_line("%s", sm_last_error());
         return 1;
     }
     for (int32_t i = 0; i < count && i < 64; i++)

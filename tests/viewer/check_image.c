@@ -9,7 +9,13 @@
  *     are each within 0.04 of the colour's (a lit surface scales its colour);
  *   check_image --differ A.png B.png MIN_FRACTION
  *     at least that fraction of the pixels differ between the two pictures of the same size by
- *     more than 24 of 255 in some channel. */
+ *     more than 24 of 255 in some channel;
+ *   check_image --overlay FILE.png EDGE MIN_TEXT_FRACTION
+ *     a picture of a scene without a ground (the background, (36, 38, 46), behind the overlay):
+ *     the overlay is there (its dark box, 55% black over the background: every channel under 28,
+ *     just inside its top left corner at (9, 9)), its text (light grey: every channel over 190,
+ *     within 40 of each other) covers at least that fraction of the picture, and neither box nor
+ *     text reaches the EDGE pixels along the right and bottom edges (nothing runs off them). */
 #define STB_IMAGE_IMPLEMENTATION
 #include <stb_image.h>
 
@@ -75,14 +81,48 @@ static int check_differ(char **argv)
     return ok ? 0 : 1;
 }
 
+static int check_overlay(char **argv)
+{
+    int w = 0, h = 0;
+    unsigned char *pixels = load(argv[2], &w, &h);
+    if (!pixels) return 1;
+    const int edge = atoi(argv[3]);
+    long text = 0, box_at_edge = 0, text_at_edge = 0;
+    int right = -1, bottom = -1; // the rightmost column and the lowest row of box or text
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const unsigned char *c = pixels + 3 * ((long)y * w + x);
+            const int max = c[0] > c[1] ? (c[0] > c[2] ? c[0] : c[2]) : (c[1] > c[2] ? c[1] : c[2]);
+            const int min = c[0] < c[1] ? (c[0] < c[2] ? c[0] : c[2]) : (c[1] < c[2] ? c[1] : c[2]);
+            const bool is_box = max < 28, is_text = min > 190 && max - min < 40;
+            if (!is_box && !is_text) continue;
+            text += is_text;
+            if (x > right) right = x;
+            if (y > bottom) bottom = y;
+            if (x >= w - edge || y >= h - edge) box_at_edge += is_box, text_at_edge += is_text;
+        }
+    const unsigned char *corner = pixels + 3 * (9L * w + 9);
+    const bool box_there = w > 9 && h > 9 && corner[0] < 28 && corner[1] < 28 && corner[2] < 28;
+    stbi_image_free(pixels);
+    const double fraction = (double)text / ((double)w * h);
+    printf("check_image: %s: %dx%d, overlay box %s, text over %.2f%% of the picture; box or text as far as column %d "
+           "and row %d; %ld box and %ld text pixels within %d of the right and bottom edges\n",
+           argv[2], w, h, box_there ? "there" : "missing", 100.0 * fraction, right, bottom, box_at_edge, text_at_edge, edge);
+    const bool ok = box_there && fraction >= atof(argv[4]) && box_at_edge == 0 && text_at_edge == 0;
+    if (!ok) printf("check_image: expected the box, a text fraction of at least %s and nothing within %d of the edges\n", argv[4], edge);
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 8 && strcmp(argv[1], "--colour") == 0) return check_colour(argv);
     if (argc == 5 && strcmp(argv[1], "--differ") == 0) return check_differ(argv);
+    if (argc == 5 && strcmp(argv[1], "--overlay") == 0) return check_overlay(argv);
     if (argc != 5 || argv[1][0] == '-') {
         fprintf(stderr, "usage: check_image FILE.png MIN_FRACTION MAX_FRACTION MIN_HUES\n"
                         "       check_image --colour FILE.png R G B MIN_FRACTION MAX_FRACTION\n"
-                        "       check_image --differ A.png B.png MIN_FRACTION\n");
+                        "       check_image --differ A.png B.png MIN_FRACTION\n"
+                        "       check_image --overlay FILE.png EDGE MIN_TEXT_FRACTION\n");
         return 2;
     }
     int w = 0, h = 0;

@@ -15,6 +15,14 @@
 #               in two with a click: two objects of all its particles, drawn in two colours, and the
 #               upper piece slides off the lower one; the same for a box with a skinned surface,
 #               whose pieces are drawn as surfaces sealed along the cut
+#      script:  every kind of malformed --script line is refused before a window opens, with an
+#               error naming the file and the line, and the text it quotes (and the file's name)
+#               made printable: no terminal escape reaches the output
+#      overlay: the overlay fits windows of 640x360 and 960x540 (its box and text stay off the
+#               right and bottom edges, long lines broken), with the help; the draw mode is shown
+#               only for a world with skinned surfaces
+#      follow:  a cube thrown sideways at 20 m/s stays in the picture (the camera follows it) and
+#               leaves it with following turned off (T) or after a zoom; runs are reproducible
 set -euo pipefail
 view=$1 check_image=$2 scenes=$3 data=$4 out=$5 case=$6
 py=/usr/bin/python3
@@ -103,7 +111,7 @@ keys)
     run "$data/stick.json" --backend cpu --frames 200 --script "$data/keys.script" --report "$out/keys.json" --record "$out/frames" > "$out/keys.log"
     cat "$out/keys.log"
     for expected in "push mode" "pick mode" "object 0: rigid" "object 0: quadratic, alpha 0.35" "beta 0.65" "drawing particles" \
-        "dropped object 1" "scene reset" "paused" "running"; do
+        "dropped object 1" "scene reset" "paused" "running" "camera: following off" "camera: following the objects"; do
         grep -q "$expected" "$out/keys.log" || { echo "FAILED: the log lacks '$expected'" >&2; exit 1; }
     done
     echo "ok: every key acted"
@@ -180,6 +188,134 @@ cut)
     # both pieces' surfaces, lit in their objects' colours (8% and 9% here)
     "$check_image" --colour "$out/cut_surface.png" 0.95 0.740 0.333 0.02 0.50
     "$check_image" --colour "$out/cut_surface.png" 0.560 0.3325 0.95 0.02 0.50
+    ;;
+script)
+    # Each malformed script: LINE:EXPECTED|CONTENT (printf format). The viewer must exit 1 before
+    # it opens a window or an EGL context (it never logs "OpenGL"), with "FILE:LINE: ..." naming
+    # the fault.
+    cases=(
+        '2:the time '"'"'abc'"'"' is not a number|0.1 key P\nabc key P\n'
+        '1:the time '"'"'nan'"'"' is not a number|nan key P\n'
+        '1:the time '"'"'1e999'"'"' is not a number|1e999 key P\n'
+        '1:the time -1 is negative|-1 key P\n'
+        '3:the time 0.2 is before 0.5|# comment\n0.5 key P\n0.2 key P\n'
+        '1:unknown event '"'"'jump'"'"'|0.1 jump 1\n'
+        '1:no event after the time|0.1   # a time alone\n'
+        '1:cursor needs 2 arguments, got 1|0.1 cursor 0.5\n'
+        '1:unexpected '"'"'Q'"'"' after the key event|0.1 key P Q\n'
+        '1:cursor: '"'"'half'"'"' is not a number|0.1 cursor 0.5 half\n'
+        '1:cursor: 1.5 0.5 lies outside the window|0.1 cursor 1.5 0.5\n'
+        '1:press: unknown button '"'"'thumb'"'"'|0.1 press thumb\n'
+        '1:wheel: '"'"'lots'"'"' is not a number|0.1 wheel lots\n'
+        '1:wheel: 1e+09 notches, at most 100|0.1 wheel 1e9\n'
+        '1:key: unknown key '"'"'F13'"'"'|0.1 key F13\n'
+        '1:release needs 1 argument, got 0|0.1 release\n'
+        '1:mod: unknown modifier '"'"'ctrl'"'"'|0.1 mod ctrl on\n'
+        '1:mod: '"'"'maybe'"'"' is neither on nor off|0.1 mod shift maybe\n'
+        '2:the line holds a NUL byte|0.1 key P\n0.2 key P\0 0.3 key Q\n'
+        '1:the line is longer than 1000 bytes|0.1 key P %01200d\n'
+        '1:the time '"'"'\xc3\xa9'"'"' is not a number|\xc3\xa9 key P\n'
+        '1:key: unknown key '"'"'\x1b]0;owned\x07\x1b[31mRED'"'"'|0.1 key \033]0;owned\007\033[31mRED\n'
+    )
+    i=0
+    for entry in "${cases[@]}"; do
+        i=$((i + 1))
+        spec=${entry%%|*} content=${entry#*|}
+        line=${spec%%:*} expected=${spec#*:}
+        file="$out/bad_$i.script"
+        # shellcheck disable=SC2059
+        printf -- "$content" 0 > "$file"
+        set +e
+        env -u DISPLAY -u WAYLAND_DISPLAY "$view" "$data/stick.json" --frames 2 --script "$file" > "$out/bad_$i.log" 2>&1
+        code=$?
+        set -e
+        if [ "$code" -ne 1 ] || ! grep -qF -- "$file:$line: $expected" "$out/bad_$i.log" || grep -q "OpenGL" "$out/bad_$i.log"; then
+            echo "FAILED: script $i (exit $code), expected 1 and '$file:$line: $expected' before a window; the output:" >&2
+            cat -v "$out/bad_$i.log" >&2
+            exit 1
+        fi
+        # nothing but printable ASCII and newlines echoed
+        if LC_ALL=C grep -q '[^ -~]' "$out/bad_$i.log"; then
+            echo "FAILED: script $i: unprintable bytes in the output:" >&2
+            cat -v "$out/bad_$i.log" >&2
+            exit 1
+        fi
+        echo "ok: $(cat "$out/bad_$i.log")"
+    done
+    # the file's own name is made printable too
+    file="$out/"$'name\033[2J.script'
+    printf '0.1 key F13\n' > "$file"
+    if env -u DISPLAY -u WAYLAND_DISPLAY "$view" "$data/stick.json" --frames 2 --script "$file" > "$out/bad_name.log" 2>&1; then
+        echo "FAILED: a script with an unknown key ran" >&2
+        exit 1
+    fi
+    grep -qF 'name\x1b[2J.script:1: key: unknown key' "$out/bad_name.log" && ! LC_ALL=C grep -q '[^ -~]' "$out/bad_name.log" ||
+        { echo "FAILED: the file's name is not made printable:" >&2; cat -v "$out/bad_name.log" >&2; exit 1; }
+    echo "ok: $(cat "$out/bad_name.log")"
+    # and an unknown option
+    if "$view" "$data/stick.json" $'--\033[2Jfoo' > "$out/bad_option.log" 2>&1; then
+        echo "FAILED: an unknown option was taken" >&2
+        exit 1
+    fi
+    grep -qF 'unknown option --\x1b[2Jfoo' "$out/bad_option.log" && ! LC_ALL=C grep -q '[^ -~]' "$out/bad_option.log" ||
+        { echo "FAILED: the unknown option is not made printable:" >&2; cat -v "$out/bad_option.log" >&2; exit 1; }
+    echo "ok: the unknown option is shown printable"
+    # a well-formed script in any case of key names, with tabs, CRLF line ends and comments runs
+    printf '# fine\r\n0.00\tkey\th\r\n0.01 key period   # a single step\r\n\r\n0.02 mod SHIFT on\n0.02 wheel -1.5\n' > "$out/good.script"
+    env -u DISPLAY -u WAYLAND_DISPLAY "$view" "$data/stick.json" --frames 4 --script "$out/good.script" > "$out/good.log"
+    echo "ok: a well-formed script with tabs, CRLF line ends and comments runs"
+    ;;
+overlay)
+    # a world with a skinned surface, a collider, contact and plasticity: every pass in the
+    # overlay, and in cut mode with the blades turned its longest lines; the help on too
+    for size in 640x360 960x540; do
+        run "$data/overlay.json" --frames 40 --size "$size" --script "$data/overlay.script" --screenshot "$out/overlay_$size.png" \
+            --report "$out/overlay_$size.json" > "$out/overlay_$size.log"
+        # nothing within 6 pixels of the right or bottom edge; the text over at least 2% of the
+        # picture (5% here)
+        "$check_image" --overlay "$out/overlay_$size.png" 6 0.02
+        check "$out/overlay_$size.json" "'draw: surfaces' in r['overlay'] and 'surface vertices' in r['overlay']" "the overlay shows the draw mode of the surfaces at $size"
+    done
+    # the draw mode and the surface counts only where there are surfaces
+    run "$data/stick.json" --frames 4 --report "$out/overlay_stick.json" > "$out/overlay_stick.log"
+    "$py" -c "import json; print(json.load(open('$out/overlay_stick.json'))['overlay'])"
+    check "$out/overlay_stick.json" "'draw:' not in r['overlay'] and 'surface' not in r['overlay'] and 'objects 1 ' in r['overlay']" \
+        "no draw mode or surface counts without surfaces"
+    ;;
+follow)
+    # thrown sideways at 20 m/s: 18 m in 90 frames, where the first view spans about 3 m
+    rm -rf "$out/follow_frames"
+    run "$data/throw.json" --frames 90 --size 640x360 --screenshot "$out/follow.png" --report "$out/follow.json" \
+        --record "$out/follow_frames" > "$out/follow.log"
+    run "$data/throw.json" --frames 90 --size 640x360 --report "$out/follow_again.json" > "$out/follow_again.log"
+    printf '0.00 key T\n' > "$out/fixed.script"
+    run "$data/throw.json" --frames 90 --size 640x360 --script "$out/fixed.script" --screenshot "$out/fixed.png" \
+        --report "$out/fixed.json" > "$out/fixed.log"
+    printf '0.00 wheel 1\n' > "$out/zoom.script"
+    run "$data/throw.json" --frames 90 --size 640x360 --script "$out/zoom.script" --screenshot "$out/zoom.png" \
+        --report "$out/zoom.json" > "$out/zoom.log"
+    for r in follow fixed zoom; do
+        "$py" -c "import json; r = json.load(open('$out/$r.json')); print('$r', json.dumps({'camera': r['camera'], 'cube': r['objects'][0]['centre_end']}))"
+    done
+    check "$out/follow.json" "r['camera']['follow'] and r['objects'][0]['centre_end'][0] > 15 and r['camera']['target'][0] > 10" "the camera followed the cube"
+    # the cube in its colour (palette 0) over at least 0.2% of the picture in every frame (2.1%
+    # at the least here, 4.1% at the end)
+    "$check_image" --colour "$out/follow.png" 0.95 0.740 0.333 0.002 0.5
+    for frame in "$out"/follow_frames/frame_*.png; do
+        "$check_image" --colour "$frame" 0.95 0.740 0.333 0.002 1 > "$out/frame.log" || { cat "$out/frame.log" >&2; exit 1; }
+    done
+    echo "ok: the cube is in every one of the $(ls "$out/follow_frames" | wc -l) frames"
+    # the same run again moves the camera the same way, to the last digit
+    "$py" -c "import json, sys; a, b = (json.load(open(f))['camera'] for f in sys.argv[1:]); sys.exit(a != b)" \
+        "$out/follow.json" "$out/follow_again.json" || { echo "FAILED: two runs left the camera in different places" >&2; exit 1; }
+    echo "ok: following is reproducible"
+    # T turns following off, and a zoom does too (it says so): the cube leaves the picture
+    grep -q "camera: following off" "$out/fixed.log"
+    grep -q "camera: following off (T follows the objects again)" "$out/zoom.log"
+    for r in fixed zoom; do
+        check "$out/$r.json" "not r['camera']['follow'] and abs(r['camera']['target'][0]) < 1" "$r: the camera stayed"
+        "$check_image" --colour "$out/$r.png" 0.95 0.740 0.333 0.0 0.0001
+    done
     ;;
 *)
     echo "unknown case $case" >&2

@@ -36,6 +36,7 @@
 #define SHAPEMATCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #if defined(_WIN32) && defined(SM_BUILD_SHARED)
@@ -81,8 +82,16 @@ typedef enum sm_result {
 /// Short constant name of a result code, e.g. "SM_ERROR_SCENE".
 SM_API const char *sm_result_name(sm_result result);
 
-/// The message of the last failed call on this thread ("" if none failed yet).
+/// The message of the last failed call on this thread ("" if none failed yet). Messages are safe
+/// to print on a terminal: the text they quote from files and arguments is escaped as by
+/// sm_printable().
 SM_API const char *sm_last_error(void);
+
+/// Copies `text` into `out` (at most size - 1 bytes and a NUL) made safe to print on a terminal:
+/// control characters (but newline and tab), DEL, C1 controls and bytes that are not UTF-8
+/// become \xNN, so that quoted input cannot move the cursor, clear the screen or recolour it.
+/// Returns out.
+SM_API char *sm_printable(const char *text, char *out, size_t size);
 
 /// Severity of a log message.
 typedef enum sm_log_level {
@@ -164,6 +173,9 @@ typedef struct sm_world_def {
     sm_backend backend; ///< default SM_BACKEND_DEFAULT
     /// OpenCL device: an index into sm_opencl_devices()' list or part of a device or platform
     /// name (case-insensitive). NULL or "": $SM_DEVICE, else the first GPU, else the first device.
+    /// A device that is named (here or by $SM_DEVICE) and not found fails sm_world_create() with
+    /// SM_ERROR_INVALID_ARGUMENT, whatever the backend: it never falls back to the CPU
+    /// reference; naming one for SM_BACKEND_CPU is an error too.
     /// $SM_WORK_GROUP_SIZE, a power of two, sets the work-group size of the kernels that run a
     /// work-item per particle, cluster or vertex (default 64, or a kernel's limit when lower),
     /// which changes no result. When the device or a kernel cannot run groups of that size, the
@@ -187,6 +199,16 @@ typedef struct sm_world_def {
     /// The state check's bound on speed, m/s: a particle faster has diverged. Default 1e5; 0: not
     /// checked.
     double check_speed;
+    /// Bytes the world may use on the host, and on an OpenCL device. sm_world_add_object() and
+    /// sm_scene_create_world() estimate what objects need before sampling them (exact on the
+    /// device, within a few percent on the host) and refuse with SM_ERROR_OUT_OF_MEMORY, naming
+    /// the figures, what would exceed it. 0 (default): $SM_MEMORY_BUDGET (a byte count such as
+    /// 64G, K/M/G/T being powers of 1024, or "none"), else the host's available memory
+    /// (MemAvailable) and the device's global memory. A device buffer larger than the device's
+    /// largest allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE) is refused whatever the budget. Where the
+    /// device's memory is the host's (CL_DEVICE_HOST_UNIFIED_MEMORY: CPU devices) both count
+    /// against the host.
+    int64_t memory_budget;
     /// OpenCL: the GL context to share buffers with (see sm_world_gl_sharing()), default none.
     sm_gl_context gl;
     /// OpenCL: the caller's context, device and queue to run on, default none (the world opens
@@ -248,7 +270,8 @@ typedef struct sm_shape {
     double minor_radius;    ///< torus: tube radius, m, default 0.2
     double spacing;         ///< sphere, capsule, torus: lattice spacing, m, default 0.25
     const sm_vec3 *points;  ///< points: positions in the object's frame, m (copied)
-    const double *point_masses; ///< points: optional mass of each point, kg (copied); NULL: `mass` split equally
+    const double *point_masses; ///< points: optional mass of each point in [1e-30, 1e12] kg, summing to at
+                                ///< most 1e12 kg (copied); NULL: `mass` split equally
     int32_t point_count;    ///< points: number of points
     const sm_vec3 *mesh_vertices;  ///< mesh: vertices in the object's frame, m (copied)
     int32_t mesh_vertex_count;     ///< mesh: number of vertices
@@ -326,7 +349,7 @@ typedef struct sm_object_def {
     sm_vec3 rotation;          ///< degrees about x, then y, then z (R = Rz Ry Rx), default 0
     sm_vec3 linear_velocity;   ///< m/s, default 0
     sm_vec3 angular_velocity;  ///< rad/s about the object's centre of mass, default 0
-    double mass;               ///< total mass, kg, default 1
+    double mass;               ///< total mass, kg, in [1e-12, 1e12], default 1
     sm_mode mode;              ///< default SM_MODE_LINEAR
     double alpha;              ///< stiffness in [0, 1]: fraction of the way to the goal per step, default 0.5
     double tau;                ///< s; when > 0, alpha = min(1, h / tau) for step length h, default 0 (use alpha)
@@ -430,6 +453,20 @@ typedef struct sm_memory {
 
 /// The world's device memory.
 SM_API sm_memory sm_world_get_memory(const sm_world *world);
+
+/// What a world needs with more objects added, before they are sampled (sm_world_def.memory_budget).
+typedef struct sm_memory_estimate {
+    int64_t host_bytes;   ///< the host's peak while they are added, within a few percent
+    int64_t device_bytes; ///< the OpenCL device's buffers (0 on the CPU reference): exact for the counts
+    int64_t particles;    ///< particles in all: exact
+    int64_t memberships;  ///< cluster memberships in all: exact for explicit clusters, estimated for grids
+    int64_t clusters;     ///< clusters in all: exact for explicit clusters, at most this for grids
+} sm_memory_estimate;
+
+/// Estimates the memory of the world with the objects of `defs` added (none: the world as it
+/// is); fails on an invalid def as sm_world_add_object() would. Nothing is allocated.
+SM_API sm_result sm_world_estimate_memory(const sm_world *world, const sm_object_def *defs, int32_t count,
+                                          sm_memory_estimate *out);
 
 /// Which backend runs the world: "cpu" or "opencl".
 SM_API const char *sm_world_backend_name(const sm_world *world);
@@ -836,6 +873,12 @@ typedef struct sm_device_info {
 /// *out_count to the number found. SM_ERROR_UNAVAILABLE when there is no platform or device
 /// (the message says what to install).
 SM_API sm_result sm_opencl_devices(sm_device_info *out, int32_t capacity, int32_t *out_count);
+
+/// The device that `selector` (as sm_world_def.device: an index or part of a device or platform
+/// name, case-insensitive; NULL or "": $SM_DEVICE, else the first GPU, else the first device)
+/// chooses, into *out. SM_ERROR_INVALID_ARGUMENT naming the selector when it chooses none,
+/// SM_ERROR_UNAVAILABLE when there is no platform or device.
+SM_API sm_result sm_opencl_device_for(const char *selector, sm_device_info *out);
 
 /// Name of a mode as written in scene files ("rigid", "linear", "quadratic").
 SM_API const char *sm_mode_name(sm_mode mode);

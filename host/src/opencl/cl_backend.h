@@ -14,6 +14,17 @@ typedef struct sm_cl_backend sm_cl_backend;
 
 /// Opens the device `device` selects (see sm_world_def.device) and its program.
 sm_result sm_cl_create(sm_world *world, const char *device);
+/// Members from which the device reduces a cluster with a whole work-group (INT32_MAX: never).
+int32_t sm_cl_large_threshold(const sm_world *world);
+/// The device bytes of the buffers of a world of footprint f, all of them and (may be NULL) the
+/// largest with the kind of buffer it is: the plan the buffers are made from.
+void sm_cl_plan_bytes(const sm_world *world, const sm_footprint *f, int64_t *out_total, int64_t *out_largest,
+                      const char **out_kind);
+/// What the world's device can hold: CL_DEVICE_GLOBAL_MEM_SIZE in all, CL_DEVICE_MAX_MEM_ALLOC_SIZE
+/// in one buffer (each capped by $SM_DEVICE_MEMORY_LIMIT), whether its memory is the host's
+/// (CL_DEVICE_HOST_UNIFIED_MEMORY), and where each bound comes from.
+void sm_cl_device_memory(const sm_world *world, int64_t *out_global, int64_t *out_alloc, bool *out_unified,
+                         const char **global_from, const char **alloc_from);
 void sm_cl_destroy(sm_world *world);
 
 /// "device name (platform)" of the world's device.

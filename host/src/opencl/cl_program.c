@@ -141,8 +141,8 @@ static sm_result choose_device(const char *selector, const device_entry *entries
         long index = strtol(selector, &end, 10);
         if (end != selector && *end == '\0') {
             if (index < 0 || index >= count)
-                return sm_fail(SM_ERROR_UNAVAILABLE, "OpenCL device %ld does not exist (there are %d; 'shapematch devices' lists them)",
-                               index, count);
+                return sm_fail(SM_ERROR_INVALID_ARGUMENT,
+                               "OpenCL device %ld does not exist (there are %d; 'shapematch devices' lists them)", index, count);
             *out = (int)index;
             return SM_OK;
         }
@@ -159,7 +159,7 @@ static sm_result choose_device(const char *selector, const device_entry *entries
                 return SM_OK;
             }
         }
-        return sm_fail(SM_ERROR_UNAVAILABLE, "no OpenCL device matches '%s' ('shapematch devices' lists them)", selector);
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "no OpenCL device matches '%s' ('shapematch devices' lists them)", selector);
     }
     for (int i = 0; i < count; i++)
         if (describe(i, entries[i]).gpu) {
@@ -389,6 +389,16 @@ static sm_result pick(const char *selector, device_entry *entries, int *out_chos
     int count = 0;
     sm_result result = list_devices(entries, &count);
     if (result == SM_OK) result = choose_device(selector, entries, count, out_chosen);
+    return result;
+}
+
+sm_result sm_opencl_device_for(const char *selector, sm_device_info *out)
+{
+    if (!out) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_opencl_device_for: out must not be NULL");
+    device_entry entries[SM_MAX_DEVICES];
+    int chosen = 0;
+    sm_result result = pick(selector, entries, &chosen);
+    if (result == SM_OK) *out = describe(chosen, entries[chosen]);
     return result;
 }
 

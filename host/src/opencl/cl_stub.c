@@ -9,6 +9,21 @@ sm_result sm_cl_create(sm_world *world, const char *device)
     return sm_fail(SM_ERROR_UNAVAILABLE, "%s", message);
 }
 void sm_cl_destroy(sm_world *world) { (void)world; }
+int32_t sm_cl_large_threshold(const sm_world *world) { (void)world; return INT32_MAX; }
+void sm_cl_plan_bytes(const sm_world *world, const sm_footprint *f, int64_t *out_total, int64_t *out_largest,
+                      const char **out_kind)
+{
+    (void)world, (void)f;
+    *out_total = 0;
+    if (out_largest) *out_largest = 0;
+    if (out_kind) *out_kind = "";
+}
+void sm_cl_device_memory(const sm_world *world, int64_t *out_global, int64_t *out_alloc, bool *out_unified,
+                         const char **global_from, const char **alloc_from)
+{
+    (void)world;
+    *out_global = *out_alloc = INT64_MAX, *out_unified = false, *global_from = *alloc_from = "";
+}
 const char *sm_cl_device_name(const sm_world *world) { (void)world; return ""; }
 sm_result sm_cl_step(sm_world *world, double h, int32_t substeps)
 {
@@ -32,6 +47,12 @@ sm_result sm_cl_read_cluster(const sm_world *world, int32_t cluster) { (void)wor
 sm_result sm_cl_push(sm_world *world) { return sm_cl_create(world, NULL); }
 sm_result sm_cl_poison_outputs(sm_world *world, sm_pass pass) { (void)pass; return sm_cl_create(world, NULL); }
 sm_result sm_cl_run_pass(sm_world *world, sm_pass pass, double h) { (void)pass, (void)h; return sm_cl_create(world, NULL); }
+sm_result sm_opencl_device_for(const char *selector, sm_device_info *out)
+{
+    (void)selector, (void)out;
+    return sm_fail(SM_ERROR_UNAVAILABLE, "this build of shapematch has no OpenCL backend (configure with -DSM_OPENCL=ON)");
+}
+
 sm_result sm_opencl_devices(sm_device_info *out, int32_t capacity, int32_t *out_count)
 {
     (void)out, (void)capacity;

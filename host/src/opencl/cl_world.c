@@ -129,22 +129,25 @@ static sm_result make_buffer(sm_cl_backend *cl, cl_mem *out, size_t element, int
     return SM_OK;
 }
 
-/// What the device can hold: CL_DEVICE_GLOBAL_MEM_SIZE in all and CL_DEVICE_MAX_MEM_ALLOC_SIZE in
-/// one buffer, capped by $SM_DEVICE_MEMORY_LIMIT when it is set ("BYTES": both at most BYTES;
-/// "BYTES,BUFFER_BYTES": one buffer at most BUFFER_BYTES); *global_from and *alloc_from name where
-/// each bound comes from.
-static void device_memory(const sm_cl_backend *cl, int64_t *out_global, int64_t *out_alloc, const char **global_from,
-                          const char **alloc_from)
+void sm_cl_device_memory(const sm_world *world, int64_t *out_global, int64_t *out_alloc, bool *out_unified,
+                         const char **global_from, const char **alloc_from)
 {
+    const sm_cl_backend *cl = world->cl;
     cl_ulong global = 0, alloc = 0;
+    cl_bool unified = CL_FALSE;
     if (clGetDeviceInfo(cl->device->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof global, &global, NULL) != CL_SUCCESS)
         global = (cl_ulong)INT64_MAX;
     if (clGetDeviceInfo(cl->device->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof alloc, &alloc, NULL) != CL_SUCCESS)
         alloc = global;
+    if (clGetDeviceInfo(cl->device->device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL) != CL_SUCCESS)
+        unified = CL_FALSE;
     *out_global = global > (cl_ulong)INT64_MAX ? INT64_MAX : (int64_t)global;
     *out_alloc = alloc > (cl_ulong)INT64_MAX ? INT64_MAX : (int64_t)alloc;
+    *out_unified = unified == CL_TRUE;
     *global_from = "CL_DEVICE_GLOBAL_MEM_SIZE";
     *alloc_from = "CL_DEVICE_MAX_MEM_ALLOC_SIZE";
+    // $SM_DEVICE_MEMORY_LIMIT: "BYTES" caps both at BYTES; "BYTES,BUFFER_BYTES" caps one buffer
+    // at BUFFER_BYTES (a smaller device, for tests)
     const char *env = getenv("SM_DEVICE_MEMORY_LIMIT");
     if (!env || !*env) return;
     char *end = NULL;
@@ -162,8 +165,9 @@ static sm_result check_device_memory(const sm_world *world, int64_t total, int64
 {
     const sm_cl_backend *cl = world->cl;
     int64_t global = 0, alloc = 0;
+    bool unified = false;
     const char *global_from = "", *alloc_from = "";
-    device_memory(cl, &global, &alloc, &global_from, &alloc_from);
+    sm_cl_device_memory(world, &global, &alloc, &unified, &global_from, &alloc_from);
     if (total > global)
         return sm_fail(SM_ERROR_OUT_OF_MEMORY,
                        "OpenCL: the world (%d particles, %d clusters, %d memberships) needs %lld bytes of device memory, "
@@ -190,28 +194,31 @@ static void mode_mix(const sm_world *world, bool *quadratic, bool *plastic)
     }
 }
 
-static sm_result make_buffers(sm_world *world)
+/// One device buffer of the layout: where its handle goes, its element size and count.
+typedef struct buffer_plan {
+    cl_mem *buffer;
+    size_t element;
+    int64_t count;
+    sm_cl_memory_kind kind;
+} buffer_plan;
+
+enum { SM_CL_PLAN_BUFFERS = 96 };
+
+/// The device buffers of a world of footprint f, into plan (which holds SM_CL_PLAN_BUFFERS);
+/// returns how many. The one layout that both the buffers and the
+/// memory estimate (sm_cl_plan_bytes()) are made from.
+static size_t plan_buffers(sm_cl_backend *cl, const sm_footprint *f, buffer_plan *plan)
 {
-    sm_cl_backend *cl = world->cl;
-    release_buffers(cl);
-    mode_mix(world, &cl->any_quadratic, &cl->any_plastic);
-    const int64_t n = world->particle_count, c = world->cluster_count, k = world->membership_count;
-    const int64_t c9 = cl->any_quadratic ? c : 1, k9 = cl->any_quadratic ? k : 1; // quadratic worlds only
+    const int64_t n = f->particles, c = f->clusters, k = f->memberships;
+    const int64_t c9 = f->quadratic ? c : 1, k9 = f->quadratic ? k : 1; // quadratic worlds only
     // the grid, in worlds with contact only
-    const bool collide = world->grid.colliding > 0;
-    const int64_t nc = collide ? n : 1, table = collide ? world->grid.table_size + 1 : 1;
-    int64_t large = 0;
-    for (int32_t i = 0; i < world->cluster_count; i++) large += world->clusters[i].member_count >= cl->large_threshold;
+    const bool collide = f->colliding > 0;
+    const int64_t nc = collide ? n : 1, table = collide ? sm_grid_table_size(f->colliding) + 1 : 1;
     sm_cl_buffers *b = &cl->buffers;
-    struct {
-        cl_mem *buffer;
-        size_t element;
-        int64_t count;
-        sm_cl_memory_kind kind;
-    } plan[] = {
-        {&b->objects, sizeof(sm_k_object), world->object_count, SM_CL_MEM_CLUSTERS},
+    const buffer_plan layout[] = {
+        {&b->objects, sizeof(sm_k_object), f->objects, SM_CL_MEM_CLUSTERS},
         {&b->check_flag, sizeof(cl_int), 3, SM_CL_MEM_CLUSTERS},
-        {&b->large_clusters, sizeof(cl_int), large, SM_CL_MEM_CLUSTERS},
+        {&b->large_clusters, sizeof(cl_int), f->large_clusters, SM_CL_MEM_CLUSTERS},
         {&b->clusters, sizeof(sm_k_cluster), c, SM_CL_MEM_CLUSTERS},
         {&b->cluster_rest, sizeof(sm_k_cluster_rest), c, SM_CL_MEM_CLUSTERS},
         {&b->plastic, sizeof(sm_k_mat3), c, SM_CL_MEM_CLUSTERS},
@@ -249,9 +256,9 @@ static sm_result make_buffers(sm_world *world)
         {&b->dirty_object, sizeof(cl_int), SM_K_DIRTY, SM_CL_MEM_CONTACT},
         {&b->dirty_next, sizeof(cl_int), SM_K_DIRTY, SM_CL_MEM_CONTACT},
         {&b->dirty_head, sizeof(cl_int), SM_K_DIRTY_TABLE, SM_CL_MEM_CONTACT},
-        {&b->object_box, 2 * sizeof(cl_float4), world->object_count, SM_CL_MEM_CONTACT},
-        {&b->object_moved, sizeof(cl_int), world->object_count, SM_CL_MEM_CONTACT},
-        {&b->object_near, sizeof(cl_int) * (SM_K_NEAR + 1), world->object_count, SM_CL_MEM_CONTACT},
+        {&b->object_box, 2 * sizeof(cl_float4), f->objects, SM_CL_MEM_CONTACT},
+        {&b->object_moved, sizeof(cl_int), f->objects, SM_CL_MEM_CONTACT},
+        {&b->object_near, sizeof(cl_int) * (SM_K_NEAR + 1), f->objects, SM_CL_MEM_CONTACT},
         {&b->candidates, sizeof(cl_int), nc * SM_K_CANDIDATES, SM_CL_MEM_CONTACT},
         {&b->candidate_count, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->candidate_extra, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
@@ -265,42 +272,78 @@ static sm_result make_buffers(sm_world *world)
         {&b->slots, sizeof(sm_k_slot), nc, SM_CL_MEM_CONTACT},
         {&b->contact_dx, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
         {&b->contact_dv, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
-        {&b->surface_binding_offsets, sizeof(cl_int), world->surface_vertex_count + 1, SM_CL_MEM_SURFACES},
-        {&b->surface_binding_cluster, sizeof(cl_int), world->surface_binding_count, SM_CL_MEM_SURFACES},
-        {&b->surface_binding_rest, sizeof(cl_float4), world->surface_binding_count, SM_CL_MEM_SURFACES},
-        {&b->surface_triangles, 3 * sizeof(cl_int), world->surface_triangle_count, SM_CL_MEM_SURFACES},
-        {&b->surface_incident_offsets, sizeof(cl_int), world->surface_vertex_count + 1, SM_CL_MEM_SURFACES},
-        {&b->surface_incident, sizeof(cl_int), 3 * (int64_t)world->surface_triangle_count, SM_CL_MEM_SURFACES},
-        {&b->skin_center, sizeof(cl_float4), world->surface_vertex_count > 0 ? c : 1, SM_CL_MEM_SURFACES},
-        {&b->skin_center_offset, sizeof(cl_float4), world->surface_vertex_count > 0 ? c : 1, SM_CL_MEM_SURFACES},
-        {&b->surface_position, sizeof(cl_float4), world->surface_vertex_count, SM_CL_MEM_SURFACES},
-        {&b->surface_normal, sizeof(cl_float4), world->surface_vertex_count, SM_CL_MEM_SURFACES},
+        {&b->surface_binding_offsets, sizeof(cl_int), f->surface_vertices + 1, SM_CL_MEM_SURFACES},
+        {&b->surface_binding_cluster, sizeof(cl_int), f->surface_bindings, SM_CL_MEM_SURFACES},
+        {&b->surface_binding_rest, sizeof(cl_float4), f->surface_bindings, SM_CL_MEM_SURFACES},
+        {&b->surface_triangles, 3 * sizeof(cl_int), f->surface_triangles, SM_CL_MEM_SURFACES},
+        {&b->surface_incident_offsets, sizeof(cl_int), f->surface_vertices + 1, SM_CL_MEM_SURFACES},
+        {&b->surface_incident, sizeof(cl_int), 3 * f->surface_triangles, SM_CL_MEM_SURFACES},
+        {&b->skin_center, sizeof(cl_float4), f->surface_vertices > 0 ? c : 1, SM_CL_MEM_SURFACES},
+        {&b->skin_center_offset, sizeof(cl_float4), f->surface_vertices > 0 ? c : 1, SM_CL_MEM_SURFACES},
+        {&b->surface_position, sizeof(cl_float4), f->surface_vertices, SM_CL_MEM_SURFACES},
+        {&b->surface_normal, sizeof(cl_float4), f->surface_vertices, SM_CL_MEM_SURFACES},
     };
+    _Static_assert(sizeof layout / sizeof layout[0] <= SM_CL_PLAN_BUFFERS, "the plan outgrew SM_CL_PLAN_BUFFERS");
+    memcpy(plan, layout, sizeof layout);
+    return sizeof layout / sizeof layout[0];
+}
+
+/// The bytes of one planned buffer: OpenCL has no empty buffers, an empty array gets one element.
+static int64_t plan_bytes(const buffer_plan *p) { return (int64_t)p->element * (p->count > 0 ? p->count : 1); }
+
+static const char *const kind_names[SM_CL_MEM_KINDS] = {"per-particle", "per-membership", "per-cluster", "surface",
+                                                        "contact"};
+
+int32_t sm_cl_large_threshold(const sm_world *world) { return world->cl ? world->cl->large_threshold : INT32_MAX; }
+
+void sm_cl_plan_bytes(const sm_world *world, const sm_footprint *f, int64_t *out_total, int64_t *out_largest,
+                      const char **out_kind)
+{
+    buffer_plan plan[SM_CL_PLAN_BUFFERS];
+    const size_t count = plan_buffers(world->cl, f, plan);
+    int64_t total = 0, largest = 0;
+    const char *kind = "";
+    for (size_t i = 0; i < count; i++) {
+        total += plan_bytes(&plan[i]);
+        if (plan_bytes(&plan[i]) > largest) largest = plan_bytes(&plan[i]), kind = kind_names[plan[i].kind];
+    }
+    *out_total = total;
+    if (out_largest) *out_largest = largest;
+    if (out_kind) *out_kind = kind;
+}
+
+static sm_result make_buffers(sm_world *world)
+{
+    sm_cl_backend *cl = world->cl;
+    release_buffers(cl);
+    mode_mix(world, &cl->any_quadratic, &cl->any_plastic);
+    sm_footprint f = sm_world_footprint(world);
+    f.colliding = world->grid.colliding;
+    f.quadratic = cl->any_quadratic;
+    buffer_plan plan[SM_CL_PLAN_BUFFERS];
+    const size_t planned = plan_buffers(cl, &f, plan);
     // the whole layout against the device's memory first, so a world too large fails cleanly
-    static const char *const kind_names[SM_CL_MEM_KINDS] = {"per-particle", "per-membership", "per-cluster", "surface",
-                                                            "contact"};
     int64_t total = 0, largest = 0;
     const char *largest_kind = "";
-    for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
-        const int64_t bytes = (int64_t)plan[i].element * (plan[i].count > 0 ? plan[i].count : 1);
-        total += bytes;
-        if (bytes > largest) largest = bytes, largest_kind = kind_names[plan[i].kind];
+    for (size_t i = 0; i < planned; i++) {
+        total += plan_bytes(&plan[i]);
+        if (plan_bytes(&plan[i]) > largest) largest = plan_bytes(&plan[i]), largest_kind = kind_names[plan[i].kind];
     }
     sm_result checked = check_device_memory(world, total, largest, largest_kind);
     if (checked != SM_OK) return checked;
-    for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
+    for (size_t i = 0; i < planned; i++) {
         sm_result result = make_buffer(cl, plan[i].buffer, plan[i].element, plan[i].count);
         if (result != SM_OK) {
             release_buffers(cl);
             return result;
         }
-        cl->memory[plan[i].kind] += (int64_t)plan[i].element * (plan[i].count > 0 ? plan[i].count : 1);
+        cl->memory[plan[i].kind] += plan_bytes(&plan[i]);
     }
     cl->objects_on_device = world->object_count;
     cl->particles_on_device = world->particle_count;
     cl->clusters_on_device = world->cluster_count;
     cl->memberships_on_device = world->membership_count;
-    cl->large_count = (int32_t)large;
+    cl->large_count = (int32_t)f.large_clusters;
     return SM_OK;
 }
 
