@@ -181,7 +181,8 @@ inline bool sm_boxes_within(const float3 lo_a, const float3 hi_a, const float3 l
 /// object_box[2 o + 1] = (highest, 0); empty (lowest +inf, highest -inf) without colliding
 /// particles. The other objects' boxes stand: their references did not change.
 __kernel void sm_object_bounds(const int object_count, const int generation, __global const int *state,
-                               __global const sm_k_object *objects, __global const int *object_moved,
+                               __global const sm_k_object *objects, __global const int *object_particles,
+                               __global const int *object_moved,
                                __global const float4 *contact, __global const float4 *reference,
                                __global float4 *object_box)
 {
@@ -191,7 +192,8 @@ __kernel void sm_object_bounds(const int object_count, const int generation, __g
         float3 lo = (float3)(INFINITY), hi = (float3)(-INFINITY);
         float largest = 0.0f;
         const int first = objects[o].first_particle, end = first + objects[o].particle_count;
-        for (int i = first; i < end; i++) {
+        for (int k = first; k < end; k++) {
+            const int i = object_particles[k];
             const float radius = contact[i].w;
             if (!(radius > 0.0f)) continue;
             const float3 r = reference[i].xyz;

@@ -142,7 +142,8 @@ typedef float sm_float;
 
 /// Per-object parameters (64 bytes).
 typedef struct sm_k_object {
-    sm_int mode, flags, first_particle, particle_count;
+    sm_int mode, flags;
+    sm_int first_particle, particle_count; /* its particles: object_particles[first_particle, + particle_count) */
     sm_float alpha, tau, beta, damping; /* tau > 0: alpha = min(1, h / tau) */
     sm_float cap_soft, cap_hard;
     sm_float plastic_yield, plastic_creep, plastic_max;

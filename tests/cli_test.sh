@@ -154,6 +154,62 @@ assert np.abs(last[:, :3] - read_ply("cpu_meshes/frame_000002.ply")[0][:, :3]).m
 assert np.abs(first[:, :3] - read_ply("cpu_meshes/frame_000000.ply")[0][:, :3]).max() < 1e-6
 PY
 
+# cuts (hw2007_cut: the duck at 0.4 s, the box at 0.7 s): column i of --out is the same particle
+# in every frame, FILE.objects.npy says which object each particle is in (the front pieces are the
+# new objects 2 and 3), and each --mesh-out frame after a cut holds the pieces' surfaces, closed
+for backend in opencl cpu; do
+    rm -rf cut_meshes_$backend
+    expect 0 '^steps=60 substeps=1 frames=61 ' -- "$tool" run "$scenes/paper/hw2007_cut.json" --steps 60 --every 1 \
+        --backend $backend --out cut_$backend.npy --mesh-out cut_meshes_$backend
+done
+"$python" - <<'PY' || fail "trajectories and meshes across cuts"
+import numpy as np
+
+def read_faces(path):
+    data = open(path, "rb").read()
+    end = data.index(b"end_header\n") + len(b"end_header\n")
+    header = data[:end].decode("ascii").split("\n")
+    nv = int([l for l in header if l.startswith("element vertex")][0].split()[2])
+    nf = int([l for l in header if l.startswith("element face")][0].split()[2])
+    v = np.frombuffer(data, "<f4", 6 * nv, end).reshape(nv, 6)
+    f = np.frombuffer(data, np.dtype([("n", "u1"), ("i", "<i4", 3)]), nf, end + 24 * nv)["i"]
+    return v, f
+
+for backend in ("opencl", "cpu"):
+    x = np.load(f"cut_{backend}.npy")
+    objects = np.load(f"cut_{backend}.objects.npy")
+    assert x.shape[:2] == objects.shape == (61, x.shape[1]) and objects.dtype == np.int32, (x.shape, objects.shape)
+    jump = np.linalg.norm(np.diff(x, axis=0), axis=2).max()
+    assert jump < 0.4, f"{backend}: a particle jumped {jump:.3f} m between frames"  # (0.2 m; renumbered: 0.87 m)
+    assert set(objects[0]) == {0, 1} and set(objects[-1]) == {0, 1, 2, 3}, (set(objects[0]), set(objects[-1]))
+    # a particle changes object only from its object to that object's front piece: 0 -> 2, 1 -> 3
+    changed = objects[-1] != objects[0]
+    assert ((objects[0][changed] + 2) == objects[-1][changed]).all()
+    assert 0 < changed.sum() < x.shape[1]
+    # the duck whole at frame 0, in two pieces after its cut: closed (every edge in two
+    # triangles), and as many connected surfaces as pieces (a stale triangle list would keep one)
+    for frame, pieces in ((0, 1), (60, 2)):
+        v, f = read_faces(f"cut_meshes_{backend}/frame_{frame:06d}.ply")
+        edges = np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1)
+        _, uses = np.unique(edges, axis=0, return_counts=True)
+        assert (uses == 2).all(), f"{backend} frame {frame}: {np.sum(uses != 2)} open or shared edges"
+        parent = list(range(len(v)))
+        def root(a):
+            while parent[a] != a:
+                parent[a] = parent[parent[a]]
+                a = parent[a]
+            return a
+        for a, b in edges:
+            parent[root(a)] = root(b)
+        components = len({root(a) for a in np.unique(f)})
+        assert components == pieces, f"{backend} frame {frame}: {components} connected surfaces, expected {pieces}"
+        if frame == 60:
+            assert len(f) > before, "the caps are written"
+        before = len(f)
+    print(f"{backend}: largest jump between frames {jump:.3f} m, {changed.sum()} particles moved to front pieces,"
+          f" {before} triangles after the cut")
+PY
+
 # the main job's scene: 600 steps (10 s) on OpenCL settle its 384 objects into a pile with
 # every position finite (checked every 100 steps by the command, and in full at the end here)
 # and no two objects overlapping by 5% of a particle radius (the summary's max_depth_ratio)

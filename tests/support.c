@@ -107,120 +107,139 @@ double *get_velocities(const sm_world *world) { return get_all(world, sm_world_g
 double *get_rest_positions(const sm_world *world) { return get_all(world, sm_world_get_rest_positions, 3); }
 double *get_masses(const sm_world *world) { return get_all(world, sm_world_get_masses, 1); }
 
-static sm_object_info object_info(const sm_world *world, int32_t object)
+/// An object's particles (sm_world_get_object_particles(): a piece of a cut holds some of its
+/// object's, not a range) and its mass.
+typedef struct particles {
+    const int32_t *at;
+    int32_t count;
+    double mass;
+} particles;
+
+static particles particles_of(const sm_world *world, int32_t object)
 {
+    particles ps = {NULL, 0, 0.0};
     sm_object_info info;
-    sm_world_get_object(world, object, &info);
-    return info;
+    if (sm_world_get_object(world, object, &info) != SM_OK ||
+        sm_world_get_object_particles(world, object, &ps.at, &ps.count) != SM_OK)
+        return (particles){NULL, 0, 0.0};
+    ps.mass = info.mass;
+    return ps;
 }
 
 static sm_vec3 at(const double *xyz, int32_t i) { return v3(xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]); }
 
 sm_vec3 linear_momentum(const sm_world *world, int32_t object)
 {
-    sm_object_info info = object_info(world, object);
+    const particles ps = particles_of(world, object);
     double *v = get_velocities(world), *m = get_masses(world);
     sm_vec3 p = {0, 0, 0};
-    for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++)
-        p = v3_add(p, v3_scale(at(v, i), m[i]));
+    for (int32_t k = 0; k < ps.count; k++) p = v3_add(p, v3_scale(at(v, ps.at[k]), m[ps.at[k]]));
     free(v), free(m);
     return p;
 }
 
 sm_vec3 angular_momentum(const sm_world *world, int32_t object)
 {
-    sm_object_info info = object_info(world, object);
+    const particles ps = particles_of(world, object);
     double *x = get_positions(world), *v = get_velocities(world), *m = get_masses(world);
     sm_vec3 l = {0, 0, 0};
-    for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++)
+    for (int32_t k = 0; k < ps.count; k++) {
+        const int32_t i = ps.at[k];
         l = v3_add(l, v3_scale(v3_cross(at(x, i), at(v, i)), m[i]));
+    }
     free(x), free(v), free(m);
     return l;
 }
 
 double momentum_scale(const sm_world *world, int32_t object)
 {
-    sm_object_info info = object_info(world, object);
+    const particles ps = particles_of(world, object);
     double *v = get_velocities(world), *m = get_masses(world);
     double s = 0.0;
-    for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++) s += m[i] * v3_length(at(v, i));
+    for (int32_t k = 0; k < ps.count; k++) s += m[ps.at[k]] * v3_length(at(v, ps.at[k]));
     free(v), free(m);
     return s;
 }
 
-static sm_vec3 centre_of_mass(const double *x, const double *m, sm_object_info info)
+static sm_vec3 centre_of_mass(const double *x, const double *m, particles ps)
 {
     sm_vec3 c = {0, 0, 0};
     double total = 0.0;
-    for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++) {
-        c = v3_add(c, v3_scale(at(x, i), m[i]));
-        total += m[i];
+    for (int32_t k = 0; k < ps.count; k++) {
+        c = v3_add(c, v3_scale(at(x, ps.at[k]), m[ps.at[k]]));
+        total += m[ps.at[k]];
     }
     return v3_scale(c, 1.0 / total);
 }
 
 double object_radius(const sm_world *world, int32_t object, bool rest)
 {
-    sm_object_info info = object_info(world, object);
+    const particles ps = particles_of(world, object);
     double *x = rest ? get_rest_positions(world) : get_positions(world), *m = get_masses(world);
-    sm_vec3 c = centre_of_mass(x, m, info);
+    sm_vec3 c = centre_of_mass(x, m, ps);
     double r = 0.0;
-    for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++)
-        r = fmax(r, v3_length(v3_sub(at(x, i), c)));
+    for (int32_t k = 0; k < ps.count; k++) r = fmax(r, v3_length(v3_sub(at(x, ps.at[k]), c)));
     free(x), free(m);
     return r;
 }
 
 double rigid_fit_rms(const sm_world *world, int32_t object)
 {
-    sm_object_info info = object_info(world, object);
+    const particles ps = particles_of(world, object);
     double *x = get_positions(world), *x0 = get_rest_positions(world), *m = get_masses(world);
-    sm_vec3 c = centre_of_mass(x, m, info), c0 = centre_of_mass(x0, m, info);
+    sm_vec3 c = centre_of_mass(x, m, ps), c0 = centre_of_mass(x0, m, ps);
     sm_mat3 apq = m3_zero();
-    for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++)
+    for (int32_t k = 0; k < ps.count; k++) {
+        const int32_t i = ps.at[k];
         apq = m3_add(apq, m3_scale(m3_outer(v3_sub(at(x, i), c), v3_sub(at(x0, i), c0)), m[i]));
+    }
     sm_mat3 r = sm_closest_rotation(apq);
     double sum = 0.0;
-    for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++) {
+    for (int32_t k = 0; k < ps.count; k++) {
+        const int32_t i = ps.at[k];
         sm_vec3 fit = v3_add(m3_apply(r, v3_sub(at(x0, i), c0)), c);
         sm_vec3 d = v3_sub(at(x, i), fit);
         sum += m[i] * v3_dot(d, d);
     }
     free(x), free(x0), free(m);
-    return sqrt(sum / info.mass);
+    return sqrt(sum / ps.mass);
 }
 
 double max_speed(const sm_world *world, int32_t object)
 {
-    sm_object_info info = object_info(world, object);
+    const particles ps = particles_of(world, object);
     double *v = get_velocities(world);
     double s = 0.0;
-    for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++) s = fmax(s, v3_length(at(v, i)));
+    for (int32_t k = 0; k < ps.count; k++) s = fmax(s, v3_length(at(v, ps.at[k])));
     free(v);
     return s;
 }
 
 double object_size(const sm_world *world, int32_t object)
 {
-    sm_object_info info = object_info(world, object);
+    const particles ps = particles_of(world, object);
     double *x0 = get_rest_positions(world);
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++)
-        for (int a = 0; a < 3; a++) lo[a] = fmin(lo[a], x0[3 * i + a]), hi[a] = fmax(hi[a], x0[3 * i + a]);
+    for (int32_t k = 0; k < ps.count; k++)
+        for (int a = 0; a < 3; a++) lo[a] = fmin(lo[a], x0[3 * ps.at[k] + a]), hi[a] = fmax(hi[a], x0[3 * ps.at[k] + a]);
     free(x0);
     return fmax(hi[0] - lo[0], fmax(hi[1] - lo[1], hi[2] - lo[2]));
 }
 
 void scramble(sm_world *world, int32_t object, double fraction, rng *r)
 {
-    sm_object_info info = object_info(world, object);
+    const particles ps = particles_of(world, object);
     double radius = fraction * object_size(world, object);
     double *x = get_positions(world);
-    for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++) {
+    for (int32_t k = 0; k < ps.count; k++) {
         sm_vec3 d = rng_in_ball(r, radius);
-        x[3 * i] += d.x, x[3 * i + 1] += d.y, x[3 * i + 2] += d.z;
+        x[3 * ps.at[k]] += d.x, x[3 * ps.at[k] + 1] += d.y, x[3 * ps.at[k] + 2] += d.z;
     }
-    sm_world_set_positions(world, info.first_particle, info.particle_count, x + 3 * info.first_particle);
+    // in runs of consecutive indices, so that no other particle is written
+    for (int32_t k = 0, run = 1; k < ps.count; k += run) {
+        for (run = 1; k + run < ps.count && ps.at[k + run] == ps.at[k] + run;) run++;
+        sm_world_set_positions(world, ps.at[k], run, x + 3 * ps.at[k]);
+    }
     free(x);
 }
 

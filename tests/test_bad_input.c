@@ -484,8 +484,8 @@ static void bad_edits_are_refused(void)
         REFUSED(sm_world_add_collider(world, &cd, NULL), "sm_world_add_collider", "sinusoidal");
 
         sm_cut_info info;
-        REFUSED(sm_world_cut(world, 0, (sm_plane){{NAN, 0, 0}, {1, 0, 0}}, NULL, &info), "sm_world_cut", "finite point");
-        REFUSED(sm_world_cut(world, 0, (sm_plane){{0, 0, 0}, {0, INFINITY, 0}}, NULL, &info), "sm_world_cut", "finite point");
+        REFUSED(sm_world_cut(world, 0, (sm_plane){{NAN, 0, 0}, {1, 0, 0}}, &info), "sm_world_cut", "finite point");
+        REFUSED(sm_world_cut(world, 0, (sm_plane){{0, 0, 0}, {0, INFINITY, 0}}, &info), "sm_world_cut", "finite point");
         ENSURE(!info.cut);
 #undef REFUSED
 

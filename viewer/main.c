@@ -94,17 +94,14 @@ typedef struct pick_record {
     int64_t frame;
     int32_t particle, object;
     sm_vec3 position;
-    sm_vec3 rest; ///< the particle's rest position: how the record finds it after a cut by the scene
 } pick_record;
 
-/// One cut, for the report: the object cut, its pieces (indices as the cut made them) and
-/// their particles and centres of mass right after it.
+/// One cut, for the report: what the world reported of it (sm_world_get_cuts()), and the
+/// centres of mass of its pieces right after it.
 typedef struct cut_record {
     int64_t frame;
-    double time;
     bool scene; ///< scripted by the scene's "cuts", else made with the scissors
-    int32_t object, back, front, back_particles, front_particles, cap_triangles;
-    int32_t now_back, now_front; ///< the pieces' indices once every cut of the click or step is made
+    sm_cut_info info;
     sm_vec3 back_centre, front_centre;
 } cut_record;
 
@@ -169,6 +166,7 @@ typedef struct viewer {
     int pick_count;
     cut_record cuts[256];
     int cut_count;
+    int32_t cuts_seen; ///< the world's cuts taken so far (sm_world_get_cuts())
     float *host_xyzw; ///< positions read for picking and following
     int32_t host_capacity; ///< particles host_xyzw has room for
 } viewer;
@@ -219,15 +217,20 @@ static sm_vec3 *object_stats(const sm_world *world, int32_t *out_count)
         sm_world_get_object(world, o, &info);
         double total = 0.0, spread = 0.0;
         sm_vec3 c = {0, 0, 0};
-        const int32_t begin = info.first_particle, end = begin + info.particle_count;
-        for (int32_t i = begin; i < end; i++) {
+        const int32_t *list = NULL;
+        int32_t count = 0;
+        sm_world_get_object_particles(world, o, &list, &count);
+        for (int32_t k = 0; k < count; k++) {
+            const int32_t i = list[k];
             c.x += m[i] * x[3 * i], c.y += m[i] * x[3 * i + 1], c.z += m[i] * x[3 * i + 2];
             total += m[i];
         }
         if (total > 0.0) c = (sm_vec3){c.x / total, c.y / total, c.z / total};
-        for (int32_t i = begin; i < end; i++)
+        for (int32_t k = 0; k < count; k++) {
+            const int32_t i = list[k];
             spread += m[i] * ((x[3 * i] - c.x) * (x[3 * i] - c.x) + (x[3 * i + 1] - c.y) * (x[3 * i + 1] - c.y) +
                               (x[3 * i + 2] - c.z) * (x[3 * i + 2] - c.z));
+        }
         stats[2 * o] = c;
         stats[2 * o + 1] = (sm_vec3){total > 0.0 ? sqrt(spread / total) : 0.0, 0.0, 0.0};
     }
@@ -399,20 +402,38 @@ static view_blades blades_now(viewer *v)
     return tools_blades(&v->camera, cursor_ray(v), v->tools.cut_angle, depth);
 }
 
-/// After cuts: the centres of the pieces of records [first_record, cut_count) for the report,
-/// and the buffers rebuilt for the objects as they are now (sizes, colours per object, the
-/// surfaces' triangles). False (and the viewer quits) when the buffers cannot be rebuilt.
-static bool finish_cuts(viewer *v, int first_record)
+/// Takes the cuts the world made since the viewer last looked (sm_world_get_cuts(): the
+/// scissors' and the scene's alike): logs and records each, with the centres of its pieces for
+/// the report, notes where each front piece came from, and rebuilds the buffers for the objects
+/// as they are now (sizes, colours per object, the surfaces' triangles). Particles keep their
+/// indices and objects their ids through a cut, so springs and picks need nothing. False (and
+/// the viewer quits) when the buffers cannot be rebuilt.
+static bool take_cuts(viewer *v, bool by_scene)
 {
-    char error[512];
+    const sm_cut_info *cuts = NULL;
+    int32_t count = 0;
+    if (sm_world_get_cuts(v->world, &cuts, &count) != SM_OK || count <= v->cuts_seen) return true;
     int32_t objects = 0;
     sm_vec3 *stats = object_stats(v->world, &objects);
-    for (int r = first_record; stats && r < v->cut_count; r++) {
-        cut_record *c = &v->cuts[r];
-        if (c->now_back < objects) c->back_centre = stats[2 * c->now_back];
-        if (c->now_front < objects) c->front_centre = stats[2 * c->now_front];
+    for (int32_t k = v->cuts_seen; k < count; k++) {
+        const sm_cut_info *c = &cuts[k];
+        say("%scut object %d into %d and %d (%d + %d particles)", by_scene ? "scene: " : "", c->back_object,
+            c->back_object, c->front_object, c->back_particles, c->front_particles);
+        // the front piece comes from the same object as the back one
+        if (c->back_object < v->origin_count) {
+            v->origins[c->back_object].piece = true;
+            if (!insert_origin(v, c->front_object, v->origins[c->back_object])) v->quit = v->failed = true;
+        }
+        if (v->cut_count < (int)(sizeof v->cuts / sizeof v->cuts[0])) {
+            cut_record *r = &v->cuts[v->cut_count++];
+            *r = (cut_record){.frame = v->frame, .scene = by_scene, .info = *c};
+            if (stats && c->back_object < objects) r->back_centre = stats[2 * c->back_object];
+            if (stats && c->front_object < objects) r->front_centre = stats[2 * c->front_object];
+        }
     }
     free(stats);
+    v->cuts_seen = count;
+    char error[512];
     if (!build_buffers(v, error, sizeof error)) {
         status(v, "error: %s", error);
         v->quit = v->failed = true;
@@ -421,47 +442,20 @@ static bool finish_cuts(viewer *v, int first_record)
     return true;
 }
 
-/// Closes the blades: cuts every object they reach across (tools_cut()), logs each cut, records
-/// it for the report, and rebuilds what the viewer keeps per object and per particle.
+/// Closes the blades: cuts every object they reach across (tools_cut()), then takes the cuts.
 static void cut_here(viewer *v)
 {
     enum { MAX_CUTS = 256 };
-    static view_cut cuts[MAX_CUTS];
+    static sm_cut_info cuts[MAX_CUTS];
     v->cut_closed = CUT_CLOSED_FRAMES;
     const view_blades blades = blades_now(v);
     if (v->particles.count == 0 || !v->host_xyzw) {
         status(v, "nothing to cut");
         return;
     }
-    // the picks' particles follow them to the pieces, like the springs
-    int32_t picked[sizeof v->picks / sizeof v->picks[0]];
-    for (int p = 0; p < v->pick_count; p++) picked[p] = v->picks[p].particle;
     int count = 0;
-    const sm_result result = tools_cut(&v->tools, v->world, v->host_xyzw, &blades, cursor_ray(v), cut_reach(v), picked,
-                                       v->pick_count, cuts, MAX_CUTS, &count);
-    for (int p = 0; p < v->pick_count; p++) v->picks[p].particle = picked[p];
-    const int made = count < MAX_CUTS ? count : MAX_CUTS;
-    const int first_record = v->cut_count;
-    for (int k = 0; k < made; k++) {
-        const view_cut *c = &cuts[k];
-        say("cut object %d into %d and %d (%d + %d particles)", c->object, c->info.back_object, c->info.front_object,
-            c->info.back_particles, c->info.front_particles);
-        // the front piece comes from the same object as the back one
-        if (c->object < v->origin_count) {
-            v->origins[c->object].piece = true;
-            if (!insert_origin(v, c->info.front_object, v->origins[c->object])) v->quit = v->failed = true;
-        }
-        if (v->cut_count < (int)(sizeof v->cuts / sizeof v->cuts[0]))
-            v->cuts[v->cut_count++] = (cut_record){.frame = v->frame, .time = v->sim_time, .object = c->object,
-                                                   .back = c->info.back_object, .front = c->info.front_object,
-                                                   .back_particles = c->info.back_particles,
-                                                   .front_particles = c->info.front_particles,
-                                                   .cap_triangles = c->info.cap_triangles};
-    }
-    // a later cut of this click (a lower object) moved the pieces of the earlier ones up one each
-    for (int r = first_record; r < v->cut_count; r++)
-        v->cuts[r].now_back = v->cuts[r].back + (v->cut_count - 1 - r), v->cuts[r].now_front = v->cuts[r].front + (v->cut_count - 1 - r);
-    if (count > 0 && !finish_cuts(v, first_record)) return;
+    const sm_result result = tools_cut(v->world, v->host_xyzw, &blades, cursor_ray(v), cut_reach(v), cuts, MAX_CUTS, &count);
+    if (count > 0 && !take_cuts(v, false)) return;
     if (result != SM_OK) status(v, "cut failed: %s", sm_last_error());
     else if (count == 0) status(v, "the blades cut nothing");
     else status(v, "%d cut%s: %d objects", count, count == 1 ? "" : "s", sm_world_get_counts(v->world).objects);
@@ -499,7 +493,7 @@ static void press_left(viewer *v, int mods)
         return;
     }
     if (v->pick_count < (int)(sizeof v->picks / sizeof v->picks[0]))
-        v->picks[v->pick_count++] = (pick_record){v->frame, i, v->particles.object[i], p, v->tools.springs[v->tools.dragging].rest};
+        v->picks[v->pick_count++] = (pick_record){v->frame, i, v->particles.object[i], p};
     status(v, "picked particle %d of object %d at (%.3f, %.3f, %.3f)", i, v->particles.object[i], p.x, p.y, p.z);
 }
 
@@ -638,6 +632,7 @@ static void reset(viewer *v)
     v->sim_time = 0.0, v->accumulator = 0.0;
     v->pick_count = 0; // the picks were of the old world's particles
     v->cut_count = 0;  // and the cuts of its objects
+    v->cuts_seen = 0;
     v->cut_closed = 0;
     v->follow.moving = false;
     status(v, "scene reset");
@@ -756,65 +751,6 @@ static void run_script(viewer *v)
     }
 }
 
-/// After sm_scene_apply() cut objects (the scene's "cuts", which give no particle map): finds
-/// each cut object's pieces by comparing the objects' particle ranges with those the buffers
-/// were built for (a cut splits one range in place and moves the objects after it up), logs and
-/// records each cut, lets the springs and picks on its particles find them again by their rest
-/// positions (a cut keeps them), and rebuilds the buffers.
-static bool scene_cuts(viewer *v)
-{
-    const int32_t objects = sm_world_get_counts(v->world).objects, old_objects = v->origin_count;
-    int32_t *first = calloc((size_t)(old_objects > 0 ? old_objects : 1), sizeof *first);
-    int32_t *count = calloc((size_t)(old_objects > 0 ? old_objects : 1), sizeof *count);
-    object_origin *old = malloc(sizeof *old * (size_t)(old_objects > 0 ? old_objects : 1));
-    bool ok = first && count && old;
-    if (ok) memcpy(old, v->origins, sizeof *old * (size_t)old_objects);
-    for (int32_t i = 0; ok && i < v->particles.count; i++) { // the ranges before the cuts
-        const int32_t o = v->particles.object[i];
-        if (o < 0 || o >= old_objects) continue;
-        if (count[o]++ == 0) first[o] = i;
-    }
-    int32_t picked[sizeof v->picks / sizeof v->picks[0]];
-    sm_vec3 picked_rest[sizeof v->picks / sizeof v->picks[0]];
-    for (int p = 0; p < v->pick_count; p++) picked[p] = v->picks[p].particle, picked_rest[p] = v->picks[p].rest;
-    const int first_record = v->cut_count;
-    v->origin_count = 0;
-    for (int32_t i = 0, j = 0; ok && i < old_objects && j < objects; i++) {
-        sm_object_info info;
-        ok = sm_world_get_object(v->world, j, &info) == SM_OK;
-        if (ok && info.first_particle == first[i] && info.particle_count == count[i]) {
-            ok = insert_origin(v, j++, old[i]); // not cut
-            continue;
-        }
-        // cut (maybe more than once): the pieces j, j + 1, ... cover its range
-        const int32_t back = j, back_particles = info.particle_count;
-        int32_t covered = 0;
-        while (ok && covered < count[i] && j < objects) {
-            ok = sm_world_get_object(v->world, j, &info) == SM_OK && insert_origin(v, j, (object_origin){old[i].start, true});
-            covered += info.particle_count;
-            if (ok && j > back) {
-                say("scene: cut object %d into %d and %d (%d + %d particles)", back, back, j, back_particles, info.particle_count);
-                if (v->cut_count < (int)(sizeof v->cuts / sizeof v->cuts[0]))
-                    v->cuts[v->cut_count++] = (cut_record){.frame = v->frame, .time = v->sim_time, .scene = true, .object = back,
-                                                           .back = back, .front = j, .back_particles = back_particles,
-                                                           .front_particles = info.particle_count, .now_back = back, .now_front = j};
-            }
-            j++;
-        }
-        ok = ok && tools_follow_cut(&v->tools, v->world, first[i], count[i]) == SM_OK &&
-             tools_find_by_rest(v->world, first[i], count[i], picked_rest, picked, v->pick_count) == SM_OK;
-    }
-    for (int p = 0; p < v->pick_count; p++) v->picks[p].particle = picked[p];
-    free(first), free(count), free(old);
-    if (!ok) {
-        say("error: after the scene's cuts: %s", sm_last_error());
-        return false;
-    }
-    if (!finish_cuts(v, first_record)) return false;
-    if (v->cut_count > first_record) status(v, "the scene cut: %d objects", objects);
-    return true;
-}
-
 static bool step(viewer *v)
 {
     const double dt = v->info.dt;
@@ -823,7 +759,11 @@ static bool step(viewer *v)
         say("error: %s", sm_last_error());
         return false;
     }
-    if (sm_world_get_counts(v->world).objects != objects && !scene_cuts(v)) return false;
+    if (sm_world_get_counts(v->world).objects != objects) {
+        const int seen = v->cut_count;
+        if (!take_cuts(v, true)) return false;
+        if (v->cut_count > seen) status(v, "the scene cut: %d objects", sm_world_get_counts(v->world).objects);
+    }
     if (tools_apply(&v->tools, v->world, dt) != SM_OK || sm_world_step(v->world, dt, v->info.substeps) != SM_OK) {
         say("error: %s", sm_last_error());
         return false;
@@ -1131,15 +1071,16 @@ static bool write_report(viewer *v, const char *path)
         const cut_record *cut = &v->cuts[c];
         cJSON *item = cJSON_CreateObject();
         cJSON_AddNumberToObject(item, "frame", (double)cut->frame);
-        cJSON_AddNumberToObject(item, "time", cut->time);
+        cJSON_AddNumberToObject(item, "time", cut->info.time);
         cJSON_AddStringToObject(item, "by", cut->scene ? "scene" : "scissors");
-        cJSON_AddNumberToObject(item, "object", cut->object);
-        const int pieces[2] = {cut->back, cut->front}, counts[2] = {cut->back_particles, cut->front_particles};
+        cJSON_AddNumberToObject(item, "object", cut->info.back_object);
+        const int pieces[2] = {cut->info.back_object, cut->info.front_object};
+        const int counts[2] = {cut->info.back_particles, cut->info.front_particles};
         cJSON_AddItemToObject(item, "pieces", cJSON_CreateIntArray(pieces, 2));
         cJSON_AddItemToObject(item, "particles", cJSON_CreateIntArray(counts, 2));
         cJSON_AddItemToObject(item, "back_centre", vec_json(cut->back_centre));
         cJSON_AddItemToObject(item, "front_centre", vec_json(cut->front_centre));
-        if (!cut->scene) cJSON_AddNumberToObject(item, "cap_triangles", cut->cap_triangles); // unknown for the scene's
+        cJSON_AddNumberToObject(item, "cap_triangles", cut->info.cap_triangles);
         cJSON_AddItemToArray(cuts, item);
     }
     // each object: centre of mass and RMS radius at the start and now, mean distance of its
@@ -1155,9 +1096,14 @@ static bool write_report(viewer *v, const char *path)
         sm_object_info info;
         sm_world_get_object(v->world, o, &info);
         double strain = 0.0;
-        for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++)
+        const int32_t *list = NULL;
+        int32_t listed = 0;
+        sm_world_get_object_particles(v->world, o, &list, &listed);
+        for (int32_t k = 0; k < listed; k++) {
+            const int32_t i = list[k];
             strain += sqrt((x[3 * i] - g[3 * i]) * (x[3 * i] - g[3 * i]) + (x[3 * i + 1] - g[3 * i + 1]) * (x[3 * i + 1] - g[3 * i + 1]) +
                            (x[3 * i + 2] - g[3 * i + 2]) * (x[3 * i + 2] - g[3 * i + 2]));
+        }
         cJSON *item = cJSON_CreateObject();
         const object_origin origin = o < v->origin_count ? v->origins[o] : (object_origin){-1, false};
         cJSON_AddNumberToObject(item, "particles", info.particle_count);

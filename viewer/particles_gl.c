@@ -58,7 +58,11 @@ bool particles_build(view_particles *p, sm_world *world, bool interop, char *err
         p->max_radius = fmax(p->max_radius, r);
         float rgb[3];
         particles_palette(o, rgb);
-        for (int32_t i = info.first_particle; i < info.first_particle + info.particle_count; i++) {
+        const int32_t *list = NULL, *end;
+        int32_t count = 0;
+        sm_world_get_object_particles(world, o, &list, &count);
+        for (end = list + count; list < end; list++) {
+            const int32_t i = *list;
             p->radius[i] = (float)r;
             p->object[i] = o;
             style[4 * i] = rgb[0], style[4 * i + 1] = rgb[1], style[4 * i + 2] = rgb[2], style[4 * i + 3] = (float)r;

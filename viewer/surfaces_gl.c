@@ -36,9 +36,22 @@ bool surfaces_build(view_surfaces *s, sm_world *world, bool interop, char *error
         sm_world_get_object(world, o, &info);
         nt += info.surface_triangle_count;
     }
+    // the particles of the objects without a surface, as runs of consecutive indices (a piece of a
+    // cut holds some of its object's particles, not a range)
     free(s->bare_runs);
-    s->bare_runs = calloc((size_t)(counts.objects > 0 ? 2 * counts.objects : 1), sizeof *s->bare_runs);
+    s->bare_runs = calloc(2 * (size_t)counts.particles + 2, sizeof *s->bare_runs);
     s->bare_run_count = 0;
+    int32_t *owner = malloc(sizeof *owner * (size_t)(counts.particles > 0 ? counts.particles : 1));
+    if (owner && s->bare_runs && sm_world_get_particle_objects(world, 0, counts.particles, owner) == SM_OK) {
+        for (int32_t i = 0; i < counts.particles; i++) {
+            sm_object_info info;
+            if (sm_world_get_object(world, owner[i], &info) != SM_OK || info.surface_triangle_count > 0) continue;
+            int32_t *last = s->bare_run_count > 0 ? s->bare_runs + 2 * (s->bare_run_count - 1) : NULL;
+            if (last && last[0] + last[1] == i) last[1]++;
+            else s->bare_runs[2 * s->bare_run_count++] = i, s->bare_runs[2 * s->bare_run_count - 1] = 1;
+        }
+    }
+    free(owner);
     const size_t vertex_bytes = 4 * sizeof(float) * (size_t)nv;
     float *position = calloc((size_t)(nv > 0 ? nv : 1), 4 * sizeof(float));
     float *normal = calloc((size_t)(nv > 0 ? nv : 1), 4 * sizeof(float));
@@ -55,16 +68,7 @@ bool surfaces_build(view_surfaces *s, sm_world *world, bool interop, char *error
     for (int32_t o = 0; ok && o < counts.objects; o++) {
         sm_object_info info;
         sm_world_get_object(world, o, &info);
-        if (info.surface_triangle_count == 0) {
-            int32_t *last = s->bare_run_count > 0 ? s->bare_runs + 2 * (s->bare_run_count - 1) : NULL;
-            if (last && last[0] + last[1] == info.first_particle) last[1] += info.particle_count;
-            else if (info.particle_count > 0) {
-                s->bare_runs[2 * s->bare_run_count] = info.first_particle;
-                s->bare_runs[2 * s->bare_run_count + 1] = info.particle_count;
-                s->bare_run_count++;
-            }
-            continue;
-        }
+        if (info.surface_triangle_count == 0) continue;
         const int32_t *triangles = NULL;
         int32_t count = 0;
         if (sm_world_get_surface_triangles(world, o, &triangles, &count) != SM_OK) {

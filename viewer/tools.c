@@ -78,11 +78,8 @@ sm_result tools_grab(view_tools *tools, sm_world *world, int32_t particle, sm_ve
         if (result != SM_OK) return result;
         own = (sm_vec3){base[0], base[1], base[2]};
     }
-    double rest[3];
-    sm_result result = sm_world_get_rest_positions(world, particle, 1, rest);
-    if (result != SM_OK) return result;
-    tools->springs[tools->spring_count] = (view_spring){
-        .particle = particle, .target = target, .locked = false, .base_force = own, .rest = {rest[0], rest[1], rest[2]}};
+    tools->springs[tools->spring_count] =
+        (view_spring){.particle = particle, .target = target, .locked = false, .base_force = own};
     tools->dragging = tools->spring_count++;
     tools->drag_depth = depth;
     return SM_OK;
@@ -207,10 +204,12 @@ view_blades tools_blades(const view_camera *camera, view_ray ray, double angle, 
     return b;
 }
 
-bool tools_blades_cross(const float *xyzw, int32_t first, int32_t count, sm_plane plane, view_ray ray, double reach)
+bool tools_blades_cross(const float *xyzw, const int32_t *particles, int32_t count, sm_plane plane, view_ray ray,
+                        double reach)
 {
     bool front = false, back = false;
-    for (int32_t i = first; i < first + count && !(front && back); i++) {
+    for (int32_t k = 0; k < count && !(front && back); k++) {
+        const int32_t i = particles[k];
         const sm_vec3 x = {xyzw[4 * i], xyzw[4 * i + 1], xyzw[4 * i + 2]};
         const sm_vec3 d = vsub(x, ray.origin);
         const double along = vdot(d, ray.direction);
@@ -221,70 +220,25 @@ bool tools_blades_cross(const float *xyzw, int32_t first, int32_t count, sm_plan
     return front && back;
 }
 
-void tools_remap_particles(view_tools *tools, int32_t first, int32_t count, const int32_t *map)
-{
-    for (int s = 0; s < tools->spring_count; s++) {
-        view_spring *spring = &tools->springs[s];
-        if (spring->particle >= first && spring->particle < first + count) spring->particle = map[spring->particle - first];
-    }
-}
-
-sm_result tools_find_by_rest(const sm_world *world, int32_t first, int32_t count, const sm_vec3 *rest, int32_t *particles,
-                             int n)
-{
-    bool any = false;
-    for (int k = 0; k < n && !any; k++) any = particles[k] >= first && particles[k] < first + count;
-    if (!any || count <= 0) return SM_OK;
-    double *x = malloc(sizeof(double) * 3 * (size_t)count);
-    if (!x) return SM_ERROR_OUT_OF_MEMORY;
-    const sm_result result = sm_world_get_rest_positions(world, first, count, x);
-    for (int k = 0; k < n && result == SM_OK; k++) {
-        if (particles[k] < first || particles[k] >= first + count) continue;
-        for (int32_t i = 0; i < count; i++)
-            if (x[3 * i] == rest[k].x && x[3 * i + 1] == rest[k].y && x[3 * i + 2] == rest[k].z) {
-                particles[k] = first + i;
-                break;
-            }
-    }
-    free(x);
-    return result;
-}
-
-sm_result tools_follow_cut(view_tools *tools, const sm_world *world, int32_t first, int32_t count)
-{
-    int32_t particles[VIEW_MAX_SPRINGS];
-    sm_vec3 rest[VIEW_MAX_SPRINGS];
-    for (int s = 0; s < tools->spring_count; s++) particles[s] = tools->springs[s].particle, rest[s] = tools->springs[s].rest;
-    const sm_result result = tools_find_by_rest(world, first, count, rest, particles, tools->spring_count);
-    for (int s = 0; s < tools->spring_count && result == SM_OK; s++) tools->springs[s].particle = particles[s];
-    return result;
-}
-
-sm_result tools_cut(view_tools *tools, sm_world *world, const float *xyzw, const view_blades *blades, view_ray ray,
-                    double reach, int32_t *others, int other_count, view_cut *cuts, int max_cuts, int *out_count)
+sm_result tools_cut(sm_world *world, const float *xyzw, const view_blades *blades, view_ray ray, double reach,
+                    sm_cut_info *cuts, int max_cuts, int *out_count)
 {
     *out_count = 0;
     sm_result result = SM_OK;
-    // from the top down: a cut moves the objects after the cut one up, never those before it,
-    // and leaves the particles of every other object where they were
-    for (int32_t o = sm_world_get_counts(world).objects - 1; o >= 0 && result == SM_OK; o--) {
-        sm_object_info object;
-        result = sm_world_get_object(world, o, &object);
-        if (result != SM_OK) break;
-        if (!tools_blades_cross(xyzw, object.first_particle, object.particle_count, blades->plane, ray, reach)) continue;
-        int32_t *map = malloc(sizeof *map * (size_t)(object.particle_count > 0 ? object.particle_count : 1));
-        if (!map) return SM_ERROR_OUT_OF_MEMORY;
+    // the objects there were before the click (a cut appends its front piece, which this click
+    // does not cut again); particles keep their indices, so springs and picks need nothing
+    const int32_t objects = sm_world_get_counts(world).objects;
+    for (int32_t o = 0; o < objects && result == SM_OK; o++) {
+        const int32_t *particles = NULL;
+        int32_t count = 0;
+        result = sm_world_get_object_particles(world, o, &particles, &count);
+        if (result != SM_OK || !tools_blades_cross(xyzw, particles, count, blades->plane, ray, reach)) continue;
         sm_cut_info info;
-        result = sm_world_cut(world, o, blades->plane, map, &info);
+        result = sm_world_cut(world, o, blades->plane, &info);
         if (result == SM_OK && info.cut) {
-            tools_remap_particles(tools, object.first_particle, object.particle_count, map);
-            for (int k = 0; k < other_count; k++)
-                if (others[k] >= object.first_particle && others[k] < object.first_particle + object.particle_count)
-                    others[k] = map[others[k] - object.first_particle];
-            if (*out_count < max_cuts) cuts[*out_count] = (view_cut){o, info};
+            if (*out_count < max_cuts) cuts[*out_count] = info;
             ++*out_count;
         }
-        free(map);
     }
     return result;
 }

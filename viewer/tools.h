@@ -25,7 +25,6 @@ typedef struct view_spring {
     sm_vec3 target;     ///< m
     bool locked;        ///< stays in place when the mouse lets go
     sm_vec3 base_force; ///< the particle's own external force, restored when the spring goes
-    sm_vec3 rest;       ///< the particle's rest position, which a cut keeps: how the spring finds it after a cut
 } view_spring;
 
 typedef struct view_tools {
@@ -55,12 +54,6 @@ typedef struct view_blades {
     sm_vec3 side;      ///< unit, in the plane facing the camera, perpendicular to direction
     sm_plane plane;    ///< the cut plane (point: the apex)
 } view_blades;
-
-/// One cut made by tools_cut().
-typedef struct view_cut {
-    int32_t object; ///< the object cut: the back piece keeps its index, the front piece is object + 1
-    sm_cut_info info;
-} view_cut;
 
 /// No springs, no pusher, default strength and damping.
 void tools_init(view_tools *tools);
@@ -105,32 +98,19 @@ void tools_forget(view_tools *tools);
 /// at `angle` radians from the screen's right toward its up.
 view_blades tools_blades(const view_camera *camera, view_ray ray, double angle, double depth);
 
-/// Whether the particles [first, first + count) of xyzw (4 floats each) that lie within `reach`
-/// of the ray's line, in front of its origin, lie on both sides of `plane` (front: dot(x -
+/// Whether the particles particles[0 .. count) of xyzw (4 floats per particle) that lie within
+/// `reach` of the ray's line, in front of its origin, lie on both sides of `plane` (front: dot(x -
 /// point, normal) > 0, as sm_world_cut() decides): whether the blades reach across the object.
-bool tools_blades_cross(const float *xyzw, int32_t first, int32_t count, sm_plane plane, view_ray ray, double reach);
+bool tools_blades_cross(const float *xyzw, const int32_t *particles, int32_t count, sm_plane plane, view_ray ray,
+                        double reach);
 
-/// Renumbers the springs on particles [first, first + count) by map[particle - first] (the
-/// particle_map of sm_world_cut()).
-void tools_remap_particles(view_tools *tools, int32_t first, int32_t count, const int32_t *map);
-
-/// Finds particles again after cuts that gave no particle map (those a scene scripts): each of
-/// particles[0 .. n) in [first, first + count) becomes the particle of that range whose rest
-/// position is rest[k] exactly (a cut keeps every particle's rest position and moves particles
-/// only within the range of the object it cuts); one not found keeps its index.
-sm_result tools_find_by_rest(const sm_world *world, int32_t first, int32_t count, const sm_vec3 *rest, int32_t *particles,
-                             int n);
-
-/// The springs on particles [first, first + count) find their particles again by tools_find_by_rest().
-sm_result tools_follow_cut(view_tools *tools, const sm_world *world, int32_t first, int32_t count);
-
-/// Closes the blades: cuts along blades.plane every object whose particles near the ray (within
-/// `reach`, by xyzw: every particle's position, 4 floats each, read before the cut) lie on both
-/// sides of it, from the highest object index down (a cut inserts its front piece after the cut
-/// object), and moves the springs with their particles, and the particle indices others[0 ..
-/// other_count) (the caller's records; may be NULL) too. Each cut made goes into cuts[] (up to
-/// max_cuts; *out_count says how many, also past max_cuts). Stops at the first failure, returning it.
-sm_result tools_cut(view_tools *tools, sm_world *world, const float *xyzw, const view_blades *blades, view_ray ray,
-                    double reach, int32_t *others, int other_count, view_cut *cuts, int max_cuts, int *out_count);
+/// Closes the blades: cuts along blades.plane every object (of those there are before the cut)
+/// whose particles near the ray (within `reach`, by xyzw: every particle's position, 4 floats
+/// each, read before the cut) lie on both sides of it. Particles keep their indices and objects
+/// their ids through a cut, so the springs stay on their particles. Each cut made goes into
+/// cuts[] (up to max_cuts; *out_count says how many, also past max_cuts). Stops at the first
+/// failure, returning it.
+sm_result tools_cut(sm_world *world, const float *xyzw, const view_blades *blades, view_ray ray, double reach,
+                    sm_cut_info *cuts, int max_cuts, int *out_count);
 
 #endif

@@ -1,9 +1,13 @@
 /* Cutting an object in two along a plane (Henriques & Wuensche 2007, section 3.3 of their
- * interaction paper; 4.1 of the improved meshless deformation paper). The world's object arrays
- * are rebuilt into a fresh world record, object by object: every other object is copied as it is
- * (its particles keep their indices; its clusters, memberships and surface move up by whatever the
- * cut added before them), the cut object becomes its two pieces, and the record is swapped in.
- * On OpenCL the device buffers are then rebuilt by the next step's upload. */
+ * interaction paper; 4.1 of the improved meshless deformation paper). Particles never move: a
+ * particle's index is its identity for the world's life, so every array of particles, on the
+ * host and on the device, means the same after a cut as before. What a cut rebuilds is the
+ * objects' records, their particle lists, clusters, memberships and surfaces, into a fresh world
+ * record, object by object: every other object is copied as it is (its clusters, memberships and
+ * surface move up by whatever the cut added before them), the cut object becomes its back piece
+ * at its own index, the front piece is appended as a new object (so no object's index ever
+ * changes), and the record is swapped in. On OpenCL the device buffers are then rebuilt by the
+ * next step's upload. */
 #include "cut_surface.h"
 #include "math3.h"
 #include "opencl/cl_backend.h"
@@ -13,28 +17,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/// Copies particle `from` of `world` to the end of `next`'s particles, owned by object `object`.
-static void copy_particle(sm_world *next, const sm_world *world, int32_t from, int32_t object)
+/// The particles listed by `next`'s objects so far: where the next object's list begins.
+static int32_t listed(const sm_world *next)
 {
-    const int32_t i = next->particle_count++;
-    next->position[i] = world->position[from];
-    next->velocity[i] = world->velocity[from];
-    next->rest_position[i] = world->rest_position[from];
-    next->goal[i] = world->goal[from];
-    next->force[i] = world->force[from];
-    next->mass[i] = world->mass[from];
-    next->fixed[i] = world->fixed[from];
-    next->radius[i] = world->radius[from];
-    next->particle_object[i] = object;
-    memcpy(&next->target[4 * (size_t)i], &world->target[4 * (size_t)from], 4 * sizeof(double));
-    memcpy(&next->position_hi[3 * (size_t)i], &world->position_hi[3 * (size_t)from], 3 * sizeof(float));
-    next->target_count += world->target[4 * (size_t)from + 3] != 0.0;
+    int32_t count = 0;
+    for (int32_t o = 0; o < next->object_count; o++) count += next->objects[o].particle_count;
+    return count;
 }
 
-/// Appends object record `source` to `next` (its name copied), starting at `next`'s current
-/// particle and cluster counts.
+/// Appends object record `source` to `next` (its name copied), its particle list and clusters
+/// starting after those of `next`'s objects so far.
 static sm_result append_object(sm_world *next, const sm_object *source, const char *name)
 {
+    const int32_t first = listed(next);
     sm_object *o = &next->objects[next->object_count];
     *o = *source;
     o->name = NULL;
@@ -43,12 +38,24 @@ static sm_result append_object(sm_world *next, const sm_object *source, const ch
         if (!o->name) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory cutting an object");
         strcpy(o->name, name);
     }
-    o->first_particle = next->particle_count;
+    o->first_particle = first;
+    o->particle_count = 0;
     o->first_cluster = next->cluster_count;
     o->first_surface_vertex = o->first_surface_triangle = 0;
     o->surface_vertex_count = o->surface_triangle_count = 0;
     next->object_count++;
     return SM_OK;
+}
+
+/// Lists particles piece[0..count) (ascending) as object `index`'s, which owns them from now on.
+static void list_particles(sm_world *next, int32_t index, const int32_t *piece, int32_t count)
+{
+    sm_object *o = &next->objects[index];
+    for (int32_t i = 0; i < count; i++) {
+        next->object_particles[o->first_particle + i] = piece[i];
+        next->particle_object[piece[i]] = index;
+    }
+    o->particle_count = count;
 }
 
 /// Adds a surface with rest vertices `rest` (world frame), current `position` and `triangles` to
@@ -75,19 +82,41 @@ static sm_result grow_skin_centers(sm_world *next)
                : sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory cutting an object");
 }
 
-/// Copies object `j` of `world` to the end of `next` unchanged: particles, clusters with their
-/// rest data and step state, memberships and surface.
+/// Copies the particles of `world` into `next`, every array whole and in the same order: only
+/// which object owns them changes in a cut.
+static sm_result copy_particles(sm_world *next, const sm_world *world)
+{
+    const int32_t n = world->particle_count;
+    sm_result result = sm_world_reserve(next, n, 0, 0);
+    if (result != SM_OK || n == 0) return result;
+    const size_t count = (size_t)n;
+    memcpy(next->position, world->position, sizeof(sm_vec3) * count);
+    memcpy(next->velocity, world->velocity, sizeof(sm_vec3) * count);
+    memcpy(next->rest_position, world->rest_position, sizeof(sm_vec3) * count);
+    memcpy(next->goal, world->goal, sizeof(sm_vec3) * count);
+    memcpy(next->force, world->force, sizeof(sm_vec3) * count);
+    memcpy(next->mass, world->mass, sizeof(double) * count);
+    memcpy(next->fixed, world->fixed, count);
+    memcpy(next->radius, world->radius, sizeof(double) * count);
+    memcpy(next->particle_object, world->particle_object, sizeof(int32_t) * count);
+    memcpy(next->target, world->target, 4 * sizeof(double) * count);
+    memcpy(next->position_hi, world->position_hi, 3 * sizeof(float) * count);
+    next->particle_count = n;
+    next->target_count = world->target_count;
+    return SM_OK;
+}
+
+/// Copies object `j` of `world` to the end of `next` unchanged: its particle list, clusters with
+/// their rest data and step state, memberships and surface.
 static sm_result copy_object(sm_world *next, const sm_world *world, int32_t j)
 {
     const sm_object *source = &world->objects[j];
-    sm_result result = sm_world_reserve(next, (int64_t)next->particle_count + source->particle_count,
-                                        (int64_t)next->cluster_count + source->cluster_count,
+    sm_result result = sm_world_reserve(next, next->particle_count, (int64_t)next->cluster_count + source->cluster_count,
                                         (int64_t)next->membership_count + source->membership_count);
-    const int32_t index = next->object_count, shift = next->particle_count - source->first_particle;
+    const int32_t index = next->object_count;
     if (result == SM_OK) result = append_object(next, source, source->name);
     if (result != SM_OK) return result;
-    for (int32_t i = source->first_particle; i < source->first_particle + source->particle_count; i++)
-        copy_particle(next, world, i, index);
+    list_particles(next, index, world->object_particles + source->first_particle, source->particle_count);
     for (int32_t c = source->first_cluster; c < source->first_cluster + source->cluster_count; c++) {
         sm_cluster *cluster = &next->clusters[next->cluster_count];
         *cluster = world->clusters[c];
@@ -95,13 +124,14 @@ static sm_result copy_object(sm_world *next, const sm_world *world, int32_t j)
         cluster->first_member = next->membership_count;
         for (int32_t k = world->clusters[c].first_member; k < world->clusters[c].first_member + cluster->member_count; k++) {
             const int32_t m = next->membership_count++;
-            next->member_particle[m] = world->member_particle[k] + shift;
+            next->member_particle[m] = world->member_particle[k];
             next->member_cluster[m] = next->cluster_count;
             next->member_rest[m] = world->member_rest[k];
             next->member_q[m] = world->member_q[k];
         }
         next->cluster_count++;
     }
+    next->objects[index].cluster_count = source->cluster_count;
     result = grow_skin_centers(next);
     if (result != SM_OK || source->surface_vertex_count == 0) return result;
     const int32_t v0 = source->first_surface_vertex;
@@ -138,12 +168,12 @@ static sm_result piece_clusters(const sm_world *world, const sm_object *source, 
         return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory cutting an object");
     }
     for (int32_t i = 0; i < source->particle_count; i++) slot[i] = -1;
-    for (int32_t i = 0; i < count; i++) slot[piece[i] - source->first_particle] = i;
+    for (int32_t i = 0; i < count; i++) slot[sm_object_local(world, source, piece[i])] = i;
     int32_t n = 0, filled = 0;
     for (int32_t c = source->first_cluster; c < source->first_cluster + source->cluster_count; c++) {
         const sm_cluster *cluster = &world->clusters[c];
         for (int32_t k = cluster->first_member; k < cluster->first_member + cluster->member_count; k++) {
-            const int32_t s = slot[world->member_particle[k] - source->first_particle];
+            const int32_t s = slot[sm_object_local(world, source, world->member_particle[k])];
             if (s >= 0) (*indices)[filled++] = s;
         }
         if (filled > (*offsets)[n]) (*offsets)[++n] = filled; // empty remainders are dropped
@@ -195,7 +225,7 @@ static sm_mat3 inherited_plastic(const sm_mat3 *terms, const int32_t *list, int3
     return det > 1e-300 && isfinite(det) ? m3_scale(sum, 1.0 / cbrt(det)) : m3_identity();
 }
 
-/// Appends one piece of object `o` of `world` to `next`: the particles piece[0..count) (old world
+/// Appends one piece of object `o` of `world` to `next`: the particles piece[0..count) (world
 /// indices, ascending), its clusters rebuilt, and its part of the cut surface.
 static sm_result add_piece(sm_world *next, const sm_world *world, int32_t o, const int32_t *piece, int32_t count,
                            const char *name, const sm_cut_piece *surface, sm_cut_info *info)
@@ -203,32 +233,32 @@ static sm_result add_piece(sm_world *next, const sm_world *world, int32_t o, con
     const sm_object *source = &world->objects[o];
     int32_t *offsets = NULL, *indices = NULL, clusters = 0;
     sm_mat3 *terms = NULL;
-    sm_result result = piece_clusters(world, source, piece, count, &offsets, &indices, &clusters);
+    int32_t *absolute = malloc(sizeof *absolute * (size_t)(count > 0 ? count : 1)); // a cluster's members
+    sm_result result = absolute ? piece_clusters(world, source, piece, count, &offsets, &indices, &clusters)
+                                : sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory cutting an object");
     if (result == SM_OK && !(terms = particle_plastic(world, piece, count)))
         result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory cutting an object of %d particles", count);
     if (result == SM_OK)
-        result = sm_world_reserve(next, (int64_t)next->particle_count + count, (int64_t)next->cluster_count + clusters,
+        result = sm_world_reserve(next, next->particle_count, (int64_t)next->cluster_count + clusters,
                                   (int64_t)next->membership_count + offsets[clusters]);
-    const int32_t index = next->object_count, first = next->particle_count;
+    const int32_t index = next->object_count;
     if (result == SM_OK) result = append_object(next, source, name);
     if (result != SM_OK) {
-        free(offsets), free(indices), free(terms);
+        free(offsets), free(indices), free(terms), free(absolute);
         return result;
     }
+    list_particles(next, index, piece, count);
     sm_object *object = &next->objects[index];
     object->mass = 0.0;
-    for (int32_t i = 0; i < count; i++) {
-        copy_particle(next, world, piece[i], index);
-        object->mass += world->mass[piece[i]];
-    }
-    object->particle_count = count;
+    for (int32_t i = 0; i < count; i++) object->mass += world->mass[piece[i]];
     object->cluster_count = clusters;
     object->membership_count = offsets[clusters];
     for (int32_t c = 0; c < clusters; c++) {
         const int32_t *list = indices + offsets[c], size = offsets[c + 1] - offsets[c];
         const int32_t kept = surviving_cluster(world, piece, list, size);
         const sm_mat3 plastic = kept >= 0 ? world->clusters[kept].plastic : inherited_plastic(terms, list, size);
-        sm_world_append_cluster(next, index, first, list, size, plastic);
+        for (int32_t m = 0; m < size; m++) absolute[m] = piece[list[m]];
+        sm_world_append_cluster(next, index, 0, absolute, size, plastic);
         sm_cluster *cluster = &next->clusters[next->cluster_count - 1];
         // its state now: the centre of mass of its particles, and (the device's warm start) the
         // rotation of the old cluster of its first particle
@@ -245,7 +275,7 @@ static sm_result add_piece(sm_world *next, const sm_world *world, int32_t o, con
         info->kept_clusters += kept >= 0;
         info->degraded_clusters += sm_cluster_note_modes(next, index, next->cluster_count - 1);
     }
-    free(offsets), free(indices), free(terms);
+    free(offsets), free(indices), free(terms), free(absolute);
     result = grow_skin_centers(next);
     if (result != SM_OK || !surface || surface->vertex_count == 0) return result;
     result = add_surface(next, index, surface->rest, surface->position, surface->vertex_count, surface->triangles,
@@ -267,6 +297,9 @@ static void swap_in(sm_world *world, sm_world *next)
     world->collider_capacity = old.collider_capacity;
     world->colliders = old.colliders;
     world->time = old.time;
+    world->cuts = old.cuts;
+    world->cut_count = old.cut_count;
+    world->cut_capacity = old.cut_capacity;
     world->profile = old.profile;
     world->cl = old.cl;
     world->map_dirty = true;
@@ -275,7 +308,7 @@ static void swap_in(sm_world *world, sm_world *next)
     free(next);
 }
 
-sm_result sm_world_cut(sm_world *world, int32_t object, sm_plane plane, int32_t *particle_map, sm_cut_info *out)
+sm_result sm_world_cut(sm_world *world, int32_t object, sm_plane plane, sm_cut_info *out)
 {
     sm_cut_info info = {.back_object = object, .front_object = -1};
     if (out) *out = info;
@@ -288,22 +321,20 @@ sm_result sm_world_cut(sm_world *world, int32_t object, sm_plane plane, int32_t 
     if (result == SM_OK) result = sm_world_update_map(world);
     if (result != SM_OK) return result;
 
-    // the sides, by current position: back first, each in the object's order
+    // the sides, by current position: back first, each ascending
     const sm_object *source = &world->objects[object];
-    const int32_t n = source->particle_count, p0 = source->first_particle;
+    const int32_t n = source->particle_count, *particles = world->object_particles + source->first_particle;
     int32_t *order = malloc(sizeof *order * (size_t)(n > 0 ? n : 1));
     if (!order) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory cutting an object");
     int32_t back = 0;
-    for (int32_t i = p0; i < p0 + n; i++)
-        if (!(v3_dot(v3_sub(world->position[i], plane.point), plane.normal) > 0.0)) order[back++] = i;
-    for (int32_t i = p0, f = back; i < p0 + n; i++)
-        if (v3_dot(v3_sub(world->position[i], plane.point), plane.normal) > 0.0) order[f++] = i;
+    for (int32_t k = 0; k < n; k++)
+        if (!(v3_dot(v3_sub(world->position[particles[k]], plane.point), plane.normal) > 0.0)) order[back++] = particles[k];
+    for (int32_t k = 0, f = back; k < n; k++)
+        if (v3_dot(v3_sub(world->position[particles[k]], plane.point), plane.normal) > 0.0) order[f++] = particles[k];
     if (back == 0 || back == n) {
         free(order);
         sm_log(world, SM_LOG_NOTICE, "sm_world_cut: object %d lies wholly %s the plane: nothing to cut", object,
                back == 0 ? "in front of" : "behind");
-        if (particle_map)
-            for (int32_t i = 0; i < n; i++) particle_map[i] = p0 + i;
         return SM_OK;
     }
 
@@ -323,42 +354,59 @@ sm_result sm_world_cut(sm_world *world, int32_t object, sm_plane plane, int32_t 
         result = sm_cut_surface(&in, &pieces[0], &pieces[1], &info.open_loops);
     }
 
-    // the world's objects again, the cut one as its two pieces
+    // room in the log of cuts
+    if (world->cut_count == world->cut_capacity) {
+        const int32_t capacity = world->cut_capacity > 0 ? 2 * world->cut_capacity : 8;
+        if (!sm_grow((void **)&world->cuts, sizeof *world->cuts, (size_t)capacity))
+            result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory cutting an object");
+        else world->cut_capacity = capacity;
+    }
+
+    // the world's objects again: the cut one as its back piece, then the front piece as a new one
+    const int32_t front = world->object_count;
     sm_world *next = calloc(1, sizeof *next);
     if (!next && result == SM_OK) result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory cutting an object");
     if (next) next->def = world->def; // for the log
-    char name[300];
-    for (int32_t j = 0; j < world->object_count && result == SM_OK; j++) {
-        if (j != object) {
-            result = copy_object(next, world, j);
-            continue;
-        }
+    if (result == SM_OK) result = copy_particles(next, world);
+    for (int32_t j = 0; j < world->object_count && result == SM_OK; j++)
+        result = j != object ? copy_object(next, world, j)
+                             : add_piece(next, world, object, order, back, source->name, &pieces[0], &info);
+    if (result == SM_OK) {
+        char name[300];
         const char *base = source->name ? source->name : "";
-        result = add_piece(next, world, object, order, back, base, &pieces[0], &info);
-        snprintf(name, sizeof name, "%s%s%d", base, *base ? "/" : "piece ", object + 1);
-        if (result == SM_OK) result = add_piece(next, world, object, order + back, n - back, name, &pieces[1], &info);
+        snprintf(name, sizeof name, "%s%s%d", base, *base ? "/" : "piece ", front);
+        result = add_piece(next, world, object, order + back, n - back, name, &pieces[1], &info);
     }
     sm_cut_piece_free(&pieces[0]);
     sm_cut_piece_free(&pieces[1]);
+    free(order);
     if (result != SM_OK) {
         if (next) sm_world_free_objects(next);
-        free(next), free(order);
+        free(next);
         return result;
     }
-    if (particle_map)
-        for (int32_t k = 0; k < n; k++) particle_map[order[k] - p0] = p0 + k;
-    free(order);
     swap_in(world, next);
     sm_cl_mark_host_changed(world); // the next step uploads the new layout
     info.cut = true;
-    info.front_object = object + 1;
+    info.time = world->time;
+    info.front_object = front;
     info.back_particles = back;
     info.front_particles = n - back;
     sm_log(world, SM_LOG_NOTICE,
            "sm_world_cut: object %d cut into objects %d (%d particles) and %d (%d); %d of their clusters kept whole, %d "
            "degraded, %d cap triangles%s",
-           object, object, back, object + 1, n - back, info.kept_clusters, info.degraded_clusters, info.cap_triangles,
+           object, object, back, front, n - back, info.kept_clusters, info.degraded_clusters, info.cap_triangles,
            info.open_loops > 0 ? " (an open surface: some boundary left unsealed)" : "");
+    world->cuts[world->cut_count++] = info;
     if (out) *out = info;
+    return SM_OK;
+}
+
+sm_result sm_world_get_cuts(const sm_world *world, const sm_cut_info **out_cuts, int32_t *out_count)
+{
+    if (!world || !out_cuts || !out_count)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_get_cuts: world and outputs must not be NULL");
+    *out_cuts = world->cuts;
+    *out_count = world->cut_count;
     return SM_OK;
 }

@@ -13,7 +13,7 @@
  * the peak while an object is added, its sampled points and cluster lists; measured against the
  * process's peak resident memory by tests/test_memory.c, which keeps these within its bounds. */
 #define SM_HOST_BYTES_PER_PARTICLE                                                                              \
-    (5 * sizeof(sm_vec3) + 2 * sizeof(double) + 1 + sizeof(int32_t) + 4 * sizeof(double) + 3 * sizeof(float) + \
+    (5 * sizeof(sm_vec3) + 2 * sizeof(double) + 1 + 2 * sizeof(int32_t) + 4 * sizeof(double) + 3 * sizeof(float) + \
      sizeof(sm_vec3) + sizeof(double) + 3 * sizeof(int32_t))
 #define SM_HOST_BYTES_PER_MEMBERSHIP (2 * sizeof(int32_t) + 2 * sizeof(sm_vec3) + sizeof(int32_t) + 16)
 #define SM_HOST_BYTES_PER_CLUSTER (sizeof(sm_cluster) + 512)

@@ -30,7 +30,8 @@ typedef struct scene_spring {
     double start, stop;       ///< s: active for start <= t < stop
 } scene_spring;
 
-/// A timed cut of the scene: object `object` (its index at that moment) cut along `plane`.
+/// A timed cut of the scene: object `object` (its id: the scene's objects are 0 to N - 1, and
+/// each earlier cut's front piece the next id) cut along `plane`.
 typedef struct scene_cut {
     double time; ///< s
     int32_t object;
@@ -974,11 +975,6 @@ static sm_result load_scene(const char *json, const char *origin, const char *fo
     }
     const cJSON *cuts = cJSON_GetObjectItemCaseSensitive(root, "cuts");
     if (cuts && cJSON_GetArraySize(cuts) > 0) {
-        if (scene->spring_count > 0) {
-            // springs name particles by object and index, which a cut renumbers
-            r = sm_fail(SM_ERROR_SCENE, "%s: field \"cuts\": a scene with springs cannot have cuts", ctx.origin);
-            goto done;
-        }
         const int count = cJSON_GetArraySize(cuts);
         scene->cuts = calloc((size_t)count, sizeof *scene->cuts);
         if (!scene->cuts) {
@@ -1143,7 +1139,7 @@ sm_result sm_scene_apply(const sm_scene *scene, sm_world *world)
     for (int32_t i = 0; i < scene->cut_count; i++) {
         const scene_cut *cut = &scene->cuts[i];
         if (!(cut->time < t + margin && cut->time >= t - scene->info.dt + margin)) continue;
-        sm_result r = sm_world_cut(world, cut->object, cut->plane, NULL, NULL);
+        sm_result r = sm_world_cut(world, cut->object, cut->plane, NULL);
         if (r != SM_OK) {
             char message[1024];
             snprintf(message, sizeof message, "%s", sm_last_error());
@@ -1157,17 +1153,21 @@ sm_result sm_scene_apply(const sm_scene *scene, sm_world *world)
         for (int32_t j = 0; j < i; j++)
             first = first && !(scene->springs[j].object == spring->object && scene->springs[j].particle == spring->particle);
         if (!first) continue;
-        sm_object_info object;
-        sm_result r = sm_world_get_object(world, spring->object, &object);
-        if (r != SM_OK) return r;
-        const int32_t particle = object.first_particle + spring->particle;
-        if (spring->particle >= object.particle_count)
+        // the particle is the spring->particle-th of the object as created, wherever cuts put it
+        if (spring->object >= world->object_count)
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_scene_apply: spring %d: the world has no object %d", i,
+                           spring->object);
+        const sm_object *object = &world->objects[spring->object];
+        const int32_t particle = object->origin_first + spring->particle;
+        if (particle >= world->particle_count ||
+            world->objects[world->particle_object[particle]].origin_first != object->origin_first)
             return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_scene_apply: spring %d: object %d has no particle %d", i,
                            spring->object, spring->particle);
         double mass = 0.0, x[3], v[3];
-        if ((r = sm_world_get_masses(world, particle, 1, &mass)) != SM_OK) return r;
+        sm_result r = sm_world_get_masses(world, particle, 1, &mass);
+        if (r != SM_OK) return r;
         const sm_object_def *def = &scene->objects[spring->object];
-        sm_vec3 force = v3_scale(def->force, mass / object.mass);
+        sm_vec3 force = v3_scale(def->force, mass / object->origin_mass);
         bool read = false;
         for (int32_t j = i; j < scene->spring_count; j++) {
             const scene_spring *s = &scene->springs[j];

@@ -42,7 +42,7 @@ sm_result sm_surface_add(sm_world *world, int32_t object_index, const sm_surface
     }
 
     // the clusters of each particle of the object, from its memberships (CSR by particle)
-    const int32_t np = object->particle_count, p0 = object->first_particle;
+    const int32_t np = object->particle_count;
     const int32_t k0 = world->clusters[object->first_cluster].first_member;
     int32_t *offsets = calloc((size_t)np + 1, sizeof *offsets);
     int32_t *clusters = malloc(sizeof *clusters * (size_t)(object->membership_count > 0 ? object->membership_count : 1));
@@ -50,7 +50,8 @@ sm_result sm_surface_add(sm_world *world, int32_t object_index, const sm_surface
         free(offsets), free(clusters);
         return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory binding a surface");
     }
-    for (int32_t k = k0; k < k0 + object->membership_count; k++) offsets[world->member_particle[k] - p0 + 1]++;
+    for (int32_t k = k0; k < k0 + object->membership_count; k++)
+        offsets[sm_object_local(world, object, world->member_particle[k]) + 1]++;
     for (int32_t i = 0; i < np; i++) offsets[i + 1] += offsets[i];
     {
         int32_t *fill = malloc(sizeof *fill * (size_t)(np > 0 ? np : 1));
@@ -60,7 +61,7 @@ sm_result sm_surface_add(sm_world *world, int32_t object_index, const sm_surface
         }
         memcpy(fill, offsets, sizeof *fill * (size_t)np);
         for (int32_t k = k0; k < k0 + object->membership_count; k++)
-            clusters[fill[world->member_particle[k] - p0]++] = world->member_cluster[k];
+            clusters[fill[sm_object_local(world, object, world->member_particle[k])]++] = world->member_cluster[k];
         free(fill);
     }
 
@@ -78,7 +79,7 @@ sm_result sm_surface_add(sm_world *world, int32_t object_index, const sm_surface
         nearest[v] = -1;
         for (int32_t i = 0; i < np; i++) {
             if (offsets[i + 1] == offsets[i]) continue;
-            const sm_vec3 d = v3_sub(world->rest_position[p0 + i], x);
+            const sm_vec3 d = v3_sub(world->rest_position[sm_object_particle(world, object, i)], x);
             const double d2 = v3_dot(d, d);
             if (d2 < best) best = d2, nearest[v] = i;
         }

@@ -184,7 +184,7 @@ void sm_world_free_objects(sm_world *world)
     for (int32_t o = 0; o < world->object_count; o++) free(world->objects[o].name);
     free(world->objects);
     free(world->position), free(world->velocity), free(world->rest_position), free(world->goal), free(world->force);
-    free(world->mass), free(world->fixed), free(world->particle_object), free(world->radius), free(world->target);
+    free(world->mass), free(world->fixed), free(world->particle_object), free(world->object_particles), free(world->radius), free(world->target);
     free(world->position_hi);
     sm_grid_free(&world->grid);
     sm_surfaces_free(world);
@@ -199,6 +199,7 @@ void sm_world_destroy(sm_world *world)
     sm_cl_destroy(world);
     sm_world_free_objects(world);
     sm_colliders_free(world);
+    free(world->cuts);
     free(world);
 }
 
@@ -398,6 +399,7 @@ sm_result sm_world_reserve(sm_world *w, int64_t particles, int64_t clusters, int
              sm_grow((void **)&w->force, sizeof(sm_vec3), (size_t)cap) &&
              sm_grow((void **)&w->mass, sizeof(double), (size_t)cap) && sm_grow((void **)&w->fixed, 1, (size_t)cap) &&
              sm_grow((void **)&w->particle_object, sizeof(int32_t), (size_t)cap) &&
+             sm_grow((void **)&w->object_particles, sizeof(int32_t), (size_t)cap) &&
              sm_grow((void **)&w->radius, sizeof(double), (size_t)cap) &&
              sm_grow((void **)&w->target, 4 * sizeof(double), (size_t)cap) &&
              sm_grow((void **)&w->position_hi, 3 * sizeof(float), (size_t)cap);
@@ -575,6 +577,7 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
                def->name ? ")" : "", count == 1 ? "it is a single particle" : "all its particles lie at one point");
     for (int32_t i = 0; i < count; i++) {
         world->particle_object[first + i] = world->object_count;
+        world->object_particles[first + i] = first + i; // (objects are added after every cut piece's list)
         world->radius[first + i] = collides ? radius : 0.0;
     }
 
@@ -596,6 +599,8 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
         .mass = total_mass,
         .first_particle = first,
         .particle_count = count,
+        .origin_first = first,
+        .origin_mass = total_mass,
         .first_cluster = world->cluster_count,
         .cluster_count = cluster_count,
         .membership_count = memberships,
@@ -845,8 +850,10 @@ sm_result sm_world_get_object(const sm_world *world, int32_t object, sm_object_i
         .shape = o->shape,
         .mode = o->mode,
         .mass = o->mass,
-        .first_particle = o->first_particle,
+        .first_particle = o->particle_count > 0 ? sm_object_particle(world, o, 0) : 0,
         .particle_count = o->particle_count,
+        .contiguous = o->particle_count == 0 ||
+                      sm_object_particle(world, o, o->particle_count - 1) - sm_object_particle(world, o, 0) == o->particle_count - 1,
         .first_cluster = o->first_cluster,
         .cluster_count = o->cluster_count,
         .membership_count = o->membership_count,
@@ -858,6 +865,18 @@ sm_result sm_world_get_object(const sm_world *world, int32_t object, sm_object_i
         .surface_vertex_count = o->surface_vertex_count,
         .surface_triangle_count = o->surface_triangle_count,
     };
+    return SM_OK;
+}
+
+sm_result sm_world_get_object_particles(const sm_world *world, int32_t object, const int32_t **out_particles,
+                                       int32_t *out_count)
+{
+    if (!world || !out_particles || !out_count || object < 0 || object >= world->object_count)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_get_object_particles: no object %d (the world has %d)",
+                       object, world ? world->object_count : 0);
+    const sm_object *o = &world->objects[object];
+    *out_particles = world->object_particles + o->first_particle;
+    *out_count = o->particle_count;
     return SM_OK;
 }
 
@@ -937,6 +956,14 @@ sm_result sm_world_get_goals(const sm_world *world, int32_t first, int32_t count
     return copy_out(world, world ? world->goal : NULL, SM_CL_GOAL, first, count, xyz, "sm_world_get_goals");
 }
 
+sm_result sm_world_get_particle_objects(const sm_world *world, int32_t first, int32_t count, int32_t *out)
+{
+    sm_result result = check_range(world, first, count, out, "sm_world_get_particle_objects");
+    if (result != SM_OK) return result;
+    if (count > 0) memcpy(out, world->particle_object + first, sizeof(int32_t) * (size_t)count);
+    return SM_OK;
+}
+
 sm_result sm_world_get_masses(const sm_world *world, int32_t first, int32_t count, double *out)
 {
     sm_result result = check_range(world, first, count, out, "sm_world_get_masses");
@@ -994,11 +1021,12 @@ sm_result sm_world_reset_object(sm_world *world, int32_t object)
     sm_result result = sm_cl_pull(world); // the other objects' state is kept as the device has it
     if (result != SM_OK) return result;
     const sm_object *o = &world->objects[object];
-    for (int32_t i = o->first_particle; i < o->first_particle + o->particle_count; i++) {
+    for (int32_t k = 0; k < o->particle_count; k++) {
+        const int32_t i = sm_object_particle(world, o, k);
         world->position[i] = world->goal[i] = world->rest_position[i];
         world->velocity[i] = v3(0, 0, 0);
+        sm_forget_position_split(world, i, 1);
     }
-    sm_forget_position_split(world, o->first_particle, o->particle_count);
     for (int32_t c = o->first_cluster; c < o->first_cluster + o->cluster_count; c++) {
         sm_cluster *cluster = &world->clusters[c];
         cluster->plastic = m3_identity();

@@ -28,7 +28,14 @@ typedef struct sm_object {
     sm_cap cap;
     double strain_limit; ///< the deformation limit s (sm_object_def.strain_limit)
     double mass;
+    /// its particles are world->object_particles[first_particle, first_particle + particle_count),
+    /// ascending: [first_particle, + particle_count) itself until a cut made it a piece (particles
+    /// never move: a particle's index is its identity for the world's life)
     int32_t first_particle, particle_count;
+    /// the first particle and the mass of the object as it was created, which its pieces keep:
+    /// particle origin_first + k is the k-th particle of the object as created (scene springs)
+    int32_t origin_first;
+    double origin_mass;
     int32_t first_cluster, cluster_count;
     int32_t membership_count;
     bool collides, self_collides; ///< takes part in contact; also with itself
@@ -123,6 +130,7 @@ struct sm_world {
     double *mass;
     uint8_t *fixed;
     int32_t *particle_object; ///< the object each particle belongs to
+    int32_t *object_particles; ///< every object's particles, ascending, object after object (sm_object.first_particle)
     double *radius;           ///< m: its radius in contact, 0 when its object does not collide
     /// kinematic targets, 4 per particle: x, y, z (m) and the stiffness (N/m; SM_TARGET_PIN pins;
     /// 0: none); target_count: particles with a target
@@ -168,6 +176,8 @@ struct sm_world {
     int32_t collider_count, collider_capacity;
     sm_collider *colliders; ///< static and kinematic solids (ground pass, step 9a)
     double time;            ///< s simulated so far
+    sm_cut_info *cuts;      ///< every cut made, in order (sm_world_get_cuts())
+    int32_t cut_count, cut_capacity;
 
     sm_profile profile;
     int64_t step_calls; ///< sm_world_step() calls, for the state check's interval
@@ -208,6 +218,26 @@ void sm_cluster_quadratic_fit(const sm_cluster *cluster, double out[3][9]);
 void sm_cluster_quadratic_weights(const sm_world *world, const sm_cluster *cluster, int32_t k, double out[9]);
 /// Rebuilds the particle-to-membership map if objects were added since.
 sm_result sm_world_update_map(sm_world *world);
+
+/// The i-th particle of object `o` (i in [0, o->particle_count)): its world index.
+static inline int32_t sm_object_particle(const sm_world *world, const sm_object *o, int32_t i)
+{
+    return world->object_particles[o->first_particle + i];
+}
+
+/// Where particle `particle` is in object `o`'s list (the inverse of sm_object_particle()), or -1
+/// when it is not one of the object's: a binary search of the ascending list.
+static inline int32_t sm_object_local(const sm_world *world, const sm_object *o, int32_t particle)
+{
+    const int32_t *list = world->object_particles + o->first_particle;
+    int32_t lo = 0, hi = o->particle_count;
+    while (lo < hi) {
+        const int32_t mid = lo + (hi - lo) / 2;
+        if (list[mid] < particle) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < o->particle_count && list[lo] == particle ? lo : -1;
+}
 
 /* world.c */
 /// Reallocates *array to `capacity` elements of `element` bytes; false (and *array untouched)

@@ -10,7 +10,9 @@ static int write_header(npy_writer *writer)
 {
     const uint16_t probe = 1;
     const bool little = *(const uint8_t *)&probe == 1;
-    const char *descr = writer->single ? (little ? "<f4" : ">f4") : (little ? "<f8" : ">f8");
+    const char *descr = writer->ints     ? (little ? "<i4" : ">i4")
+                        : writer->single ? (little ? "<f4" : ">f4")
+                                         : (little ? "<f8" : ">f8");
     char header[NPY_HEADER_BYTES];
     memset(header, ' ', sizeof header);
     memcpy(header, "\x93NUMPY\x01\x00", 8);
@@ -18,8 +20,8 @@ static int write_header(npy_writer *writer)
     header[8] = (char)(length & 0xff);
     header[9] = (char)(length >> 8);
     char dict[NPY_HEADER_BYTES];
-    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%lld, %lld, 3), }", descr,
-                     (long long)writer->frames, (long long)writer->rows);
+    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%lld, %lld%s), }", descr,
+                     (long long)writer->frames, (long long)writer->rows, writer->ints ? "" : ", 3");
     if (n < 0 || n > NPY_HEADER_BYTES - 11) {
         errno = EOVERFLOW;
         return -1;
@@ -35,6 +37,7 @@ int npy_open(npy_writer *writer, const char *path, int64_t rows, bool single)
     writer->frames = 0;
     writer->rows = rows;
     writer->single = single;
+    writer->ints = false;
     writer->file = fopen(path, "wb");
     if (!writer->file) return -1;
     if (write_header(writer) != 0) {
@@ -60,6 +63,21 @@ int npy_write_frame(npy_writer *writer, const double *xyz)
     } else if (fwrite(xyz, sizeof(double), count, writer->file) != count) {
         return -1;
     }
+    writer->frames++;
+    return 0;
+}
+
+int npy_open_ints(npy_writer *writer, const char *path, int64_t rows)
+{
+    int status = npy_open(writer, path, 0, false);
+    writer->rows = rows;
+    writer->ints = true;
+    return status == 0 ? write_header(writer) : status;
+}
+
+int npy_write_ints(npy_writer *writer, const int32_t *values)
+{
+    if (fwrite(values, sizeof(int32_t), (size_t)writer->rows, writer->file) != (size_t)writer->rows) return -1;
     writer->frames++;
     return 0;
 }

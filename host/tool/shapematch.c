@@ -57,11 +57,15 @@ static const char *usage_run =
     "  --every K        write a frame every K steps (default 1)\n"
     "  --out FILE.npy   write the trajectory as a NumPy array of shape (frames, particles, 3),\n"
     "                   float32 from OpenCL and float64 from the CPU: frame 0 is the initial\n"
-    "                   state, then one frame every K steps; particles in scene order\n"
+    "                   state, then one frame every K steps; particles in scene order, column i\n"
+    "                   the same particle in every frame, across cuts. A scene with cuts also\n"
+    "                   writes FILE.objects.npy: int32 (frames, particles), the object each\n"
+    "                   particle is in (a cut's front piece is a new object id)\n"
     "  --mesh-out DIR   write the skinned surfaces of the scene's mesh objects, merged into one\n"
     "                   binary little-endian PLY per frame (DIR/frame_000000.ply, ...: the same\n"
-    "                   frames as --out): float x, y, z, nx, ny, nz per vertex, objects in scene\n"
-    "                   order, and triangles as lists of 3 int indices; DIR is created if missing\n"
+    "                   frames as --out): float x, y, z, nx, ny, nz per vertex, objects in id\n"
+    "                   order, and triangles as lists of 3 int indices, as the surfaces are at\n"
+    "                   that frame (after a cut: the pieces and their caps); DIR is created if missing\n"
     "  --profile        print the mean time of each pass per solver step on standard error\n"
     "                   (on OpenCL, device times; each step then waits for the device)\n"
     "  --verbose        print every notice of the library (e.g. clusters with fewer modes)\n"
@@ -270,13 +274,8 @@ static int32_t first_non_finite(const double *xyz, int32_t n)
 
 static int32_t object_of(const sm_world *world, int32_t particle)
 {
-    sm_counts counts = sm_world_get_counts(world);
-    for (int32_t o = 0; o < counts.objects; o++) {
-        sm_object_info info;
-        sm_world_get_object(world, o, &info);
-        if (particle < info.first_particle + info.particle_count) return o;
-    }
-    return -1;
+    int32_t object = -1;
+    return sm_world_get_particle_objects(world, particle, 1, &object) == SM_OK ? object : -1;
 }
 
 static void print_profile(const sm_world *world)
@@ -389,13 +388,16 @@ static int parse_options(const char *command, const char *usage, const char *all
     return -1;
 }
 
-/// The skinned surfaces of a world written as one binary little-endian PLY per frame (run --mesh-out).
+/// The skinned surfaces of a world written as one binary little-endian PLY per frame (run
+/// --mesh-out). Each frame has the surfaces as they are then: after a cut, the pieces' clipped
+/// triangles and the caps that seal them.
 typedef struct ply_writer {
     const char *folder;
     int32_t vertex_count, triangle_count; ///< over all objects' surfaces, merged
+    int32_t cuts;                         ///< the world's cuts when the topology below was taken (-1: never)
     float *position, *normal;             ///< 4 floats per vertex, as sm_world_get_float4() reads them
     unsigned char *vertex_bytes;          ///< one frame's vertex element: 6 floats per vertex
-    unsigned char *face_bytes;            ///< the face element (the same every frame): 1 + 3 * 4 bytes per triangle
+    unsigned char *face_bytes;            ///< the face element: 1 + 3 * 4 bytes per triangle
     long long frames;                     ///< files written
     char path[4096];                      ///< the file being written, for messages
 } ply_writer;
@@ -424,24 +426,46 @@ static void ply_close(ply_writer *w)
 /// error and returns false when the world has no surface or the folder cannot be made.
 static bool ply_open(ply_writer *w, const sm_world *world, const char *folder, const char *scene_path)
 {
-    *w = (ply_writer){.folder = folder, .vertex_count = sm_world_get_surface_vertex_count(world)};
-    if (w->vertex_count == 0) {
+    *w = (ply_writer){.folder = folder, .cuts = -1};
+    if (sm_world_get_surface_vertex_count(world) == 0) {
         error_line("the scene has no surfaces to write: no object of %s has a skinned surface (a \"mesh\" "
                         "object has one unless its \"surface\" is false)", scene_path);
         return false;
     }
+    if (mkdir(folder, 0777) != 0 && errno != EEXIST) {
+        error_line("cannot create the folder %s: %s", folder, strerror(errno));
+        return false;
+    }
+    struct stat status;
+    if (stat(folder, &status) != 0 || !S_ISDIR(status.st_mode)) {
+        error_line("cannot write meshes into %s: not a folder", folder);
+        return false;
+    }
+    return true;
+}
+
+/// Takes the surfaces' vertex count and triangles again when the world was cut since they were
+/// last taken (a cut clips triangles, adds vertices and caps); prints the error on failure.
+static bool ply_topology(ply_writer *w, const sm_world *world)
+{
+    const sm_cut_info *cuts = NULL;
+    int32_t cut_count = 0;
+    sm_world_get_cuts(world, &cuts, &cut_count);
+    if (cut_count == w->cuts) return true;
+    ply_close(w);
+    w->vertex_count = sm_world_get_surface_vertex_count(world);
+    w->triangle_count = 0;
     const sm_counts counts = sm_world_get_counts(world);
     for (int32_t o = 0; o < counts.objects; o++) {
         sm_object_info info;
         if (sm_world_get_object(world, o, &info) == SM_OK) w->triangle_count += info.surface_triangle_count;
     }
-    w->position = malloc(sizeof(float) * 4 * (size_t)w->vertex_count);
-    w->normal = malloc(sizeof(float) * 4 * (size_t)w->vertex_count);
-    w->vertex_bytes = malloc(sizeof(float) * 6 * (size_t)w->vertex_count);
+    w->position = malloc(sizeof(float) * 4 * (size_t)w->vertex_count + 1);
+    w->normal = malloc(sizeof(float) * 4 * (size_t)w->vertex_count + 1);
+    w->vertex_bytes = malloc(sizeof(float) * 6 * (size_t)w->vertex_count + 1);
     w->face_bytes = malloc(13 * (size_t)w->triangle_count + 1);
     if (!w->position || !w->normal || !w->vertex_bytes || !w->face_bytes) {
         error_line("out of memory for %d surface vertices", w->vertex_count);
-        ply_close(w);
         return false;
     }
     unsigned char *at = w->face_bytes;
@@ -452,7 +476,6 @@ static bool ply_open(ply_writer *w, const sm_world *world, const char *folder, c
         if (sm_world_get_object(world, o, &info) != SM_OK ||
             sm_world_get_surface_triangles(world, o, &triangles, &count) != SM_OK) {
             error_line("%s", sm_last_error());
-            ply_close(w);
             return false;
         }
         for (int32_t t = 0; t < count; t++) {
@@ -460,17 +483,7 @@ static bool ply_open(ply_writer *w, const sm_world *world, const char *folder, c
             for (int c = 0; c < 3; c++) at = put_u32(at, (uint32_t)(info.first_surface_vertex + triangles[3 * t + c]));
         }
     }
-    if (mkdir(folder, 0777) != 0 && errno != EEXIST) {
-        error_line("cannot create the folder %s: %s", folder, strerror(errno));
-        ply_close(w);
-        return false;
-    }
-    struct stat status;
-    if (stat(folder, &status) != 0 || !S_ISDIR(status.st_mode)) {
-        error_line("cannot write meshes into %s: not a folder", folder);
-        ply_close(w);
-        return false;
-    }
+    w->cuts = cut_count;
     return true;
 }
 
@@ -479,6 +492,7 @@ static bool ply_open(ply_writer *w, const sm_world *world, const char *folder, c
 static bool ply_write_frame(ply_writer *w, const sm_world *world, long long step)
 {
     snprintf(w->path, sizeof w->path, "%s/frame_%06lld.ply", w->folder, w->frames);
+    if (!ply_topology(w, world)) return false;
     if (sm_world_get_float4(world, SM_FIELD_SURFACE_POSITION, 0, w->vertex_count, w->position) != SM_OK ||
         sm_world_get_float4(world, SM_FIELD_SURFACE_NORMAL, 0, w->vertex_count, w->normal) != SM_OK) {
         error_line("step %lld: %s", step, sm_last_error());
@@ -543,8 +557,22 @@ static int command_run(int argc, char **argv)
     }
 
     int status = 0;
-    npy_writer npy = {0};
+    npy_writer npy = {0}, pieces = {0};
     ply_writer ply = {0};
+    // with cuts, which object each particle is in, frame by frame, beside the trajectory
+    char pieces_path[4200] = "";
+    int32_t *owner = NULL;
+    if (out_path && info.cut_count > 0) {
+        const size_t length = strlen(out_path);
+        const bool suffix = length >= 4 && strcmp(out_path + length - 4, ".npy") == 0;
+        snprintf(pieces_path, sizeof pieces_path, "%.*s.objects.npy", (int)(suffix ? length - 4 : length), out_path);
+        owner = malloc(sizeof *owner * (size_t)(n > 0 ? n : 1));
+        if (!owner || npy_open_ints(&pieces, pieces_path, n) != 0) {
+            error_line("cannot write %s: %s", pieces_path, owner ? strerror(errno) : "out of memory");
+            status = 1;
+            goto done;
+        }
+    }
     if (mesh_out && !ply_open(&ply, world, mesh_out, path)) {
         status = 1;
         goto done;
@@ -557,6 +585,11 @@ static int command_run(int argc, char **argv)
     sm_world_get_positions(world, 0, n, xyz);
     if (out_path && npy_write_frame(&npy, xyz) != 0) {
         error_line("cannot write %s: %s", out_path, strerror(errno));
+        status = 1;
+        goto done;
+    }
+    if (owner && (sm_world_get_particle_objects(world, 0, n, owner) != SM_OK || npy_write_ints(&pieces, owner) != 0)) {
+        error_line("cannot write %s: %s", pieces_path, strerror(errno));
         status = 1;
         goto done;
     }
@@ -594,6 +627,12 @@ static int command_run(int argc, char **argv)
         }
         if (frame && out_path && npy_write_frame(&npy, xyz) != 0) {
             error_line("cannot write %s: %s", out_path, strerror(errno));
+            status = 1;
+            break;
+        }
+        if (frame && owner &&
+            (sm_world_get_particle_objects(world, 0, n, owner) != SM_OK || npy_write_ints(&pieces, owner) != 0)) {
+            error_line("cannot write %s: %s", pieces_path, strerror(errno));
             status = 1;
             break;
         }
@@ -635,6 +674,11 @@ static int command_run(int argc, char **argv)
     printf("\n");
 
 done:
+    if (pieces.file && npy_close(&pieces) != 0) {
+        error_line("cannot finish %s: %s", pieces_path, strerror(errno));
+        if (status == 0) status = 1;
+    }
+    free(owner);
     if (out_path && npy.file && npy_close(&npy) != 0) {
         error_line("cannot finish %s: %s", out_path, strerror(errno));
         if (status == 0) status = 1;

@@ -71,7 +71,7 @@ static inline void fuzz_check_result(sm_result result, const char *call)
 {
     if (fuzz_verbose()) fprintf(stderr, "%s: %s%s%s\n", call, sm_result_name(result), result ? ": " : "", result ? sm_last_error() : "");
     if (result == SM_OK) return;
-    FUZZ_CHECK(result > SM_OK && result <= SM_ERROR_NOT_FINITE, "%s returned %d, not an sm_result", call, (int)result);
+    FUZZ_CHECK(result > SM_OK && result <= SM_ERROR_DIVERGED, "%s returned %d, not an sm_result", call, (int)result);
     const char *message = sm_last_error();
     FUZZ_CHECK(message && message[0], "%s failed with %s and an empty message", call, sm_result_name(result));
     FUZZ_CHECK(strncmp(message, fuzz_marker_message_start, sizeof fuzz_marker_message_start - 1) != 0,

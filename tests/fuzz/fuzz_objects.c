@@ -412,31 +412,35 @@ static void cut(harness *h)
         sm_object_info info;
         if (object >= 0 && object < before.objects && sm_world_get_object(h->world, object, &info) == SM_OK && info.particle_count > 0) {
             double x[3];
-            const int32_t p = info.first_particle + (int32_t)((b >> 1) % (uint32_t)info.particle_count);
-            if (sm_world_get_positions(h->world, p, 1, x) == SM_OK) plane.point = (sm_vec3){x[0], x[1], x[2]};
+            const int32_t *list = NULL;
+            int32_t count = 0;
+            if (sm_world_get_object_particles(h->world, object, &list, &count) == SM_OK && count > 0) {
+                const int32_t p = list[(b >> 1) % (uint32_t)count];
+                if (sm_world_get_positions(h->world, p, 1, x) == SM_OK) plane.point = (sm_vec3){x[0], x[1], x[2]};
+            }
         }
     }
-    sm_object_info info = {0};
-    int32_t *map = NULL;
-    if ((b & 2) && object >= 0 && object < before.objects && sm_world_get_object(h->world, object, &info) == SM_OK) {
-        map = malloc(sizeof(int32_t) * (size_t)(info.particle_count > 0 ? info.particle_count : 1));
-        FUZZ_CHECK(map, "out of memory");
-        for (int32_t i = 0; i < info.particle_count; i++) map[i] = -1;
-    }
+    // a cut moves no particle: every rest position stays at its index
+    const int32_t n = before.particles;
+    double *rest = (b & 2) && n > 0 ? malloc(sizeof(double) * 3 * (size_t)n) : NULL;
+    if (rest && sm_world_get_rest_positions(h->world, 0, n, rest) != SM_OK) free(rest), rest = NULL;
     sm_cut_info out;
     fuzz_mark_error();
-    const sm_result r = sm_world_cut(h->world, object, plane, map, (b & 4) ? NULL : &out);
+    const sm_result r = sm_world_cut(h->world, object, plane, (b & 4) ? NULL : &out);
     fuzz_check_result(r, "sm_world_cut");
     if (r == SM_OK) {
         const sm_counts after = sm_world_get_counts(h->world);
         FUZZ_CHECK(after.particles == before.particles, "a cut changed the particles from %d to %d", before.particles, after.particles);
         if (!(b & 4))
-            FUZZ_CHECK(after.objects == before.objects + (out.cut ? 1 : 0), "a cut (%s) took the objects from %d to %d",
-                       out.cut ? "done" : "not done", before.objects, after.objects);
-        for (int32_t i = 0; map && i < info.particle_count; i++)
-            FUZZ_CHECK(map[i] >= 0 && map[i] < after.particles, "the cut's particle map sends %d to %d", i, map[i]);
+            FUZZ_CHECK(after.objects == before.objects + (out.cut ? 1 : 0) && (!out.cut || out.front_object == before.objects),
+                       "a cut (%s) took the objects from %d to %d", out.cut ? "done" : "not done", before.objects,
+                       after.objects);
+        double *now = rest ? malloc(sizeof(double) * 3 * (size_t)n) : NULL;
+        if (now && sm_world_get_rest_positions(h->world, 0, n, now) == SM_OK)
+            FUZZ_CHECK(memcmp(now, rest, sizeof(double) * 3 * (size_t)n) == 0, "a cut moved particles to other indices");
+        free(now);
     }
-    free(map);
+    free(rest);
 }
 
 /// The pusher's sphere (the bytes in a fixed order: initialisers are not sequenced in C).

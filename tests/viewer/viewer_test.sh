@@ -15,6 +15,8 @@
 #               in two with a click: two objects of all its particles, drawn in two colours, and the
 #               upper piece slides off the lower one; the same for a box with a skinned surface,
 #               whose pieces are drawn as surfaces sealed along the cut
+#      scenecut: the scene's scripted cuts (hw2007_cut), taken from the world's record of them:
+#               logged and reported with the pieces' ids
 #      script:  every kind of malformed --script line is refused before a window opens, with an
 #               error naming the file and the line, and the text it quotes (and the file's name)
 #               made printable: no terminal escape reaches the output
@@ -188,6 +190,24 @@ cut)
     # both pieces' surfaces, lit in their objects' colours (8% and 9% here)
     "$check_image" --colour "$out/cut_surface.png" 0.95 0.740 0.333 0.02 0.50
     "$check_image" --colour "$out/cut_surface.png" 0.560 0.3325 0.95 0.02 0.50
+    ;;
+scenecut)
+    # a scene's scripted cuts (hw2007_cut: the duck at 0.4 s, the box at 0.7 s), which the viewer
+    # learns of from the world's record of them (sm_world_get_cuts()): both logged and reported
+    # with the pieces' ids (the front pieces are the new objects 2 and 3), every particle kept
+    run "$scenes/paper/hw2007_cut.json" --frames 60 --report "$out/scenecut.json" --screenshot "$out/scenecut.png" \
+        > "$out/scenecut.log"
+    cat "$out/scenecut.log"
+    for expected in "scene: cut object 0 into 0 and 2" "scene: cut object 1 into 1 and 3"; do
+        grep -q "$expected" "$out/scenecut.log" || { echo "FAILED: the log lacks '$expected'" >&2; exit 1; }
+    done
+    echo "ok: both cuts were logged"
+    check "$out/scenecut.json" "[(c['by'], c['object'], c['pieces']) for c in r['cuts']] == [('scene', 0, [0, 2]), ('scene', 1, [1, 3])]" \
+        "the report names each cut's pieces by id"
+    check "$out/scenecut.json" "abs(r['cuts'][0]['time'] - 0.4) < 0.02 and abs(r['cuts'][1]['time'] - 0.7) < 0.02 and r['cuts'][0]['cap_triangles'] > 0" \
+        "each at its time, the duck's sealed"
+    check "$out/scenecut.json" "len(r['objects']) == 4 and [o.get('piece_of') for o in r['objects']] == [0, 1, 0, 1] and sum(o['particles'] for o in r['objects']) == sum(c['particles'][0] + c['particles'][1] for c in r['cuts'])" \
+        "four pieces holding every particle"
     ;;
 script)
     # Each malformed script: LINE:EXPECTED|CONTENT (printf format). The viewer must exit 1 before

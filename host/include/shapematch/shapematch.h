@@ -486,8 +486,13 @@ typedef struct sm_object_info {
     sm_shape_type shape; ///< how its particles were made
     sm_mode mode; ///< its goal transform
     double mass;             ///< kg
-    int32_t first_particle;  ///< its particles are [first_particle, first_particle + particle_count)
+    /// its lowest particle index. An object as added has the particles [first_particle,
+    /// first_particle + particle_count); a piece of a cut has some of its object's
+    /// (`contiguous` false): sm_world_get_object_particles() lists an object's particles in
+    /// every case
+    int32_t first_particle;
     int32_t particle_count; ///< number of its particles
+    bool contiguous;        ///< its particles are exactly [first_particle, first_particle + particle_count)
     int32_t first_cluster;   ///< its clusters are [first_cluster, first_cluster + cluster_count)
     int32_t cluster_count; ///< number of its clusters
     int32_t membership_count; ///< sum over its clusters of their particle counts
@@ -505,6 +510,15 @@ typedef struct sm_object_info {
 
 /// Describes object `object`.
 SM_API sm_result sm_world_get_object(const sm_world *world, int32_t object, sm_object_info *out);
+
+/// The particles of object `object`, ascending: *out_particles (owned by the world, valid until
+/// the next sm_world_add_object() or sm_world_cut()) gets *out_count particle indices.
+SM_API sm_result sm_world_get_object_particles(const sm_world *world, int32_t object, const int32_t **out_particles,
+                                               int32_t *out_count);
+
+/// Copies the object of each particle of [first, first + count) into `out`: which piece of a
+/// cut each particle is in now.
+SM_API sm_result sm_world_get_particle_objects(const sm_world *world, int32_t first, int32_t count, int32_t *out);
 
 /// One cluster's state after the last step (before the first: the rest state, R = I).
 typedef struct sm_cluster_info {
@@ -640,8 +654,9 @@ typedef struct sm_plane {
 /// What sm_world_cut() did.
 typedef struct sm_cut_info {
     bool cut;                  ///< false: every particle lay on one side, and nothing changed
-    int32_t back_object;       ///< the piece behind the plane: it keeps the cut object's index
-    int32_t front_object;      ///< the piece in front: a new object at index object + 1 (later objects move up one)
+    double time;               ///< s: the world's time when it was cut (sm_world_get_time())
+    int32_t back_object;       ///< the piece behind the plane: it keeps the cut object's id
+    int32_t front_object;      ///< the piece in front: a new object, whose id is the world's object count before the cut
     int32_t back_particles;    ///< particles of the back piece
     int32_t front_particles;   ///< particles of the front piece
     int32_t kept_clusters;     ///< the pieces' clusters with exactly an old cluster's particles (its plastic state carried over whole)
@@ -651,20 +666,27 @@ typedef struct sm_cut_info {
 } sm_cut_info;
 
 /// Cuts object `object` in two along `plane` (Henriques & Wuensche 2007, 3.3; README "Cutting").
-/// A particle goes to the side its current position lies on (front: dot(x - point, normal) > 0),
-/// keeping its position, velocity, rest position, force, target and fixed flag; the back piece
-/// keeps the object's index and the front piece becomes object + 1. Each piece's clusters are
-/// rebuilt from its own rest positions with the object's cluster settings (its grid over the
-/// piece, or its explicit lists restricted to the piece); a new cluster with exactly an old
-/// cluster's particles keeps that cluster's plastic state, another takes the volume-normalised
+/// A particle goes to the side its current position lies on (front: dot(x - point, normal) > 0).
+/// No particle moves: each keeps its index, and with it its position, velocity, rest position,
+/// force, target and fixed flag, in every host array and device buffer, across any number of
+/// cuts. No object's id changes either: the back piece keeps the cut object's id, the front piece
+/// gets a new one (the world's object count before the cut), and the ids of every other object
+/// stay; ids are never reused (objects are not removed). Each piece's clusters are rebuilt from
+/// its own rest positions with the object's cluster settings (its grid over the piece, or its
+/// explicit lists restricted to the piece); a new cluster with exactly an old cluster's
+/// particles keeps that cluster's plastic state, another takes the volume-normalised
 /// mass-weighted mean of its particles' old plastic states. A skinned surface is cut with the
 /// particles: triangles that straddle the plane are clipped, the cross-section is sealed (holes
 /// and concave outlines respected), and every vertex is bound to its piece's clusters again.
-/// Every other object's state is kept bit for bit (particle indices of other objects do not change).
-/// `particle_map` (may be NULL) receives, for each of the object's particles before the cut, its
-/// world index after it. A cut that leaves one side empty changes nothing (out->cut false, a
-/// notice in the log). On OpenCL the world is read back and uploaded again: a cut is rare.
-SM_API sm_result sm_world_cut(sm_world *world, int32_t object, sm_plane plane, int32_t *particle_map, sm_cut_info *out);
+/// Every other object's state is kept bit for bit. A cut that leaves one side empty changes
+/// nothing (out->cut false, a notice in the log). On OpenCL the world is read back and uploaded
+/// again (its buffers are made anew: take them again with sm_world_get_cl_state()): a cut is rare.
+SM_API sm_result sm_world_cut(sm_world *world, int32_t object, sm_plane plane, sm_cut_info *out);
+
+/// Every cut made in the world so far (those of sm_world_cut() that cut, a scene's included), in
+/// order: *out_cuts (owned by the world, valid until the next cut) gets *out_count records. A
+/// caller that keeps how many it has seen learns what the scene cut since.
+SM_API sm_result sm_world_get_cuts(const sm_world *world, const sm_cut_info **out_cuts, int32_t *out_count);
 
 /* ---- Colliders --------------------------------------------------------------------------- */
 

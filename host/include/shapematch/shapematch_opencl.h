@@ -29,7 +29,8 @@
  *
  * Buffers stay valid until the world's layout changes: sm_world_add_object(), sm_world_cut(), or
  * sm_world_set_object_params() switching an object's mode or turning plasticity on (ask again
- * after those). */
+ * after those). Particle i is element i of every per-particle buffer, before and after any
+ * number of cuts: a cut changes which object owns a particle, never its index. */
 #ifndef SHAPEMATCH_OPENCL_H
 #define SHAPEMATCH_OPENCL_H
 

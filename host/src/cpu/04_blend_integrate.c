@@ -25,8 +25,8 @@ void sm_cpu_blend_integrate(sm_world *world, double h)
         const sm_object *object = &world->objects[o];
         const double alpha = sm_object_alpha(object, h);
         const double damping = fmax(0.0, 1.0 - object->damping * h);
-        const int32_t end = object->first_particle + object->particle_count;
-        for (int32_t i = object->first_particle; i < end; i++) {
+        for (int32_t k = 0; k < object->particle_count; k++) {
+            const int32_t i = sm_object_particle(world, object, k);
             // 5. the mean of the goals of every cluster holding the particle, gathered in cluster order
             const int32_t begin_k = world->particle_member_offsets[i];
             const int32_t end_k = world->particle_member_offsets[i + 1];

@@ -39,6 +39,7 @@ typedef struct sm_cl_buffers {
     // membership's q~ with its cluster's index in w, as_int, so that the goal pass reads them in a
     // row); positions are double-float pairs: position (w: mass) + position_lo
     cl_mem position, position_lo, velocity, goal, force, particle_object, particle_member_offsets, particle_member_q;
+    cl_mem object_particles; ///< every object's particles, as sm_world.object_particles (contact only)
     // the collide passes: contact = (rest position, radius) per particle; the candidates (each
     // particle's reference position, the refresh it last moved in and the list of this refresh's,
     // the state (kernels/05), the dirty flags, the lists, their lengths, the additions to them,

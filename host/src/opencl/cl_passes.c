@@ -317,9 +317,10 @@ static sm_result collision_grid(sm_world *world)
     // objects than SM_K_NEAR_OBJECTS, testing every pair would cost more than it saves)
     const cl_int objects = world->object_count, near = objects <= SM_K_NEAR_OBJECTS;
     if (near) {
-        const size_t bounds_sizes[] = {sizeof objects, sizeof generation, m, m, m, m, m, m};
-        const void *bounds_values[] = {&objects,         &generation,  &b->candidate_state, &b->objects,
-                                       &b->object_moved, &b->contact, &b->reference,        &b->object_box};
+        const size_t bounds_sizes[] = {sizeof objects, sizeof generation, m, m, m, m, m, m, m};
+        const void *bounds_values[] = {&objects,          &generation,      &b->candidate_state, &b->objects,
+                                       &b->object_particles, &b->object_moved, &b->contact,      &b->reference,
+                                       &b->object_box};
         result = launch(world, pass, SM_CLK_OBJECT_BOUNDS, run_items(world, objects), COUNT(bounds_values),
                         bounds_sizes, bounds_values);
         if (result != SM_OK) return result;

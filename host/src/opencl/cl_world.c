@@ -256,6 +256,7 @@ static size_t plan_buffers(sm_cl_backend *cl, const sm_footprint *f, buffer_plan
         {&b->dirty_object, sizeof(cl_int), SM_K_DIRTY, SM_CL_MEM_CONTACT},
         {&b->dirty_next, sizeof(cl_int), SM_K_DIRTY, SM_CL_MEM_CONTACT},
         {&b->dirty_head, sizeof(cl_int), SM_K_DIRTY_TABLE, SM_CL_MEM_CONTACT},
+        {&b->object_particles, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->object_box, 2 * sizeof(cl_float4), f->objects, SM_CL_MEM_CONTACT},
         {&b->object_moved, sizeof(cl_int), f->objects, SM_CL_MEM_CONTACT},
         {&b->object_near, sizeof(cl_int) * (SM_K_NEAR + 1), f->objects, SM_CL_MEM_CONTACT},
@@ -638,6 +639,7 @@ sm_result sm_cl_push(sm_world *world)
         if (!contact) result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory uploading the world");
         for (int32_t i = 0; i < n && contact; i++) contact[i] = f4(world->rest_position[i], world->radius[i]);
         PUT(b->contact, sizeof *contact, n, contact);
+        PUT(b->object_particles, sizeof *world->object_particles, n, world->object_particles);
         free(contact);
         // no references yet (w = 0): every particle takes a new list in the next step, and the
         // grid is built then (more dirty particles than SM_K_DIRTY)
