@@ -6,6 +6,8 @@
 #     without contact also at one solver step per frame (the paper's measure; the scene has 3);
 #   - 1,000,000 particles in one quadratic box of 8 clusters (target: 2,000 steps/s, and at least
 #     half the copy bandwidth in the shape-matching passes: the "floor" line);
+#   - contact's worst case, 1,000 boxes spawned at one point (bench/spawn1000.json), on the GPU
+#     and on the CPU reference;
 #   - the paper's Fig. 8 to 1,000,000 points on every OpenCL device (CSV and, with gnuplot, PNG);
 #   - the viewer drawing paper384 on the GPU with no window system (--headless: EGL), with CL-GL
 #     sharing where the GPU's OpenCL offers it and with the host copy, frames per second of each
@@ -78,6 +80,9 @@ for args in "--collisions off --substeps 1" "--collisions off" "--collisions on"
 done
 measure paper384.txt "$tool" bench scene scenes/paper384.json --backend cpu --collisions off --steps 50 --repeat 3
 measure million_quadratic.txt "$tool" bench scene bench/million_quadratic.json --device "$gpu" --steps 200 --repeat 5
+# contact's worst case: 1,000 boxes spawned at one point, on the GPU and on the CPU reference
+measure spawn1000.txt "$tool" bench scene bench/spawn1000.json --device "$gpu" --steps 20 --repeat 3
+measure spawn1000.txt "$tool" bench scene bench/spawn1000.json --backend cpu --steps 5 --repeat 1
 if [ -n "$view" ]; then
     for interop in auto off; do
         measure viewer.txt "$view" scenes/paper384.json --headless --device "$gpu" --frames 600 --interop $interop \

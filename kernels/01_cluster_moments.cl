@@ -1,4 +1,4 @@
-/* Pass 1, cluster moments (algorithm.md step 1): per cluster, from the positions at the start of
+/* Pass 1, cluster moments (docs/algorithm.md step 1): per cluster, from the positions at the start of
  * the step, the members' mean velocity v_cm, the centre of mass x_cm (as an anchor, the member nearest the rest centre, plus an offset,
  * so that p = x - x_cm is formed from small differences), A_pq = sum m p q^T and in quadratic
  * mode the fit

@@ -1,4 +1,4 @@
-/* Pass 2, rotation (algorithm.md step 2): R, the proper rotation closest to A_pq. Where det A_pq
+/* Pass 2, rotation (docs/algorithm.md step 2): R, the proper rotation closest to A_pq. Where det A_pq
  * is clearly positive, R is the orthogonal factor of A_pq's polar decomposition (which is then
  * that rotation), by Higham's scaled Newton iteration: a few steps of cofactors, with none of
  * the square roots and divisions of an eigen-solver's rotations. Elsewhere (flattened, nearly

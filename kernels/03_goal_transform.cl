@@ -1,4 +1,4 @@
-/* Pass 3, goal transform (algorithm.md step 3): per cluster, T from the mode, beta, volume
+/* Pass 3, goal transform (docs/algorithm.md step 3): per cluster, T from the mode, beta, volume
  * preservation and the deformation cap, and A_lin = A_pq A_qq for the plasticity pass. */
 #include "sm_math.h"
 

@@ -1,4 +1,4 @@
-/* Pass 5, contact candidates (step 8a of the README's time step): which particles each colliding
+/* Pass 5, contact candidates (docs/algorithm.md step 8a; docs/contact.md): which particles each colliding
  * particle may touch in the sweeps. The device keeps a reference position per particle and a
  * list of candidates per particle: the particles of other objects (or of its own, when it
  * self-collides and they are not rest neighbours) whose references lie within the sum of the

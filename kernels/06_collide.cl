@@ -1,4 +1,4 @@
-/* Pass 6, collide (step 8b of the README's time step): contact between particles. Each sweep
+/* Pass 6, collide (docs/algorithm.md step 8b; docs/contact.md): contact between particles. Each sweep
  * computes the correction of every particle with candidates from the positions and velocities
  * at the start of the sweep (sm_collide, over pass 5's list of them, each particle's candidates
  * visited in index order) and then applies them (sm_apply_contacts), so no work-item writes
@@ -80,24 +80,35 @@ __kernel void sm_collide(const float h, const int respond, const float restituti
                 for (int k = 0; k < candidates; k++)
                     sm_contact(i, own[k], h, respond, restitution, friction, w_i, c_i.w, x_i, x_lo_i, v_i, contact,
                                force, position, position_lo, velocity, &sum_dx, &sum_dv, &weight);
-            } else { // more candidates than a list holds: pass 5's walk, in index order a list's worth at a time
+            } else { // more candidates than a list holds: one walk, keeping the SM_K_CONTACTS nearest overlaps
                 const sm_k_grid g = SM_K_GRID();
-                int next[SM_K_CANDIDATES];
-                for (int last = -1, found = SM_K_CANDIDATES; found == SM_K_CANDIDATES;) {
-                    // the SM_K_CANDIDATES lowest candidates above `last`, in order
-                    found = 0;
-                    sm_k_walk walk = sm_walk_begin(&g, objects, i);
-                    for (int j; (j = sm_walk_next(&walk, &g, i)) >= 0;) {
-                        if (j <= last || (found == SM_K_CANDIDATES && j > next[found - 1])) continue;
-                        int t = found < SM_K_CANDIDATES ? found++ : found - 1;
-                        for (; t > 0 && next[t - 1] > j; t--) next[t] = next[t - 1];
-                        next[t] = j;
-                    }
-                    for (int k = 0; k < found; k++)
-                        sm_contact(i, next[k], h, respond, restitution, friction, w_i, c_i.w, x_i, x_lo_i, v_i, contact,
-                                   force, position, position_lo, velocity, &sum_dx, &sum_dv, &weight);
-                    if (found > 0) last = next[found - 1];
+                int kept[SM_K_CONTACTS];
+                float kept_d2[SM_K_CONTACTS];
+                int found = 0;
+                sm_k_walk walk = sm_walk_begin(&g, objects, i);
+                for (int j; (j = sm_walk_next(&walk, &g, i)) >= 0;) {
+                    const float reach = c_i.w + contact[j].w;
+                    const float3 d = (x_i - position[j].xyz) + (x_lo_i - position_lo[j].xyz);
+                    const float d2 = dot(d, d);
+                    if (!(d2 < reach * reach)) continue;
+                    // nearest first, ties by index; when full, only a nearer one gets in
+                    if (found == SM_K_CONTACTS &&
+                        !(d2 < kept_d2[found - 1] || (d2 == kept_d2[found - 1] && j < kept[found - 1])))
+                        continue;
+                    int t = found < SM_K_CONTACTS ? found++ : found - 1;
+                    for (; t > 0 && (kept_d2[t - 1] > d2 || (kept_d2[t - 1] == d2 && kept[t - 1] > j)); t--)
+                        kept[t] = kept[t - 1], kept_d2[t] = kept_d2[t - 1];
+                    kept[t] = j, kept_d2[t] = d2;
                 }
+                for (int m = 1; m < found; m++) { // summed in index order
+                    const int j = kept[m];
+                    int t = m;
+                    for (; t > 0 && kept[t - 1] > j; t--) kept[t] = kept[t - 1];
+                    kept[t] = j;
+                }
+                for (int k = 0; k < found; k++)
+                    sm_contact(i, kept[k], h, respond, restitution, friction, w_i, c_i.w, x_i, x_lo_i, v_i, contact, force,
+                               position, position_lo, velocity, &sum_dx, &sum_dv, &weight);
             }
         }
         dx[i] = (float4)(sum_dx, weight);

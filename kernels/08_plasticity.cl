@@ -1,4 +1,4 @@
-/* Pass 8, plasticity (algorithm.md step 10): per cluster of a plastic object, the plastic state
+/* Pass 8, plasticity (docs/algorithm.md step 10): per cluster of a plastic object, the plastic state
  * S_p follows the strain S = R^T A_lin of this step once it exceeds the yield; then the rest
  * offsets q = S_p (x0 - x0_cm), A_qq and the quadratic weights w = ~A_qq q~ are recomputed, in
  * double where the device has it, for the next step. */

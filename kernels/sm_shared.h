@@ -46,7 +46,7 @@ typedef float sm_float;
 #define SM_K_POLAR_ITERATIONS 16
 #define SM_K_POLAR_DET_MIN 0.001f
 
-/* Most Newton steps for the volume projection's one unknown (README, the time step, step 3);
+/* Most Newton steps for the volume projection's one unknown (docs/algorithm.md, step 3);
  * it stops earlier once a step changes it by at most 4 epsilon of its value. */
 #define SM_VOLUME_ITERATIONS 16
 
@@ -91,6 +91,11 @@ typedef float sm_float;
  * reference is its position when it last moved more than SM_K_SKIN_TRIGGER times the skin. */
 #define SM_K_CANDIDATES 32
 #define SM_K_SKIN_TRIGGER 0.45f
+/* Contacts per particle and sweep, both backends: a particle that overlaps more particles than
+ * this takes only the SM_K_CONTACTS nearest (ties: the lower index), summed in index order, so
+ * that its work stays bounded however many particles are piled on one point (the others count
+ * as dropped in sm_contact_stats). */
+#define SM_K_CONTACTS SM_K_CANDIDATES /* = SM_CONTACTS_PER_PARTICLE of shapematch.h */
 /* Moves of particles (entries of the dirty table) between rebuilds of the grid, and the buckets
  * of the dirty table (a power of two). */
 #define SM_K_DIRTY 1024
@@ -133,7 +138,7 @@ typedef float sm_float;
 #define SM_MOTION_STEP 1.0f
 #define SM_MOTION_DEVIATION 1.0f
 
-/* Below this det(A) the volume-preserved fit is replaced by R (algorithm.md step 3). */
+/* Below this det(A) the volume-preserved fit is replaced by R (docs/algorithm.md step 3). */
 #define SM_K_DET_MIN 1e-6f
 /* A plastic update whose det(S_p) (before the volume normalisation; 1 before the update) is at
  * most this is skipped: it would flip the rest shape, or collapse it to a plane or a line whose

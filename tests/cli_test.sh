@@ -248,6 +248,36 @@ assert a.shape == ($frames, 55200, 3) and $frames >= 1, a.shape
 assert np.isfinite(a).all()
 " || fail "interrupted.npy does not hold the $frames frames the summary reports"
 
+# Ctrl-C during contact's worst case (1,000 boxes spawned at one point: every particle overlaps
+# thousands of others) ends the run after the step under way, which the limit of 32 contacts a
+# particle keeps short (about a second here; 77 s a step before the limit), with its frames kept
+"$python" -c "
+import json
+boxes = [{'shape': 'box', 'size': [0.1, 0.1, 0.1], 'resolution': [2, 2, 2], 'rotation': [7 * k % 360, 13 * k % 360, 0]}
+         for k in range(1000)]
+json.dump({'collisions': {}, 'ground': {}, 'objects': boxes}, open('spawn.json', 'w'))
+"
+rm -f spawn.npy
+"$tool" run spawn.json --steps 1000000 --out spawn.npy > spawn.txt 2>&1 &
+pid=$!
+for _ in $(seq 1200); do
+    [ "$(stat -c %s spawn.npy 2> /dev/null || echo 0)" -ge $((128 + 2 * 8000 * 12)) ] && break
+    sleep 0.1
+done
+start=$(date +%s.%N)
+kill -INT $pid
+wait $pid
+rc=$?
+took=$("$python" -c "print(round($(date +%s.%N) - $start, 2))")
+echo "spawn: Ctrl-C ended the run in $took s: $(tail -1 spawn.txt)"
+[ "$rc" -eq 130 ] || fail "an interrupted spawn run should exit 130, got $rc: $(cat spawn.txt)"
+"$python" -c "assert $took < 10, 'Ctrl-C took $took s'" || fail "Ctrl-C took $took s to end the spawn run"
+"$python" -c "
+import numpy as np
+a = np.load('spawn.npy')
+assert a.shape[1:] == (8000, 3) and a.shape[0] >= 2 and np.isfinite(a).all(), a.shape
+" || fail "spawn.npy does not hold the frames written"
+
 # SIGTERM stops a run like Ctrl-C, with the shell's status for it (128 + 15)
 "$tool" run "$scenes/linear_cube.json" --steps 100000000 > terminated.txt 2>&1 &
 pid=$!

@@ -1,4 +1,4 @@
-/* Clusters from a grid and from lists (paper section 4.4; algorithm.md "Clusters from a grid"). */
+/* Clusters from a grid and from lists (paper section 4.4; docs/algorithm.md "Clusters from a grid"). */
 #include "support.h"
 
 #include <stdlib.h>

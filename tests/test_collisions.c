@@ -1,6 +1,6 @@
-/* Contact between objects (the collide passes, README "The time step", steps 8a and 8b), on the
+/* Contact between objects (the collide passes, docs/algorithm.md steps 8a and 8b, docs/contact.md), on the
  * CPU reference: bodies that meet stay apart, stack and come to rest; fast ones do not tunnel at
- * the substeps the README prescribes; radii follow the lattice spacing. */
+ * the substeps docs/contact.md prescribes; radii follow the lattice spacing. */
 #include "support.h"
 
 #include <stdlib.h>
@@ -53,7 +53,7 @@ static void two_boxes_come_to_rest_stacked(void)
     ENSURE_RANGE(worst, 0.0, 0.05);
     ENSURE_RANGE(lowest_gap, 0.9, 1.5);
     // nearly at rest: its centre of mass moves at under 0.1 m/s (measured 0.06 m/s; resting contact
-    // keeps particles jittering by up to about 0.2 m/s, see README)
+    // keeps particles jittering by up to about 0.2 m/s, see docs/contact.md)
     sm_object_info top;
     sm_world_get_object(world, 1, &top);
     const sm_vec3 p = linear_momentum(world, 1);
@@ -62,10 +62,10 @@ static void two_boxes_come_to_rest_stacked(void)
 }
 
 /// Ten soft cubes stacked with 1 cm gaps settle into a column without passing through each
-/// other: at the eight substeps per 60 Hz step that a column of ten needs (README), each stays
+/// other: at the eight substeps per 60 Hz step that a column of ten needs (docs/contact.md), each stays
 /// above the one below for 2 s, and overlaps stay below 5% of the radius once the column has
 /// settled (after 1 s). (A column this tall topples later on: the averaged contact response
-/// does not conserve momentum exactly, see README.)
+/// does not conserve momentum exactly, see docs/contact.md.)
 static void stack_of_ten_soft_cubes_settles(void)
 {
     char json[8192];
@@ -93,7 +93,7 @@ static void stack_of_ten_soft_cubes_settles(void)
     sm_world_destroy(world);
 }
 
-/// A box thrown at 20 m/s at another does not pass through it at the substeps the README's rule
+/// A box thrown at 20 m/s at another does not pass through it at the substeps docs/contact.md's rule
 /// gives (a particle may travel at most its radius per solver step: 20 m/s x 1/60 s over a
 /// radius of 1/12 m is 4 substeps): its centre never reaches the target's.
 static void fast_object_does_not_tunnel(void)

@@ -303,7 +303,7 @@ static void the_duck_cut_gives_two_closed_meshes(void)
                "duck: %.3f m; lattice spacing 0.1 m)\n",
                sm_world_backend_name(world), farthest[0], farthest[1]);
         // (the pieces' grids make some small clusters, whose linear fits carry a vertex bound to them
-        // farther off than the whole duck's large ones do: README "Cutting")
+        // farther off than the whole duck's large ones do: docs/cutting.md)
         ENSURE(farthest[1] < 0.25 && farthest[0] < 0.5);
         sm_world_destroy(world), sm_world_destroy(whole);
     }

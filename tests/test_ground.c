@@ -1,4 +1,4 @@
-/* The ground plane (README step 9) and the pusher (step 9b). */
+/* The ground plane (docs/algorithm.md step 9) and the pusher (step 9b). */
 #include "math3.h"
 #include "support.h"
 

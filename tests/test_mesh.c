@@ -717,7 +717,7 @@ static void empty_and_non_mesh_files_fail(void)
 /// and whose vertices are finite: none crashes, hangs or reads out of bounds (under the
 /// sanitizers, tests/sanitize). XML and JSON formats (Collada, glTF) are left to assimp's readers:
 /// a mutated Collada file can make assimp 5.2 allocate gigabytes for half a minute before it
-/// fails with std::bad_alloc (README, "Meshes").
+/// fails with std::bad_alloc (README, "Guarantees").
 static void mutated_files_fail_cleanly_or_load_valid_meshes(void)
 {
     static const char *const sources[] = {"PLY/cube.ply", "PLY/cube_binary.ply", "OFF/Cube.off",

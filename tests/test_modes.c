@@ -1,4 +1,4 @@
-/* The deformation modes (paper sections 3.3, 4.1-4.3; algorithm.md step 3). */
+/* The deformation modes (paper sections 3.3, 4.1-4.3; docs/algorithm.md step 3). */
 #include "math3.h"
 #include "support.h"
 
@@ -94,7 +94,7 @@ static double spin_shape_error(double h, double omega)
 }
 
 /// With alpha = 1, x(t+h) = g(t) + h v(t): a spinning object keeps its shape up to terms of
-/// order (h omega)^2 (algorithm.md, "What is and is not guaranteed").
+/// order (h omega)^2 (docs/measured.md).
 static void rigid_spin_keeps_shape_to_second_order(void)
 {
     const double omega = 3.0;

@@ -1,4 +1,4 @@
-/* Free flight without gravity or ground: momentum (paper section 3.5; algorithm.md, "What is
+/* Free flight without gravity or ground: momentum (paper section 3.5; docs/algorithm.md, "What is
  * and is not guaranteed").
  *
  * Why one cluster conserves both momenta to round-off: the impulses are
@@ -20,8 +20,8 @@
 
 /// Scene text for an asymmetric random cloud of 40 points with random masses.
 /// `volume` is the scene's volume_preservation value: true, false or "scale". The deformation
-/// limit is at its largest, 10: where the limits act they do not conserve momentum (README,
-/// the time step, steps 3 and 8), and with the default 2 the quadratic limit acts in these
+/// limit is at its largest, 10: where the limits act they do not conserve momentum (docs/algorithm.md,
+/// steps 3 and 8), and with the default 2 the quadratic limit acts in these
 /// flights of disjoint clusters, whose motion grows (their kinetic energy grows 10 to 40 times
 /// over the 1,000 steps without the limits: the goals of clusters torn about feed it).
 static char *cloud_scene(int seed, const char *mode, const char *volume, const char *clusters)

@@ -239,8 +239,7 @@ static void make_draw(uint64_t seed, draw *d)
     const bool ground = chance(r, 0.75);
     d->objects = 1 + pick(r, MAX_OBJECTS);
     d->contact = d->objects > 1 && chance(r, 0.35);
-    // contact holds while particles move less than their radius per step (README, "Contact
-    // between objects"): piles fall from at most 7 m at up to 5 m/s, with h up to 1 ms
+    // contact holds while particles move less than their radius per step (docs/contact.md): piles fall from at most 7 m at up to 5 m/s, with h up to 1 ms
     d->h = log_uniform(r, 1e-4, d->contact ? 1e-3 : 1.0);
     d->colliders = ground && chance(r, 0.2);
     append(d, "{\"dt\": %.17g, \"substeps\": %d", d->h * d->substeps, d->substeps);
@@ -620,7 +619,7 @@ static outcome run_draw(const draw *d, sm_backend backend, bool verbose)
 
     // left alone (the plate is gone): restoring with the default stiffness (alpha 0.5, beta at
     // most 0.5), plastic flow off, volume by the nearest fit (the paper's scaling is unstable at
-    // rest with overlapping clusters, README), damped by a tenth of the velocity each step, in
+    // rest with overlapping clusters, docs/measured.md), damped by a tenth of the velocity each step, in
     // steps of at most 1/240 s (an object resting on the ground sags by about g h^2 / alpha
     // under its own weight; steps shorter than the draw's move its particles less than it did)
     const double settle_h = fmin(d->h, SETTLE_H);
@@ -656,7 +655,7 @@ static outcome run_draw(const draw *d, sm_backend backend, bool verbose)
             // objects held by fixed particles (they hang under gravity), clusters of too few
             // particles for their mode (their fit follows noise), and objects of several clusters
             // (they can come to rest in a deformed equilibrium, their clusters in disagreement,
-            // or keep moving: README; `soak ... report` counts them)
+            // or keep moving: docs/measured.md; `soak ... report` counts them)
             if (!(ratio <= SETTLE_FACTOR) && settle_checked(world, d, b->object)) out.unsettled = true;
         }
     }

@@ -1,5 +1,5 @@
-/* Rotation extraction, the symmetric pseudo-inverse and the volume projection (algorithm.md,
- * steps 2 and State; README, the time step, step 3). */
+/* Rotation extraction, the symmetric pseudo-inverse and the volume projection (docs/algorithm.md,
+ * steps 2 and State; docs/algorithm.md, step 3). */
 #include "math3.h"
 #include "support.h"
 
@@ -172,7 +172,7 @@ static double metric_distance(sm_mat3 x, sm_mat3 a, sm_mat3 w)
     return p.m[0][0] + p.m[1][1] + p.m[2][2];
 }
 
-/// Volume preservation (README, the time step, step 3): A' has determinant 1 and is the nearest
+/// Volume preservation (docs/algorithm.md, step 3): A' has determinant 1 and is the nearest
 /// such matrix to A in the cluster's mass-weighted metric: no nearby matrix of determinant 1 is
 /// closer. Fits from squashed to 1e-4 of the volume up to stretched 125 times, anisotropic
 /// clusters (moments spread 100 times), and the Newton steps' bisection fallback among them.

@@ -1,4 +1,4 @@
-/* Stability (paper sections 3.4 and 5; algorithm.md, "What is and is not guaranteed"). */
+/* Stability (paper sections 3.4 and 5; docs/measured.md). */
 #include "math3.h"
 #include "support.h"
 

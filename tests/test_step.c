@@ -1,4 +1,4 @@
-/* The smaller terms of the step (algorithm.md steps 6-8, substeps, tau, fixed particles) and
+/* The smaller terms of the step (docs/algorithm.md steps 6-8, substeps, tau, fixed particles) and
  * the invariance of the whole step under a change of units. */
 #include "math3.h"
 #include "support.h"

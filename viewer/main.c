@@ -918,7 +918,7 @@ static float *put_line(float *out, sm_vec3 a, sm_vec3 b, const float rgb[3])
 
 static sm_vec3 along(sm_vec3 p, sm_vec3 d, double s) { return (sm_vec3){p.x + s * d.x, p.y + s * d.y, p.z + s * d.z}; }
 
-/// The scissors under the cursor, translucent over the scene (README "Mouse and keys"): two
+/// The scissors under the cursor, translucent over the scene (docs/viewer.md, "The scissors"): two
 /// blades from the apex on the plane facing the camera, open 12 degrees each side of the cut's
 /// line and outlined, closed (and gold) for a few frames after a click; the ring handles behind
 /// the apex; a faint line along the cut and a faint circle of the blades' reach.

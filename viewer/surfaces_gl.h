@@ -1,4 +1,4 @@
-/* The skinned surfaces' GL buffers (README "Skinned surfaces"): positions and normals of every
+/* The skinned surfaces' GL buffers (docs/viewer.md, "Skinned surfaces and colliders"): positions and normals of every
  * surface vertex of the world (float4 each, the layout of sm_world_get_float4()), a static colour
  * per vertex (its object's palette colour) and one element buffer of all objects' triangles in
  * world vertex indices. They reach GL each frame by the particles' path: shared with OpenCL and

@@ -1,4 +1,4 @@
-/* Cluster set-up: overlapping grid regions (paper section 4.4, rules in algorithm.md), the
+/* Cluster set-up: overlapping grid regions (paper section 4.4, rules in docs/algorithm.md), the
  * rest data of each cluster, and the inverse particle-to-membership map. */
 #include "math3.h"
 #include "world.h"

@@ -135,6 +135,11 @@ sm_result sm_world_get_contact_stats(const sm_world *world, sm_contact_stats *ou
     sm_grid *grid = &((sm_world *)world)->grid;
     const sm_vec3 *position = (const sm_vec3 *)xyz;
     sm_grid_build(grid, position, world->radius, n);
+    int32_t *overlaps = calloc((size_t)n, sizeof *overlaps); // per particle, for the contacts dropped
+    if (!overlaps) {
+        result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory measuring the contacts of %d particles", n);
+        goto done;
+    }
     double sum_ratio = 0.0;
     for (int32_t i = 0; i < n; i++) {
         if (grid->cell[4 * i + 3] < 0) continue;
@@ -148,6 +153,7 @@ sm_result sm_world_get_contact_stats(const sm_world *world, sm_contact_stats *ou
                 if (!(depth > 0.0)) continue;
                 const double ratio = depth / fmin(world->radius[i], world->radius[j]);
                 out->pairs++;
+                overlaps[i]++, overlaps[j]++;
                 out->max_depth = fmax(out->max_depth, depth);
                 out->max_depth_ratio = fmax(out->max_depth_ratio, ratio);
                 sum_ratio += ratio;
@@ -155,6 +161,9 @@ sm_result sm_world_get_contact_stats(const sm_world *world, sm_contact_stats *ou
         }
     }
     if (out->pairs > 0) out->mean_depth_ratio = sum_ratio / (double)out->pairs;
+    for (int32_t i = 0; i < n; i++)
+        if (!world->fixed[i] && overlaps[i] > SM_CONTACTS_PER_PARTICLE) out->dropped += overlaps[i] - SM_CONTACTS_PER_PARTICLE;
+    free(overlaps);
 done:
     free(xyz);
     return result;

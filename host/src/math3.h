@@ -134,7 +134,7 @@ void sm_metric_roots(const double *mqq, sm_mat3 *root, sm_mat3 *root_inv);
 /// S G_lq (3x6) refits the quadratic block after the linear one changed: [Q M] += (A' - A) C.
 void sm_quadratic_volume_metric(const double *g, sm_mat3 *root, sm_mat3 *root_inv, double coupling[3][6]);
 
-/// Volume preservation (algorithm.md step 3): the matrix A' with det A' = 1 nearest to `a` in
+/// Volume preservation (docs/algorithm.md step 3): the matrix A' with det A' = 1 nearest to `a` in
 /// the cluster's mass-weighted metric, sum m |(A' - A) q|^2, given the roots of that metric
 /// (sm_metric_roots). `det` is det(a), which must be > 0.
 sm_mat3 sm_volume_projection(sm_mat3 a, double det, sm_mat3 root, sm_mat3 root_inv);

@@ -71,7 +71,7 @@ static void quiet_log(sm_log_level level, const char *message, void *user)
 
 /* ---- The floor: bytes a step must move, over the copy bandwidth ----------------------------- */
 
-/// Bytes the shape-matching passes (1-4 of the README's step, and the ground) read and write per
+/// Bytes the shape-matching passes (1-4 of docs/algorithm.md, and the ground) read and write per
 /// solver step in this layout, each array element touched once per pass that uses it: per
 /// membership its CSR entries, rest offset (and quadratic weights) and its particle's position
 /// pair, twice (moments, then blending); per cluster its record, rest data and step state; per

@@ -669,8 +669,8 @@ static int command_run(int argc, char **argv)
            sm_world_backend_name(world));
     if (on_device) printf(" device=\"%s\"", sm_world_device_name(world));
     if (contact.pairs >= 0)
-        printf(" contacts=%lld max_depth_ratio=%.4f mean_depth_ratio=%.4f", (long long)contact.pairs, contact.max_depth_ratio,
-               contact.mean_depth_ratio);
+        printf(" contacts=%lld max_depth_ratio=%.4f mean_depth_ratio=%.4f dropped_contacts=%lld", (long long)contact.pairs,
+               contact.max_depth_ratio, contact.mean_depth_ratio, (long long)contact.dropped);
     printf("\n");
 
 done:

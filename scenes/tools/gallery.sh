@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Renders each scene of scenes/paper/ headlessly with shapematch-view (under Xvfb) into
-# docs/gallery/NAME.png, the pictures the README shows. Run from anywhere after building:
+# docs/gallery/NAME.png, the pictures docs/figures.md shows. Run from anywhere after building:
 #   scenes/tools/gallery.sh [BUILD_DIR]      (default: build)
 # Needs xvfb-run (apt-get install xvfb xauth). Each picture is the frame after the number of
 # time steps below, chosen for what the figure shows.

@@ -261,7 +261,7 @@ def write_scene(path, objects, figure):
         % (what, TARGET_OBJECTS, TARGET_CLUSTERS, TARGET_PARTICLES, {3: "three", 4: "four", 5: "five"}.get(LAYERS, LAYERS)),
         "dt": 1.0 / 60.0,
         # contact needs substeps: a heavy pile pushes more through a contact in one solver step
-        # than two sweeps remove at 60 Hz (see the README's contact section)
+        # than two sweeps remove at 60 Hz (see docs/contact.md)
         "substeps": 3,
         "steps": 600,
         "gravity": [0, -9.81, 0],

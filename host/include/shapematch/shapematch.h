@@ -280,8 +280,8 @@ typedef struct sm_shape {
     sm_mesh_particles mesh_particles; ///< mesh: default SM_MESH_PARTICLES_VERTICES
 } sm_shape;
 
-/// A triangle surface drawn over an object and moved by its clusters (README "Skinned
-/// surfaces"): each vertex is bound, at creation, to the clusters of the particle nearest to it
+/// A triangle surface drawn over an object and moved by its clusters (docs/algorithm.md
+/// step 11): each vertex is bound, at creation, to the clusters of the particle nearest to it
 /// at rest, with its offset from each cluster's rest centre; after every sm_world_step() it is
 /// placed at the mean over those clusters of T q~ + c, with T the cluster's goal transform of the
 /// last step, q~ the quadratic terms of its plastic rest offset S_p (v0 - x0_cm) and c the
@@ -361,8 +361,8 @@ typedef struct sm_object_def {
     sm_cap cap;                ///< default off
     /// The deformation limit s, in [1, 10], default 2: each cluster's goal transform has its
     /// principal stretches clamped to [1/s, s] and its quadratic part to s - 1 times the
-    /// cluster's size, and a plastic rest shape its stretches to [1/s, s] (the README's time
-    /// step, step 3). It bounds every object's deformation whatever the other parameters; a
+    /// cluster's size, and a plastic rest shape its stretches to [1/s, s] (docs/algorithm.md,
+    /// step 3). It bounds every object's deformation whatever the other parameters; a
     /// goal within the limit is not changed. 1 makes the goals rigid.
     double strain_limit;
     double damping;            ///< velocity damping, 1/s, default 0
@@ -379,7 +379,7 @@ SM_API sm_object_def sm_object_def_default(void);
 
 /// Adds an object; its particles are appended after those already in the world, in the
 /// shape's own order. *out_object (may be NULL) receives its index. On OpenCL, whose kernels
-/// compute in float, values beyond the float range (3.4e38) are refused (README "Float range").
+/// compute in float, values beyond the float range (3.4e38) are refused (docs/opencl.md, "Float range").
 SM_API sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t *out_object);
 
 /* ---- Stepping ---------------------------------------------------------------------- */
@@ -552,7 +552,14 @@ typedef struct sm_contact_stats {
     /// The largest overlap relative to the smaller radius of its pair (0.05: 5% of the radius)
     double max_depth_ratio;
     double mean_depth_ratio; ///< the mean of depth / smaller radius over the overlapping pairs
+    /// Contacts a sweep leaves out: a particle takes at most SM_CONTACTS_PER_PARTICLE contacts
+    /// (its nearest, ties by index), so each particle's work stays bounded however many particles
+    /// are piled onto one point; the sum over the particles of their overlaps beyond that
+    int64_t dropped;
 } sm_contact_stats;
+
+/// The most contacts a particle takes in a sweep (sm_contact_stats.dropped).
+#define SM_CONTACTS_PER_PARTICLE 32
 
 /// Measures the overlaps of the current positions (on OpenCL, reads the positions back). A
 /// world without collisions reports no pairs.
@@ -594,7 +601,7 @@ SM_API sm_result sm_world_reset_object(sm_world *world, int32_t object);
 /// A target's stiffness that pins its particle to the target (kinematic) instead of pulling it.
 #define SM_TARGET_PIN (-1.0)
 
-/// Sets the kinematic target of one particle (README step 6a), m, for the following steps.
+/// Sets the kinematic target of one particle (docs/algorithm.md step 6a), m, for the following steps.
 /// `stiffness` > 0, N/m: a spring force stiffness (target - x) at the start of each step is added
 /// to the particle's external force (explicit: keep stiffness h^2 / mass well below 1);
 /// SM_TARGET_PIN: after the integration the particle is placed on the target, with velocity
@@ -630,8 +637,8 @@ SM_API sm_result sm_world_get_object_params(const sm_world *world, int32_t objec
 SM_API sm_result sm_world_set_object_params(sm_world *world, int32_t object, const sm_object_params *params);
 
 /// A sphere that particles cannot enter, moved by the caller every step: the viewer's push tool
-/// (Henriques & Wuensche 2007, 3.2). Applied after the ground (step 9b of the README's time
-/// step): a free particle inside is put on the sphere's surface along the line from the centre,
+/// (Henriques & Wuensche 2007, 3.2). Applied after the ground (docs/algorithm.md
+/// step 9b): a free particle inside is put on the sphere's surface along the line from the centre,
 /// and its velocity relative to the sphere loses its inward normal part.
 typedef struct sm_pusher {
     bool enabled;     ///< default false
@@ -665,7 +672,7 @@ typedef struct sm_cut_info {
     int32_t open_loops;        ///< boundary chains of an open surface along the plane, left unsealed
 } sm_cut_info;
 
-/// Cuts object `object` in two along `plane` (Henriques & Wuensche 2007, 3.3; README "Cutting").
+/// Cuts object `object` in two along `plane` (Henriques & Wuensche 2007, 3.3; docs/cutting.md).
 /// A particle goes to the side its current position lies on (front: dot(x - point, normal) > 0).
 /// No particle moves: each keeps its index, and with it its position, velocity, rest position,
 /// force, target and fixed flag, in every host array and device buffer, across any number of
@@ -718,7 +725,7 @@ typedef struct sm_motion {
     double phase;            ///< sinusoidal: degrees
 } sm_motion;
 
-/// A static or kinematic solid that particles cannot enter (README step 9a). A particle found
+/// A static or kinematic solid that particles cannot enter (docs/algorithm.md step 9a). A particle found
 /// inside after the ground is moved out along the shortest way (the plane's normal, the line from
 /// the sphere's centre, the box's nearest face), the inward part of its velocity relative to the
 /// collider is reflected with `restitution`, and its tangential relative velocity is reduced by

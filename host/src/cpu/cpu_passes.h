@@ -1,4 +1,4 @@
-/* The CPU reference: the step of algorithm.md as plain loops in double precision, one
+/* The CPU reference: the step of docs/algorithm.md as plain loops in double precision, one
  * function per pass in pipeline order (each in the file of the same number). */
 #ifndef SM_CPU_PASSES_H
 #define SM_CPU_PASSES_H
