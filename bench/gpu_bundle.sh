@@ -2,7 +2,8 @@
 # Packs what bench/gpu.sh needs for a GPU machine on which nothing can be installed (no apt, no
 # network): builds shapematch and shapematch-view (Release) here, then copies them and the shared
 # libraries they need beyond glibc into .gpu/ (git-ignored), with the GL dispatch libraries
-# (libglvnd's EGL and GL, as Debian packages to unpack there) under .gpu/debs/.
+# (libglvnd's EGL and GL, as Debian packages to unpack there) under .gpu/debs/, and the test
+# programs test_opencl and test_cut of build/ when they are built.
 #   bench/gpu_bundle.sh            then, on the GPU machine, from a copy of the tree with .gpu/:
 #   bench/gpu_device.sh OUT_DIR    sets up NVIDIA's OpenCL and EGL, runs bench/gpu.sh into OUT_DIR
 set -euo pipefail
@@ -13,6 +14,11 @@ cmake --build build-bundle -j "$(nproc)" --target shapematch_tool shapematch_vie
 rm -rf .gpu
 mkdir -p .gpu/bin .gpu/lib .gpu/debs
 cp build-bundle/shapematch build-bundle/shapematch-view .gpu/bin/
+# the device-side checks, when the test build has them: each pass and step against the CPU
+# reference, and contact, on the GPU (bench/gpu_device.sh runs them)
+for test in test_opencl test_cut; do
+    [ -x "build/tests/$test" ] && cp "build/tests/$test" .gpu/bin/ && cp -L build/host/libshapematch.so.0 .gpu/lib/
+done
 # every library the programs load but glibc, the C++ runtime and zlib (a GPU machine has its own,
 # newer ones, which its driver may need)
 ldd build-bundle/shapematch build-bundle/shapematch-view | awk '/=> \// {print $3}' | sort -u |

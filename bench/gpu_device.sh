@@ -29,4 +29,11 @@ for f in /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json /usr/share/gl
     fi
 done
 export SM_CACHE_DIR=${SM_CACHE_DIR:-/tmp/sm-cache}
+# the bundled checks first (their verdict in OUT_DIR/tests.txt; a failure does not stop the figures)
+for test in test_opencl test_cut; do
+    [ -x ".gpu/bin/$test" ] || continue
+    echo "gpu_device.sh: $test" | tee -a "$out/tests.txt"
+    SM_DEVICE=${SM_DEVICE:-0} ".gpu/bin/$test" >> "$out/tests.txt" 2>&1 && echo "gpu_device.sh: $test passed" | tee -a "$out/tests.txt" ||
+        echo "gpu_device.sh: $test FAILED" | tee -a "$out/tests.txt"
+done
 SM_TOOL=.gpu/bin/shapematch SM_VIEW=.gpu/bin/shapematch-view bench/gpu.sh "$out"
