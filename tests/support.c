@@ -6,12 +6,30 @@
 
 int sm_test_failures = 0;
 
+sm_backend sm_test_backend = SM_BACKEND_CPU;
+
 int sm_test_main(int argc, char **argv, const sm_test_case *tests, int count)
 {
+    // --backend cpu|opencl: the backend of world_from_json() (the physics suites run on both)
+    int names = 0;
+    for (int a = 1; a < argc; a++) {
+        if (strcmp(argv[a], "--backend") == 0 && a + 1 < argc) {
+            const char *b = argv[++a];
+            if (strcmp(b, "cpu") != 0 && strcmp(b, "opencl") != 0) {
+                fprintf(stderr, "--backend must be cpu or opencl, got '%s'\n", b);
+                return 2;
+            }
+            sm_test_backend = strcmp(b, "opencl") == 0 ? SM_BACKEND_OPENCL : SM_BACKEND_CPU;
+            argv[a - 1] = argv[a] = NULL;
+        } else {
+            names++;
+        }
+    }
+    if (sm_test_backend == SM_BACKEND_OPENCL) printf("(worlds on OpenCL)\n");
     int ran = 0;
     for (int t = 0; t < count; t++) {
-        bool selected = argc < 2;
-        for (int a = 1; a < argc; a++) selected = selected || strcmp(argv[a], tests[t].name) == 0;
+        bool selected = names == 0;
+        for (int a = 1; a < argc; a++) selected = selected || (argv[a] && strcmp(argv[a], tests[t].name) == 0);
         if (!selected) continue;
         int before = sm_test_failures;
         tests[t].run();
@@ -65,7 +83,15 @@ sm_result create_world(const sm_scene *scene, sm_backend backend, sm_world **out
     return sm_scene_create_world(scene, &def, out);
 }
 
-sm_world *world_from_json(const char *json) { return world_from_json_on(json, SM_BACKEND_CPU); }
+double tolerance_exact(void) { return sm_test_backend == SM_BACKEND_OPENCL ? 2e-5 : 1e-12; }
+
+double tolerance(double cpu, double opencl) { return sm_test_backend == SM_BACKEND_OPENCL ? opencl : cpu; }
+
+double tolerance_hold(void) { return sm_test_backend == SM_BACKEND_OPENCL ? 1e-12 : 0.0; }
+
+double tolerance_drift(void) { return sm_test_backend == SM_BACKEND_OPENCL ? 2e-3 : 1e-10; }
+
+sm_world *world_from_json(const char *json) { return world_from_json_on(json, sm_test_backend); }
 
 uint64_t state_hash(const sm_world *world)
 {

@@ -20,8 +20,24 @@ sm_mat3 rng_rotation(rng *r);
 
 /// Creates the world of a scene on `backend`.
 sm_result create_world(const sm_scene *scene, sm_backend backend, sm_world **out);
-/// Builds a world from scene JSON on the CPU reference; returns NULL (and counts a failure) if
-/// it does not load.
+/// The backend of world_from_json(): the CPU reference unless the suite runs with
+/// `--backend opencl` (the physics suites run once on each, `ctest -L cpu` / `-L opencl`).
+extern sm_backend sm_test_backend;
+/// The tolerances that differ between the backends, in one place (the CPU reference computes in
+/// double, the OpenCL kernels in float):
+/// - a claim exact up to a step's round-off (rigid goals, affine and quadratic fits, det = 1):
+///   1e-12 in double, 2e-5 in float;
+double tolerance_exact(void);
+/// - the drift of a conserved quantity over a run of up to 1,000 steps, relative: 1e-10 in
+///   double, 2e-3 in float.
+double tolerance_drift(void);
+/// - where a fixed particle stays, m: exactly (0) in double; on OpenCL a position is a pair of
+///   floats, read back within 1e-12 of the double it was set from;
+double tolerance_hold(void);
+/// - any other claim whose tolerance depends on the precision: `cpu` in double, `opencl` in float.
+double tolerance(double cpu, double opencl);
+/// Builds a world from scene JSON on sm_test_backend; returns NULL (and counts a failure) if it
+/// does not load.
 sm_world *world_from_json(const char *json);
 
 /// Positions, velocities, rest positions or masses of the whole world (malloc'd).

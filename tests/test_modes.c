@@ -64,10 +64,10 @@ static void rigid_goals_are_a_rigid_motion(void)
     }
     printf("  worst goal distance error %.3g, signed volume error %.3g, |T^T T - I| %.3g\n", worst_distance, worst_volume,
            worst_orth);
-    ENSURE_SMALL(worst_distance, 1e-12);
-    ENSURE_SMALL(worst_volume, 1e-12);
-    ENSURE_SMALL(worst_orth, 1e-12);
-    ENSURE_SMALL(worst_det, 1e-12);
+    ENSURE_SMALL(worst_distance, tolerance_exact());
+    ENSURE_SMALL(worst_volume, tolerance_exact());
+    ENSURE_SMALL(worst_orth, tolerance_exact());
+    ENSURE_SMALL(worst_det, tolerance_exact());
     free(rest), free(x), free(g);
     sm_world_destroy(world);
 }
@@ -227,8 +227,8 @@ static void linear_volume_preservation_gives_unit_det(void)
         }
     }
     printf("  worst |det T - 1| %.3g; inverted matches: worst |T - R| %.3g\n", worst, worst_inverted);
-    ENSURE_SMALL(worst, 1e-12);
-    ENSURE_SMALL(worst_inverted, 1e-12);
+    ENSURE_SMALL(worst, tolerance_exact());
+    ENSURE_SMALL(worst_inverted, tolerance_exact());
     sm_world_destroy(world);
 }
 
@@ -280,8 +280,8 @@ static void quadratic_mode_reproduces_quadratic_deformations(void)
     check_reproduced(world, bend, &worst_position, &worst_goal);
     check_reproduced(world, twist, &worst_position, &worst_goal);
     printf("  quadratic: worst |x(t+h) - x(t)| %.3g, |g - x| %.3g\n", worst_position, worst_goal);
-    ENSURE_SMALL(worst_position, 1e-12);
-    ENSURE_SMALL(worst_goal, 1e-12);
+    ENSURE_SMALL(worst_position, tolerance_exact());
+    ENSURE_SMALL(worst_goal, tolerance_exact());
     sm_world_destroy(world);
 }
 
@@ -304,8 +304,8 @@ static void linear_mode_reproduces_affine_deformations(void)
         check_reproduced(world, map, &worst_position, &worst_goal);
     }
     printf("  affine: worst |x(t+h) - x(t)| %.3g, |g - x| %.3g\n", worst_position, worst_goal);
-    ENSURE_SMALL(worst_position, 1e-12);
-    ENSURE_SMALL(worst_goal, 1e-12);
+    ENSURE_SMALL(worst_position, tolerance_exact());
+    ENSURE_SMALL(worst_goal, tolerance_exact());
     sm_world_destroy(world);
 }
 
@@ -341,7 +341,7 @@ static void cap_bounds_the_linear_block(void)
     printf("  largest ||A'||_F^2 %.4f (bound %.4f); |A' - R| at a stretch of 1e11: %.3g\n", worst, bound, last_distance_to_r);
     ENSURE(worst < bound);
     ENSURE(worst > 5.0); // documents that the blend itself can pass `hard`
-    ENSURE_SMALL(worst_untouched, 1e-12);
+    ENSURE_SMALL(worst_untouched, tolerance_exact());
     ENSURE_SMALL(last_distance_to_r, 1e-9);
     sm_world_destroy(world);
 }

@@ -15,7 +15,7 @@ static sm_world *paper_world(const char *name, sm_scene **out_scene)
     sm_scene *scene = NULL;
     sm_world *world = NULL;
     ENSURE_OK(sm_scene_load_file(path, &scene));
-    if (scene) ENSURE_OK(create_world(scene, SM_BACKEND_CPU, &world));
+    if (scene) ENSURE_OK(create_world(scene, sm_test_backend, &world));
     if (world && out_scene) *out_scene = scene;
     else sm_scene_destroy(scene);
     return world;
@@ -142,7 +142,7 @@ static void squeezed_duck_recovers(void)
     }
     ENSURE(!world_has_nan(world));
     printf("  duck %.3f m high at rest, %.3f m squeezed (%.1f%%)\n", height0, squeezed, 100.0 * squeezed / height0);
-    ENSURE(squeezed <= 0.1 * height0 + 1e-9);
+    ENSURE(squeezed <= 0.1 * height0 + tolerance(1e-9, 1e-6)); // (the plate holds it at 10%)
     double rms = INFINITY;
     int32_t recovered_at = -1;
     for (int32_t s = 1; s <= 300; s++) {

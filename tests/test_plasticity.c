@@ -66,16 +66,17 @@ static void pressed_cube_keeps_plastic_deformation(void)
         for (int vp = 0; vp < 2; vp++) {
             pressed plastic = press_and_release(modes[m], true, vp);
             pressed elastic = press_and_release(modes[m], false, vp);
-            printf("  %-9s volume preservation %-3s: plastic height %.3f (|det S_p - 1| %.2g, ||S_p - I|| %.3f), elastic height %.5f\n",
-                   modes[m], vp ? "on" : "off", plastic.height, plastic.det_error, plastic.strain, elastic.height);
+            printf("  %-9s volume preservation %-3s: plastic height %.3f (|det S_p - 1| %.2g, ||S_p - I|| %.3f), elastic height "
+                   "%.5f; largest speeds at the end %.2g and %.2g m/s\n", modes[m], vp ? "on" : "off", plastic.height,
+                   plastic.det_error, plastic.strain, elastic.height, plastic.speed, elastic.speed);
             ENSURE(plastic.height < 0.8);
-            ENSURE(plastic.speed < 1e-6);
-            ENSURE_SMALL(plastic.det_error, 1e-12);
+            ENSURE(plastic.speed < tolerance(1e-6, 5e-5)); // (float: its rest jitters by round-off / h)
+            ENSURE_SMALL(plastic.det_error, tolerance_exact());
             ENSURE(plastic.strain > 0.05); // beyond yield
             ENSURE(plastic.strain <= max + 0.5 * max * max * max);
 
             ENSURE_SMALL(elastic.height - 1.0, 0.01);
-            ENSURE(elastic.speed < 1e-6);
+            ENSURE(elastic.speed < tolerance(1e-6, 5e-5));
         }
 }
 
@@ -109,7 +110,7 @@ static void plastic_state_stays_bounded_under_crushing(void)
     printf("  crushed: worst |det S_p - 1| %.3g, largest ||S_p - I|| %.4f (max 0.5, bound %.4f)\n", worst_det, worst_strain,
            0.5 + 0.5 * 0.125);
     ENSURE(!world_has_nan(world));
-    ENSURE_SMALL(worst_det, 1e-12);
+    ENSURE_SMALL(worst_det, tolerance_exact());
     ENSURE(worst_strain > 0.5); // the normalisation does push past max
     ENSURE(worst_strain <= 0.5 + 0.5 * 0.5 * 0.5 * 0.5);
     sm_world_destroy(world);
