@@ -779,6 +779,59 @@ static sm_result check_state(sm_world *world)
                    cluster_stretch(world, c), world->objects[object].strain_limit, steps, world->time, extent);
 }
 
+bool sm_pass_runs(const sm_world *world, sm_pass pass)
+{
+    switch (pass) {
+    case SM_PASS_COLLISION_GRID:
+    case SM_PASS_COLLIDE: return world->grid.colliding > 0;
+    case SM_PASS_GROUND: return world->def.ground.enabled || world->pusher.enabled || world->collider_count > 0;
+    case SM_PASS_PLASTICITY:
+        for (int32_t o = 0; o < world->object_count; o++)
+            if (world->objects[o].plasticity.enabled) return true;
+        return false;
+    case SM_PASS_SKIN: return world->surface_vertex_count > 0;
+    default: return true;
+    }
+}
+
+sm_result sm_world_run_passes(sm_world *world, double h, int32_t substeps, const sm_pass_runner *runner)
+{
+    sm_result result = SM_OK;
+    for (int32_t s = 0; s < substeps && result == SM_OK; s++) {
+        for (int p = 0; p < SM_PASS_COUNT && result == SM_OK; p++)
+            if (p != SM_PASS_SKIN && sm_pass_runs(world, (sm_pass)p)) result = runner->run(world, (sm_pass)p, h, s);
+        world->time += h;
+        world->profile.steps++;
+        if (runner->substep_done) runner->substep_done(world, result == SM_OK);
+    }
+    if (result == SM_OK && sm_pass_runs(world, SM_PASS_SKIN)) { // once per call, after its solver steps
+        result = runner->run(world, SM_PASS_SKIN, h, substeps - 1);
+        if (runner->substep_done) runner->substep_done(world, result == SM_OK);
+    }
+    return result;
+}
+
+/// The CPU reference's pass `pass`, timed into the profile.
+static sm_result cpu_run_pass(sm_world *world, sm_pass pass, double h, int32_t substep)
+{
+    (void)substep;
+    const double t0 = now_ms();
+    switch (pass) {
+    case SM_PASS_CLUSTER_MOMENTS: sm_cpu_cluster_moments(world); break;
+    case SM_PASS_ROTATION: sm_cpu_rotation(world); break;
+    case SM_PASS_GOAL_TRANSFORM: sm_cpu_goal_transform(world); break;
+    case SM_PASS_BLEND_INTEGRATE: sm_cpu_blend_integrate(world, h); break;
+    case SM_PASS_COLLISION_GRID: sm_cpu_collision_grid(world); break;
+    case SM_PASS_COLLIDE: sm_cpu_collide(world, h); break;
+    case SM_PASS_GROUND: sm_cpu_ground(world, h); break;
+    case SM_PASS_PLASTICITY: sm_cpu_plasticity(world, h); break;
+    case SM_PASS_SKIN: sm_cpu_skin(world); break;
+    case SM_PASS_COUNT: break;
+    }
+    world->profile.pass_ms[pass] += now_ms() - t0;
+    return SM_OK;
+}
+
 sm_result sm_world_step(sm_world *world, double dt, int32_t substeps)
 {
     double h = 0.0;
@@ -789,36 +842,11 @@ sm_result sm_world_step(sm_world *world, double dt, int32_t substeps)
         result = sm_cl_step(world, h, substeps);
         return result == SM_OK && check ? check_state(world) : result;
     }
-    double *ms = world->profile.pass_ms;
-    const bool collide = world->grid.colliding > 0;
     const double start = now_ms();
-    for (int32_t s = 0; s < substeps; s++) {
-        for (int p = 0; p < SM_PASS_COUNT; p++) {
-            const double t0 = now_ms();
-            switch ((sm_pass)p) {
-            case SM_PASS_CLUSTER_MOMENTS: sm_cpu_cluster_moments(world); break;
-            case SM_PASS_ROTATION: sm_cpu_rotation(world); break;
-            case SM_PASS_GOAL_TRANSFORM: sm_cpu_goal_transform(world); break;
-            case SM_PASS_BLEND_INTEGRATE: sm_cpu_blend_integrate(world, h); break;
-            case SM_PASS_COLLISION_GRID: if (collide) sm_cpu_collision_grid(world); break;
-            case SM_PASS_COLLIDE: if (collide) sm_cpu_collide(world, h); break;
-            case SM_PASS_GROUND: sm_cpu_ground(world, h); break;
-            case SM_PASS_PLASTICITY: sm_cpu_plasticity(world, h); break;
-            case SM_PASS_SKIN: // once per call, below
-            case SM_PASS_COUNT: break;
-            }
-            ms[p] += now_ms() - t0;
-        }
-        world->time += h;
-        world->profile.steps++;
-    }
-    if (world->surface_vertex_count > 0) {
-        const double t0 = now_ms();
-        sm_cpu_skin(world);
-        ms[SM_PASS_SKIN] += now_ms() - t0;
-    }
+    static const sm_pass_runner cpu = {cpu_run_pass, NULL};
+    result = sm_world_run_passes(world, h, substeps, &cpu);
     world->profile.step_ms += now_ms() - start;
-    return check ? check_state(world) : SM_OK;
+    return result == SM_OK && check ? check_state(world) : result;
 }
 
 sm_profile sm_world_get_profile(const sm_world *world)

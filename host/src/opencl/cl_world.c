@@ -1130,15 +1130,6 @@ sm_result sm_cl_prepare(sm_world *world)
 }
 
 /// Whether pass `pass` has work in this world.
-static bool pass_needed(const sm_world *world, sm_pass pass)
-{
-    if (pass == SM_PASS_GROUND) return world->def.ground.enabled || world->pusher.enabled || world->collider_count > 0;
-    if (pass == SM_PASS_COLLISION_GRID || pass == SM_PASS_COLLIDE) return world->grid.colliding > 0;
-    if (pass == SM_PASS_PLASTICITY) return world->cl->any_plastic;
-    if (pass == SM_PASS_SKIN) return false; // once per sm_cl_step(), after its steps
-    return true;
-}
-
 /// Releases the events kept while profiling; with `add`, first waits for each command and adds
 /// its device time to its pass.
 static void collect_events(sm_world *world, bool add)
@@ -1153,6 +1144,14 @@ static void collect_events(sm_world *world, bool add)
         clReleaseEvent(cl->events[e]);
     }
     cl->event_count = 0;
+}
+
+/// The device's pass `pass` of solver step `substep`, enqueued (the core's scheduler picks them:
+/// sm_world_run_passes()).
+static sm_result enqueue_pass(sm_world *world, sm_pass pass, double h, int32_t substep)
+{
+    world->cl->substep = substep; // (which of the colliders' states the ground pass reads)
+    return sm_cl_enqueue_pass(world, pass, (float)h);
 }
 
 /// Checks that the caller's input buffer `input` (may be NULL) still holds a float4 per particle.
@@ -1187,20 +1186,8 @@ sm_result sm_cl_step_events(sm_world *world, double h, int32_t substeps, cl_uint
         if (status != CL_SUCCESS) return sm_cl_fail("clEnqueueBarrierWithWaitList", status, __FILE__, __LINE__);
     }
     result = write_collider_states(world, h, substeps);
-    for (int32_t s = 0; s < substeps && result == SM_OK; s++) {
-        cl->substep = s;
-        for (int p = 0; p < SM_PASS_COUNT && result == SM_OK; p++) {
-            if (!pass_needed(world, (sm_pass)p)) continue;
-            result = sm_cl_enqueue_pass(world, (sm_pass)p, (float)h);
-        }
-        world->time += h;
-        world->profile.steps++;
-        collect_events(world, result == SM_OK);
-    }
-    if (result == SM_OK && world->surface_vertex_count > 0) {
-        result = sm_cl_enqueue_pass(world, SM_PASS_SKIN, (float)h);
-        collect_events(world, result == SM_OK);
-    }
+    static const sm_pass_runner device = {enqueue_pass, collect_events};
+    if (result == SM_OK) result = sm_world_run_passes(world, h, substeps, &device);
     // an event that completes with the step's last command
     if (result == SM_OK && out_event) {
         cl_int status = clEnqueueMarkerWithWaitList(cl->queue, 0, NULL, out_event);
