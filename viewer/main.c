@@ -7,6 +7,7 @@
 #include "camera.h"
 #include "headless.h"
 #include "native.h"
+#include "options.h"
 #include "particles_gl.h"
 #include "render.h"
 #include "script.h"
@@ -25,36 +26,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-
-static const char *usage =
-    "usage: shapematch-view SCENE [options]\n"
-    "\n"
-    "Runs SCENE (a JSON scene file) in a window. Press H in the window for the key bindings;\n"
-    "objects with a skinned surface show it instead of their particles (M: surfaces, particles, both);\n"
-    "the camera follows the objects to keep them in view (T: on, off).\n"
-    "\n"
-    "options:\n"
-    "  --frames N            simulate and draw N frames, one time step each, then exit\n"
-    "  --headless            draw without a window system, through EGL (a GPU's EGL device where\n"
-    "                        there is one): with --frames, on machines without X; the default\n"
-    "                        there when --frames is given and DISPLAY is not set\n"
-    "  --screenshot FILE     write the last frame drawn as a PNG\n"
-    "  --record DIR          write every frame as DIR/frame_00001.png, ...\n"
-    "  --script FILE         timed mouse and key events (format in viewer/script.h)\n"
-    "  --report FILE         at exit, write what happened as JSON: picks (when, where, where the\n"
-    "                        particle is at the end and at rest), springs, each object's\n"
-    "                        centre of mass and RMS radius at the start and end, and the mean\n"
-    "                        distance of its particles to their goals; the cuts, and the pieces\n"
-    "  --interop auto|on|off share the particle buffers between OpenCL and OpenGL (cl_khr_gl_sharing);\n"
-    "                        auto (default) uses it where the device offers it, else copies through\n"
-    "                        the host; on fails where it is not offered\n"
-    "  --backend NAME        opencl or cpu (default: opencl when a device is available)\n"
-    "  --device SEL          OpenCL device: index or part of the name (default: $SM_DEVICE, else\n"
-    "                        the first GPU, else the first device)\n"
-    "  --size WxH            window size in pixels, default 1280x720\n"
-    "  --colour MODE         object (default), cluster or strain (distance to the goal)\n"
-    "  --max-steps N         time steps per frame at most, default 4\n"
-    "  --help                show this text\n";
 
 static const char *help_text =
     "mouse\n"
@@ -75,19 +46,8 @@ static const char *help_text =
     "  SPACE  pause            N  single step (paused)          R  reset the scene\n"
     "  F      frame the scene  H  this help                     ESC  quit";
 
-typedef enum interop_mode { INTEROP_AUTO, INTEROP_ON, INTEROP_OFF } interop_mode;
-
 /// What is drawn of the objects that have a skinned surface (the others always show their particles).
 typedef enum draw_mode { DRAW_SURFACES, DRAW_PARTICLES, DRAW_BOTH, DRAW_MODE_COUNT } draw_mode;
-
-typedef struct options {
-    const char *scene, *screenshot, *record, *script, *report, *device;
-    int frames, width, height, max_steps;
-    bool headless;
-    interop_mode interop;
-    sm_backend backend;
-    view_colour colour;
-} options;
 
 /// One pick, for the report.
 typedef struct pick_record {
@@ -1131,91 +1091,6 @@ static bool write_report(viewer *v, const char *path)
 
 /* ---- Set-up --------------------------------------------------------------------------------- */
 
-static bool parse_int(const char *text, int lo, int *out)
-{
-    char *end = NULL;
-    long value = strtol(text, &end, 10);
-    if (end == text || *end != '\0' || value < lo || value > 1000000000) return false;
-    *out = (int)value;
-    return true;
-}
-
-/// Whether `arg` is an option that takes a value.
-static bool takes_value(const char *arg)
-{
-    static const char *names[] = {"--frames", "--screenshot", "--record", "--script", "--report", "--device", "--max-steps",
-                                  "--size", "--interop", "--backend", "--colour", "--color"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(arg, names[i]) == 0) return true;
-    return false;
-}
-
-/// Parses the command line; returns -1 to go on, else the exit code. The arguments it quotes
-/// in its errors are made printable (script_printable()).
-static int parse(int argc, char **argv, options *o)
-{
-    char shown[256];
-    *o = (options){.width = 1280, .height = 720, .max_steps = 4, .interop = INTEROP_AUTO, .backend = SM_BACKEND_DEFAULT};
-    for (int a = 1; a < argc; a++) {
-        const char *arg = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
-        bool ok = true, takes = true;
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (strcmp(arg, "--headless") == 0) {
-            takes = false;
-            o->headless = true;
-        } else if (arg[0] != '-') {
-            takes = false;
-            if (o->scene) {
-                script_printable(arg, 64, shown, sizeof shown);
-                fprintf(stderr, "shapematch-view: a second scene, %s: give one\n\n%s", shown, usage);
-                return 2;
-            }
-            o->scene = arg;
-        } else if (!takes_value(arg)) {
-            script_printable(arg, 64, shown, sizeof shown); // no terminal escapes echoed
-            fprintf(stderr, "shapematch-view: unknown option %s\n\n%s", shown, usage);
-            return 2;
-        } else if (!value) {
-            ok = false;
-        } else if (strcmp(arg, "--frames") == 0) ok = parse_int(value, 1, &o->frames);
-        else if (strcmp(arg, "--screenshot") == 0) o->screenshot = value;
-        else if (strcmp(arg, "--record") == 0) o->record = value;
-        else if (strcmp(arg, "--script") == 0) o->script = value;
-        else if (strcmp(arg, "--report") == 0) o->report = value;
-        else if (strcmp(arg, "--device") == 0) o->device = value;
-        else if (strcmp(arg, "--max-steps") == 0) ok = parse_int(value, 1, &o->max_steps);
-        else if (strcmp(arg, "--size") == 0) ok = sscanf(value, "%dx%d", &o->width, &o->height) == 2 && o->width >= 64 && o->height >= 64 && o->width <= 16384 && o->height <= 16384;
-        else if (strcmp(arg, "--interop") == 0) {
-            ok = strcmp(value, "auto") == 0 || strcmp(value, "on") == 0 || strcmp(value, "off") == 0;
-            o->interop = value[1] == 'u' ? INTEROP_AUTO : value[1] == 'n' ? INTEROP_ON : INTEROP_OFF;
-        } else if (strcmp(arg, "--backend") == 0) {
-            ok = strcmp(value, "cpu") == 0 || strcmp(value, "opencl") == 0;
-            o->backend = value[0] == 'c' ? SM_BACKEND_CPU : SM_BACKEND_OPENCL;
-        } else if (strcmp(arg, "--colour") == 0 || strcmp(arg, "--color") == 0) {
-            ok = strcmp(value, "object") == 0 || strcmp(value, "cluster") == 0 || strcmp(value, "strain") == 0;
-            o->colour = value[0] == 'o' ? VIEW_COLOUR_OBJECT : value[0] == 'c' ? VIEW_COLOUR_CLUSTER : VIEW_COLOUR_STRAIN;
-        }
-        if (!ok) {
-            fprintf(stderr, "shapematch-view: bad or missing value for %s\n\n%s", arg, usage); // a known option
-            return 2;
-        }
-        if (takes) a++;
-    }
-    if (!o->scene) {
-        fprintf(stderr, "shapematch-view: no scene file given\n\n%s", usage);
-        return 2;
-    }
-    if (o->headless && o->frames == 0) {
-        fprintf(stderr, "shapematch-view: --headless needs --frames N (there is no window to close)\n\n%s", usage);
-        return 2;
-    }
-    const char *display = getenv("DISPLAY"), *wayland = getenv("WAYLAND_DISPLAY");
-    if (o->frames > 0 && !(display && *display) && !(wayland && *wayland)) o->headless = true;
-    return -1;
-}
-
 static void glfw_error(int code, const char *description) { say("GLFW error 0x%x: %s", code, description); }
 
 /// Seconds on a monotonic clock: GLFW's, or the system's when headless.
@@ -1282,7 +1157,7 @@ static bool make_directory(const char *path)
 int main(int argc, char **argv)
 {
     static viewer v; // large; zeroed
-    int code = parse(argc, argv, &v.opt);
+    int code = view_parse_options(argc, argv, &v.opt);
     if (code >= 0) return code;
     char error[1024];
     if (v.opt.script && !script_load(v.opt.script, &v.script, error, sizeof error)) {
