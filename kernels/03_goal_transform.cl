@@ -6,48 +6,18 @@
 /// det a and the metric's roots: sm_volume_projection of the reference, step for step.
 inline void sm_volume_projection(float *a, const float det, __global const sm_k_cluster_rest *rest)
 {
-    float root[9], root_inv[9], b[9], btb[9], values[3], v[9], s[3];
+    float root[9], root_inv[9], b[9], btb[9], values[3], v[9];
     sm_load_mat3(&rest->metric_root, root);
     sm_load_mat3(&rest->metric_root_inv, root_inv);
     sm_mul3(a, root, b);
     sm_mul3_tn(b, b, btb);
     sm_sym_eigen_f(3, btb, values, v);
-    int lo = 0;
-    for (int k = 1; k < 3; k++)
-        if (values[k] < values[lo]) lo = k;
-    const int k1 = (lo + 1) % 3, k2 = (lo + 2) % 3;
-    // the smallest singular value from det B = det A, which rounding does not wipe out
-    s[k1] = sqrt(values[k1]), s[k2] = sqrt(values[k2]);
-    s[lo] = det / (s[k1] * s[k2]);
-    if (!(s[lo] > 0.0f) || !isfinite(s[lo])) {
-        const float scale = 1.0f / cbrt(det);
-        for (int i = 0; i < 9; i++) a[i] *= scale;
+    float scale[3], m[9], bm[9];
+    if (!sm_volume_scales(values, det, scale)) { // (kernels/sm_formulas.h, shared with the reference)
+        const float factor = 1.0f / cbrt(det);
+        for (int i = 0; i < 9; i++) a[i] *= factor;
         return;
     }
-    float y0 = s[lo], y1 = 1.0f / (s[k1] * s[k2]);
-    if (y0 > y1) {
-        const float t = y0;
-        y0 = y1, y1 = t;
-    }
-    float y = s[lo] / cbrt(det);
-    for (int it = 0; it < SM_VOLUME_ITERATIONS; it++) {
-        const float kappa = y * (y - s[lo]);
-        const float r1 = sqrt(fmax(s[k1] * s[k1] + 4.0f * kappa, 0.0f)), r2 = sqrt(fmax(s[k2] * s[k2] + 4.0f * kappa, 0.0f));
-        const float s1 = 0.5f * (s[k1] + r1), s2 = 0.5f * (s[k2] + r2);
-        const float f = y * s1 * s2 - 1.0f;
-        if (f < 0.0f) y0 = y;
-        else y1 = y;
-        const float dk = 2.0f * y - s[lo];
-        const float next = y - f / (s1 * s2 + y * dk * (s2 / r1 + s1 / r2));
-        const float last = y;
-        y = (next >= y0 && next <= y1) ? next : sqrt(y0 * y1);
-        if (fabs(y - last) <= 4.0f * FLT_EPSILON * y) break;
-    }
-    const float kappa = y * (y - s[lo]);
-    const float s1 = 0.5f * (s[k1] + sqrt(fmax(s[k1] * s[k1] + 4.0f * kappa, 0.0f)));
-    const float s2 = 0.5f * (s[k2] + sqrt(fmax(s[k2] * s[k2] + 4.0f * kappa, 0.0f)));
-    float scale[3], m[9], bm[9];
-    scale[lo] = y / s[lo], scale[k1] = s1 / s[k1], scale[k2] = s2 / s[k2];
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) {
             float e = 0.0f;

@@ -272,4 +272,55 @@ SM_FORMULA bool sm_limit_quadratic(sm_scalar *block, sm_scalar reach, sm_scalar 
     return true;
 }
 
+/* Volume preservation by the nearest fit of determinant 1 (docs/algorithm.md, step 3). In
+ * whitened coordinates (B = A W^1/2, det W^1/2 = 1) the metric is the Frobenius norm, and the
+ * nearest B' with det B' = 1 shares B's singular vectors: with B = U diag(s) V^T,
+ * B' = U diag(s') V^T where s'_k (s'_k - s_k) = kappa for one kappa. Given the eigenvalues
+ * `values` of B^T B and det B = det A, this gives scale[k] = s'_k / s_k along its eigenvectors
+ * (B' = B V diag(scale) V^T), or returns false where the smallest singular value is not positive
+ * and finite (the caller then scales A by 1 / cbrt(det A)). The smallest singular value comes
+ * from det B, which rounding does not wipe out. Parametrised by y = s'_lo (either root of its
+ * quadratic), kappa = y^2 - s_lo y and the two others take the larger root; f(y) = y s'_k1 s'_k2
+ * - 1 increases with y and changes sign between s_lo and s_lo / det B = 1 / (s_k1 s_k2).
+ * Newton's method from the paper's scaling y = s_lo / cbrt(det B), kept inside the bracket (a
+ * geometric bisection where a step would leave it), until a step changes y by at most
+ * 4 epsilon y, at most SM_VOLUME_ITERATIONS steps. */
+SM_FORMULA bool sm_volume_scales(const sm_scalar values[3], const sm_scalar det, sm_scalar scale[3])
+{
+    sm_scalar s[3];
+    int lo = 0;
+    for (int k = 1; k < 3; k++)
+        if (values[k] < values[lo]) lo = k;
+    const int k1 = (lo + 1) % 3, k2 = (lo + 2) % 3;
+    s[k1] = sqrt(values[k1]), s[k2] = sqrt(values[k2]);
+    s[lo] = det / (s[k1] * s[k2]);
+    if (!(s[lo] > 0) || !isfinite(s[lo])) return false;
+    sm_scalar y0 = s[lo], y1 = 1 / (s[k1] * s[k2]);
+    if (y0 > y1) {
+        const sm_scalar t = y0;
+        y0 = y1, y1 = t;
+    }
+    sm_scalar y = s[lo] / cbrt(det);
+    for (int it = 0; it < SM_VOLUME_ITERATIONS; it++) {
+        const sm_scalar kappa = y * (y - s[lo]);
+        const sm_scalar r1 = sqrt(fmax(s[k1] * s[k1] + 4 * kappa, (sm_scalar)0));
+        const sm_scalar r2 = sqrt(fmax(s[k2] * s[k2] + 4 * kappa, (sm_scalar)0));
+        const sm_scalar s1 = (sm_scalar)0.5 * (s[k1] + r1), s2 = (sm_scalar)0.5 * (s[k2] + r2);
+        const sm_scalar f = y * s1 * s2 - 1;
+        if (f < 0) y0 = y;
+        else y1 = y;
+        // d s'_k / dy = (2 y - s_lo) / r_k
+        const sm_scalar dk = 2 * y - s[lo];
+        const sm_scalar next = y - f / (s1 * s2 + y * dk * (s2 / r1 + s1 / r2));
+        const sm_scalar last = y;
+        y = (next >= y0 && next <= y1) ? next : sqrt(y0 * y1);
+        if (fabs(y - last) <= 4 * SM_SCALAR_EPSILON * y) break;
+    }
+    const sm_scalar kappa = y * (y - s[lo]);
+    const sm_scalar s1 = (sm_scalar)0.5 * (s[k1] + sqrt(fmax(s[k1] * s[k1] + 4 * kappa, (sm_scalar)0)));
+    const sm_scalar s2 = (sm_scalar)0.5 * (s[k2] + sqrt(fmax(s[k2] * s[k2] + 4 * kappa, (sm_scalar)0)));
+    scale[lo] = y / s[lo], scale[k1] = s1 / s[k1], scale[k2] = s2 / s[k2];
+    return true;
+}
+
 #endif

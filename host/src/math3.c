@@ -99,51 +99,13 @@ void sm_metric_roots(const double *mqq, sm_mat3 *root, sm_mat3 *root_inv)
 
 sm_mat3 sm_volume_projection(sm_mat3 a, double det, sm_mat3 root, sm_mat3 root_inv)
 {
-    // In whitened coordinates (B = A W^1/2, det W^1/2 = 1 by the scaling) the metric is the
-    // Frobenius norm, and the nearest B' with det B' = 1 shares B's singular vectors: with
-    // B = U diag(s) V^T, B' = U diag(s') V^T where s'_k (s'_k - s_k) = kappa for one kappa.
+    // in whitened coordinates B = A W^1/2: the nearest B' of determinant 1 (sm_volume_scales(),
+    // kernels/sm_formulas.h, shared with the kernels)
     const sm_mat3 b = m3_mul(a, root);
     const sm_mat3 btb = m3_mul(m3_transpose(b), b);
-    double values[3], v[9], s[3];
+    double values[3], v[9], scale[3];
     sm_sym_eigen(3, &btb.m[0][0], values, v);
-    int lo = 0;
-    for (int k = 1; k < 3; k++)
-        if (values[k] < values[lo]) lo = k;
-    const int k1 = (lo + 1) % 3, k2 = (lo + 2) % 3;
-    // the smallest singular value from det B = det A, which rounding does not wipe out
-    s[k1] = sqrt(values[k1]), s[k2] = sqrt(values[k2]);
-    s[lo] = det / (s[k1] * s[k2]);
-    if (!(s[lo] > 0.0) || !isfinite(s[lo])) return m3_scale(a, 1.0 / cbrt(det));
-    // Parametrised by y = s'_lo (either root of its quadratic), kappa = y^2 - s_lo y and the two
-    // others take the larger root. f(y) = y s'_k1 s'_k2 - 1 increases with y and changes sign
-    // between s_lo and s_lo / det B = 1 / (s_k1 s_k2). Newton's method from the paper's scaling
-    // y = s_lo / cbrt(det B), kept inside the bracket (a geometric bisection where a step would
-    // leave it), until a step changes y by at most 4 epsilon y.
-    double y0 = s[lo], y1 = 1.0 / (s[k1] * s[k2]);
-    if (y0 > y1) {
-        const double t = y0;
-        y0 = y1, y1 = t;
-    }
-    double y = s[lo] / cbrt(det);
-    for (int it = 0; it < SM_VOLUME_ITERATIONS; it++) {
-        const double kappa = y * (y - s[lo]);
-        const double r1 = sqrt(fmax(s[k1] * s[k1] + 4.0 * kappa, 0.0)), r2 = sqrt(fmax(s[k2] * s[k2] + 4.0 * kappa, 0.0));
-        const double s1 = 0.5 * (s[k1] + r1), s2 = 0.5 * (s[k2] + r2);
-        const double f = y * s1 * s2 - 1.0;
-        if (f < 0.0) y0 = y;
-        else y1 = y;
-        // d s'_k / dy = (2 y - s_lo) / r_k
-        const double dk = 2.0 * y - s[lo];
-        const double next = y - f / (s1 * s2 + y * dk * (s2 / r1 + s1 / r2));
-        const double last = y;
-        y = (next >= y0 && next <= y1) ? next : sqrt(y0 * y1);
-        if (fabs(y - last) <= 4.0 * DBL_EPSILON * y) break;
-    }
-    const double kappa = y * (y - s[lo]);
-    const double s1 = 0.5 * (s[k1] + sqrt(fmax(s[k1] * s[k1] + 4.0 * kappa, 0.0)));
-    const double s2 = 0.5 * (s[k2] + sqrt(fmax(s[k2] * s[k2] + 4.0 * kappa, 0.0)));
-    double scale[3];
-    scale[lo] = y / s[lo], scale[k1] = s1 / s[k1], scale[k2] = s2 / s[k2];
+    if (!sm_volume_scales(values, det, scale)) return m3_scale(a, 1.0 / cbrt(det));
     sm_mat3 m = m3_zero(); // V diag(s' / s) V^T
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
