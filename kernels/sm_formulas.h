@@ -272,6 +272,35 @@ SM_FORMULA bool sm_limit_quadratic(sm_scalar *block, sm_scalar reach, sm_scalar 
     return true;
 }
 
+/* Horn (1987): the unit quaternion q = (w, x, y, z) of the proper rotation maximising
+ * trace(R^T a) (a row-major 3x3) is the eigenvector of the largest eigenvalue of the 4x4
+ * matrix n below. The maximum is taken over proper rotations only, so an inverted (det < 0)
+ * input yields the sign-corrected answer of the SVD route, never a reflection. Returns false
+ * (q untouched) where the eigenvector is not finite: the caller takes the identity. */
+SM_FORMULA bool sm_horn_quaternion(const sm_scalar *a, sm_scalar q[4])
+{
+    const sm_scalar sxx = a[0], syx = a[1], szx = a[2];
+    const sm_scalar sxy = a[3], syy = a[4], szy = a[5];
+    const sm_scalar sxz = a[6], syz = a[7], szz = a[8];
+    sm_scalar n[16] = {
+        sxx + syy + szz, syz - szy,        szx - sxz,        sxy - syx,
+        syz - szy,       sxx - syy - szz,  sxy + syx,        szx + sxz,
+        szx - sxz,       sxy + syx,        -sxx + syy - szz, syz + szy,
+        sxy - syx,       szx + sxz,        syz + szy,        -sxx - syy + szz,
+    };
+    sm_scalar values[4], vectors[16];
+    sm_sym_eigen_s(4, n, values, vectors);
+    int best = 0;
+    for (int k = 1; k < 4; k++)
+        if (values[k] > values[best]) best = k;
+    const sm_scalar w = vectors[0 * 4 + best], x = vectors[1 * 4 + best];
+    const sm_scalar y = vectors[2 * 4 + best], z = vectors[3 * 4 + best];
+    const sm_scalar norm = sqrt(w * w + x * x + y * y + z * z);
+    if (!(norm > 0) || !isfinite(norm)) return false;
+    q[0] = w / norm, q[1] = x / norm, q[2] = y / norm, q[3] = z / norm;
+    return true;
+}
+
 /* Volume preservation by the nearest fit of determinant 1 (docs/algorithm.md, step 3). In
  * whitened coordinates (B = A W^1/2, det W^1/2 = 1) the metric is the Frobenius norm, and the
  * nearest B' with det B' = 1 shares B's singular vectors: with B = U diag(s) V^T,

@@ -146,28 +146,13 @@ inline float4 sm_quat_mul(float4 a, float4 b)
                      a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w, a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z);
 }
 
-/// Horn (1987): the unit quaternion of the proper rotation maximising trace(R^T a) is the
-/// eigenvector of the largest eigenvalue of the 4x4 matrix n below; never a reflection.
+/// Horn's closest proper rotation to a as a float4 quaternion (x, y, z, w): sm_horn_quaternion()
+/// of kernels/sm_formulas.h, shared with the reference; the identity where it has none.
 inline float4 sm_closest_rotation_quat(const float *a)
 {
-    float sxx = a[0], syx = a[1], szx = a[2];
-    float sxy = a[3], syy = a[4], szy = a[5];
-    float sxz = a[6], syz = a[7], szz = a[8];
-    float n[16] = {
-        sxx + syy + szz, syz - szy,        szx - sxz,        sxy - syx,
-        syz - szy,       sxx - syy - szz,  sxy + syx,        szx + sxz,
-        szx - sxz,       sxy + syx,        -sxx + syy - szz, syz + szy,
-        sxy - syx,       szx + sxz,        syz + szy,        -sxx - syy + szz,
-    };
-    float values[4], vectors[16];
-    sm_sym_eigen_f(4, n, values, vectors);
-    int best = 0;
-    for (int k = 1; k < 4; k++)
-        if (values[k] > values[best]) best = k;
-    float4 q = (float4)(vectors[1 * 4 + best], vectors[2 * 4 + best], vectors[3 * 4 + best], vectors[0 * 4 + best]);
-    float norm = length(q);
-    if (!(norm > 0.0f) || !isfinite(norm)) return (float4)(0.0f, 0.0f, 0.0f, 1.0f);
-    return q / norm;
+    float q[4];
+    if (!sm_horn_quaternion(a, q)) return (float4)(0.0f, 0.0f, 0.0f, 1.0f);
+    return (float4)(q[1], q[2], q[3], q[0]);
 }
 
 #endif

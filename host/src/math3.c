@@ -47,30 +47,10 @@ int sm_sym_pinv(int n, const double *a, double *out)
 
 sm_mat3 sm_closest_rotation(sm_mat3 a)
 {
-    // Horn (1987): with M = a^T, the unit quaternion maximising trace(R^T a) is the eigenvector
-    // of the largest eigenvalue of N below. The maximum is taken over proper rotations only, so
-    // an inverted (det < 0) input yields the sign-corrected answer R = U diag(1, 1, det(U V^T)) V^T
-    // of the SVD route, never a reflection.
-    double sxx = a.m[0][0], syx = a.m[0][1], szx = a.m[0][2];
-    double sxy = a.m[1][0], syy = a.m[1][1], szy = a.m[1][2];
-    double sxz = a.m[2][0], syz = a.m[2][1], szz = a.m[2][2];
-    double n[16] = {
-        sxx + syy + szz, syz - szy,        szx - sxz,        sxy - syx,
-        syz - szy,       sxx - syy - szz,  sxy + syx,        szx + sxz,
-        szx - sxz,       sxy + syx,        -sxx + syy - szz, syz + szy,
-        sxy - syx,       szx + sxz,        syz + szy,        -sxx - syy + szz,
-    };
-    double values[4], vectors[16];
-    sm_sym_eigen(4, n, values, vectors);
-    int best = 0;
-    for (int k = 1; k < 4; k++)
-        if (values[k] > values[best]) best = k;
-
-    double w = vectors[0 * 4 + best], x = vectors[1 * 4 + best];
-    double y = vectors[2 * 4 + best], z = vectors[3 * 4 + best];
-    double norm = sqrt(w * w + x * x + y * y + z * z);
-    if (!(norm > 0.0) || !isfinite(norm)) return m3_identity();
-    w /= norm, x /= norm, y /= norm, z /= norm;
+    // Horn's quaternion (sm_horn_quaternion(), kernels/sm_formulas.h, shared with the kernels)
+    double q[4];
+    if (!sm_horn_quaternion(&a.m[0][0], q)) return m3_identity();
+    const double w = q[0], x = q[1], y = q[2], z = q[3];
     return (sm_mat3){{{1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)},
                       {2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)},
                       {2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)}}};
