@@ -272,6 +272,31 @@ SM_FORMULA bool sm_limit_quadratic(sm_scalar *block, sm_scalar reach, sm_scalar 
     return true;
 }
 
+/* The symmetric pseudo-inverse of the n x n matrix a (n <= 9, overwritten) into out, by EIGEN:
+ * eigenvalues not positive or below THRESHOLD times the largest count as zero, so flat, colinear
+ * or tiny clusters keep the modes they support instead of a singular inverse; returns the rank.
+ * A macro like SM_DEFINE_SYM_EIGEN: the CPU reference has it in double (threshold 1e-9), the
+ * kernels in their sm_real (kernels/sm_math.h). */
+#define SM_DEFINE_SYM_PINV(NAME, T, EIGEN, THRESHOLD)                                                    \
+    SM_FORMULA int NAME(int n, T *a, T *out)                                                             \
+    {                                                                                                    \
+        T values[9], vectors[81];                                                                        \
+        EIGEN(n, a, values, vectors);                                                                    \
+        T largest = 0;                                                                                   \
+        for (int k = 0; k < n; k++)                                                                      \
+            if (values[k] > largest) largest = values[k];                                                \
+        for (int i = 0; i < n * n; i++) out[i] = 0;                                                      \
+        int rank = 0;                                                                                    \
+        for (int k = 0; k < n; k++) {                                                                    \
+            if (!(values[k] > 0) || values[k] < THRESHOLD * largest) continue;                           \
+            rank++;                                                                                      \
+            T inv = 1 / values[k];                                                                       \
+            for (int i = 0; i < n; i++)                                                                  \
+                for (int j = 0; j < n; j++) out[i * n + j] += vectors[i * n + k] * vectors[j * n + k] * inv; \
+        }                                                                                                \
+        return rank;                                                                                     \
+    }
+
 /* Horn (1987): the unit quaternion q = (w, x, y, z) of the proper rotation maximising
  * trace(R^T a) (a row-major 3x3) is the eigenvector of the largest eigenvalue of the 4x4
  * matrix n below. The maximum is taken over proper rotations only, so an inverted (det < 0)

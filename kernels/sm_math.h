@@ -80,24 +80,9 @@ SM_DEFINE_SYM_EIGEN(sm_sym_eigen_r, double, DBL_EPSILON)
 #endif
 
 /// Symmetric pseudo-inverse of the n x n matrix a (overwritten), as sm_sym_pinv of the
-/// reference: eigenvalues not positive or below SM_PINV_THRESHOLD times the largest count as zero.
-inline int sm_sym_pinv_r(int n, sm_real *a, sm_real *out)
-{
-    sm_real values[9], vectors[81];
-    sm_sym_eigen_r(n, a, values, vectors);
-    sm_real largest = 0;
-    for (int k = 0; k < n; k++) largest = fmax(largest, values[k]);
-    for (int i = 0; i < n * n; i++) out[i] = 0;
-    int rank = 0;
-    for (int k = 0; k < n; k++) {
-        if (!(values[k] > 0) || values[k] < SM_PINV_THRESHOLD * largest) continue;
-        rank++;
-        sm_real inv = 1 / values[k];
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < n; j++) out[i * n + j] += vectors[i * n + k] * vectors[j * n + k] * inv;
-    }
-    return rank;
-}
+/// reference: eigenvalues not positive or below SM_PINV_THRESHOLD times the largest count as zero
+/// (SM_DEFINE_SYM_PINV, kernels/sm_formulas.h).
+SM_DEFINE_SYM_PINV(sm_sym_pinv_r, sm_real, sm_sym_eigen_r, SM_PINV_THRESHOLD)
 
 /// x += d for a double-float pair (x, x_lo) and a small float d: TwoSum keeps the rounding of the
 /// float sum in x_lo (w of both untouched). Integration, contact with solids and the pusher move

@@ -24,25 +24,13 @@ void sm_sym_eigen(int n, const double *a_in, double *values, double *vectors)
     sm_sym_eigen_s(n, a, values, vectors); // kernels/sm_formulas.h, shared with the kernels
 }
 
+SM_DEFINE_SYM_PINV(sym_pinv_in_place, double, sm_sym_eigen_s, 1e-9) // kernels/sm_formulas.h, shared with the kernels
+
 int sm_sym_pinv(int n, const double *a, double *out)
 {
-    double values[9], vectors[81];
-    sm_sym_eigen(n, a, values, vectors);
-    double largest = 0.0;
-    for (int k = 0; k < n; k++)
-        if (values[k] > largest) largest = values[k];
-
-    memset(out, 0, sizeof(double) * (size_t)(n * n));
-    int rank = 0;
-    for (int k = 0; k < n; k++) {
-        // flat, colinear or tiny clusters keep the modes they support instead of a singular inverse
-        if (!(values[k] > 0.0) || values[k] < 1e-9 * largest) continue;
-        rank++;
-        double inv = 1.0 / values[k];
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < n; j++) out[i * n + j] += vectors[i * n + k] * vectors[j * n + k] * inv;
-    }
-    return rank;
+    double copy[81];
+    memcpy(copy, a, sizeof(double) * (size_t)(n * n));
+    return sym_pinv_in_place(n, copy, out);
 }
 
 sm_mat3 sm_closest_rotation(sm_mat3 a)
