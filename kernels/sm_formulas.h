@@ -159,7 +159,7 @@ SM_FORMULA bool sm_limit_stretch(sm_scalar *l, sm_scalar s)
                 const int t = k[b];
                 k[b] = k[b + 1], k[b + 1] = t;
             }
-    sm_scalar sigma[3], u[9], vk[9]; // u and vk: the singular vectors in order, as rows
+    sm_scalar sigma[3], u[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, vk[9]; // u, vk: the singular vectors in order, as rows
     for (int n = 0; n < 3; n++)
         for (int i = 0; i < 3; i++) vk[n * 3 + i] = v[i * 3 + k[n]];
     sigma[0] = sqrt(fmax(values[k[0]], (sm_scalar)0)), sigma[1] = sqrt(fmax(values[k[1]], (sm_scalar)0));
