@@ -17,12 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/// The particles listed by `next`'s objects so far: where the next object's list begins.
+/// The particles listed by `next`'s objects so far (each object's list follows the one before):
+/// where the next object's list begins.
 static int32_t listed(const sm_world *next)
 {
-    int32_t count = 0;
-    for (int32_t o = 0; o < next->object_count; o++) count += next->objects[o].particle_count;
-    return count;
+    const sm_object *last = next->object_count > 0 ? &next->objects[next->object_count - 1] : NULL;
+    return last ? last->first_particle + last->particle_count : 0;
 }
 
 /// Appends object record `source` to `next` (its name copied), its particle list and clusters
@@ -131,7 +131,6 @@ static sm_result copy_object(sm_world *next, const sm_world *world, int32_t j)
         }
         next->cluster_count++;
     }
-    next->objects[index].cluster_count = source->cluster_count;
     result = grow_skin_centers(next);
     if (result != SM_OK || source->surface_vertex_count == 0) return result;
     const int32_t v0 = source->first_surface_vertex;

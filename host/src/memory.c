@@ -33,10 +33,13 @@ sm_footprint sm_world_footprint(const sm_world *world)
         .surface_bindings = world->surface_binding_count,
         .surface_triangles = world->surface_triangle_count,
     };
-    for (int32_t i = 0; i < world->particle_count; i++) f.colliding += world->radius[i] > 0.0;
     const int32_t large = sm_cl_large_threshold(world);
     for (int32_t i = 0; i < world->cluster_count; i++) f.large_clusters += world->clusters[i].member_count >= large;
-    for (int32_t o = 0; o < world->object_count; o++) f.quadratic |= world->objects[o].mode == SM_MODE_QUADRATIC;
+    for (int32_t o = 0; o < world->object_count; o++) {
+        const sm_object *object = &world->objects[o];
+        f.quadratic |= object->mode == SM_MODE_QUADRATIC;
+        if (object->collides) f.colliding += object->particle_count; // (their particles have a radius, the others none)
+    }
     return f;
 }
 

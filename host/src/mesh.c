@@ -500,11 +500,7 @@ static sm_result check_off_header(const char *path, const char *head, size_t len
             off_next_token(&at, end);
         }
     } else {
-        const size_t path_length = strlen(path);
-        const bool named_off = path_length >= 4 && path[path_length - 4] == '.' &&
-                               (path[path_length - 3] | 0x20) == 'o' && (path[path_length - 2] | 0x20) == 'f' &&
-                               (path[path_length - 1] | 0x20) == 'f';
-        if (!named_off) return SM_OK;
+        if (!same_letters(extension_of(path), "off")) return SM_OK;
         at = keyword;
     }
     const double vertices = read_count(&at, end);

@@ -594,7 +594,8 @@ static sm_result parse_object(const context *ctx, const cJSON *item, sm_object_d
         else if (strcmp(f, "clusters") == 0) r = parse_clusters(ctx, e, store, &def->clusters);
         else if (strcmp(f, "plasticity") == 0) r = parse_plasticity(ctx, e, &def->plasticity);
         else if (strcmp(f, "cap") == 0) r = parse_cap(ctx, e, &def->cap);
-        else if (strcmp(f, "strain_limit") == 0) r = read_range(ctx, e, f, 1.0, 10.0, false, "", &def->strain_limit);
+        else if (strcmp(f, "strain_limit") == 0)
+            r = read_range(ctx, e, f, SM_STRAIN_LIMIT_MIN, SM_STRAIN_LIMIT_MAX, false, "", &def->strain_limit);
         else if (strcmp(f, "collisions") == 0) r = parse_object_collisions(ctx, e, &def->collisions);
         else if (strcmp(f, "fixed") == 0) {
             r = read_indices(ctx, e, f, &store->fixed, &def->fixed_count);

@@ -205,8 +205,9 @@ void sm_world_destroy(sm_world *world)
 
 /* ---- Adding objects ------------------------------------------------------------------ */
 
-/// Checks plasticity settings that are enabled; `call` prefixes the message ("" or "name: ").
 static bool valid_strain_limit(double s) { return s >= SM_STRAIN_LIMIT_MIN && s <= SM_STRAIN_LIMIT_MAX; }
+
+/// Checks plasticity settings that are enabled; `call` prefixes the message ("" or "name: ").
 
 static sm_result check_plasticity(const sm_plasticity *p, const char *call)
 {

@@ -32,12 +32,13 @@ static int write_header(npy_writer *writer)
     return fwrite(header, 1, sizeof header, writer->file) == sizeof header ? 0 : -1;
 }
 
-int npy_open(npy_writer *writer, const char *path, int64_t rows, bool single)
+/// Creates `path` with the header of an empty array of the writer's kind.
+static int open_file(npy_writer *writer, const char *path, int64_t rows, bool single, bool ints)
 {
     writer->frames = 0;
     writer->rows = rows;
     writer->single = single;
-    writer->ints = false;
+    writer->ints = ints;
     writer->file = fopen(path, "wb");
     if (!writer->file) return -1;
     if (write_header(writer) != 0) {
@@ -67,13 +68,12 @@ int npy_write_frame(npy_writer *writer, const double *xyz)
     return 0;
 }
 
-int npy_open_ints(npy_writer *writer, const char *path, int64_t rows)
+int npy_open(npy_writer *writer, const char *path, int64_t rows, bool single)
 {
-    int status = npy_open(writer, path, 0, false);
-    writer->rows = rows;
-    writer->ints = true;
-    return status == 0 ? write_header(writer) : status;
+    return open_file(writer, path, rows, single, false);
 }
+
+int npy_open_ints(npy_writer *writer, const char *path, int64_t rows) { return open_file(writer, path, rows, false, true); }
 
 int npy_write_ints(npy_writer *writer, const int32_t *values)
 {

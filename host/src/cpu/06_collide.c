@@ -70,15 +70,15 @@ static double particle_contacts(const sm_world *world, int32_t i, double h, bool
             const bool other = grid->slot_object[s] != object;
             if (!other && !self) continue;
             const double *slot = &grid->slot[4 * s]; // x_j, r_j
-            const overlap o = {grid->sorted[s], 0.0, v3_sub(x_i, v3(slot[0], slot[1], slot[2])), world->radius[i] + slot[3]};
-            const double dist2 = v3_dot(o.d, o.d);
-            if (!(dist2 < o.reach * o.reach)) continue;
-            if (!sm_grid_in_cell(grid, s, c) || !(other || sm_grid_pair_collides(world, i, o.j))) continue;
+            const sm_vec3 d = v3_sub(x_i, v3(slot[0], slot[1], slot[2]));
+            const double reach = world->radius[i] + slot[3], dist2 = v3_dot(d, d);
+            if (!(dist2 < reach * reach)) continue;
+            const int32_t j = grid->sorted[s];
+            if (!sm_grid_in_cell(grid, s, c) || !(other || sm_grid_pair_collides(world, i, j))) continue;
             overlapping++;
             // the first SM_K_CONTACTS in the grid's order; past them, the nearest (insertion)
-            overlap next = o;
-            next.dist2 = dist2;
-            if (found < SM_K_CONTACTS && overlapping == found + 1) {
+            const overlap next = {j, dist2, d, reach};
+            if (found < SM_K_CONTACTS) {
                 kept[found++] = next;
                 continue;
             }

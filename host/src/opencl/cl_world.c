@@ -297,11 +297,10 @@ static const char *const kind_names[SM_CL_MEM_KINDS] = {"per-particle", "per-mem
 
 int32_t sm_cl_large_threshold(const sm_world *world) { return world->cl ? world->cl->large_threshold : INT32_MAX; }
 
-void sm_cl_plan_bytes(const sm_world *world, const sm_footprint *f, int64_t *out_total, int64_t *out_largest,
-                      const char **out_kind)
+/// The bytes of the `count` buffers of a plan in all, of its largest buffer, and what kind that is.
+static void plan_totals(const buffer_plan *plan, size_t count, int64_t *out_total, int64_t *out_largest,
+                        const char **out_kind)
 {
-    buffer_plan plan[SM_CL_PLAN_BUFFERS];
-    const size_t count = plan_buffers(world->cl, f, plan);
     int64_t total = 0, largest = 0;
     const char *kind = "";
     for (size_t i = 0; i < count; i++) {
@@ -311,6 +310,13 @@ void sm_cl_plan_bytes(const sm_world *world, const sm_footprint *f, int64_t *out
     *out_total = total;
     if (out_largest) *out_largest = largest;
     if (out_kind) *out_kind = kind;
+}
+
+void sm_cl_plan_bytes(const sm_world *world, const sm_footprint *f, int64_t *out_total, int64_t *out_largest,
+                      const char **out_kind)
+{
+    buffer_plan plan[SM_CL_PLAN_BUFFERS];
+    plan_totals(plan, plan_buffers(world->cl, f, plan), out_total, out_largest, out_kind);
 }
 
 static sm_result make_buffers(sm_world *world)
@@ -326,10 +332,7 @@ static sm_result make_buffers(sm_world *world)
     // the whole layout against the device's memory first, so a world too large fails cleanly
     int64_t total = 0, largest = 0;
     const char *largest_kind = "";
-    for (size_t i = 0; i < planned; i++) {
-        total += plan_bytes(&plan[i]);
-        if (plan_bytes(&plan[i]) > largest) largest = plan_bytes(&plan[i]), largest_kind = kind_names[plan[i].kind];
-    }
+    plan_totals(plan, planned, &total, &largest, &largest_kind);
     sm_result checked = check_device_memory(world, total, largest, largest_kind);
     if (checked != SM_OK) return checked;
     for (size_t i = 0; i < planned; i++) {
@@ -1129,7 +1132,6 @@ sm_result sm_cl_prepare(sm_world *world)
     return result == SM_OK ? upload_colliders(world) : result;
 }
 
-/// Whether pass `pass` has work in this world.
 /// Releases the events kept while profiling; with `add`, first waits for each command and adds
 /// its device time to its pass.
 static void collect_events(sm_world *world, bool add)
