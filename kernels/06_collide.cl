@@ -1,134 +1,175 @@
-/* Pass 6, collide (docs/algorithm.md step 8b; docs/contact.md): contact between particles. Each sweep
- * computes the correction of every particle with candidates from the positions and velocities
- * at the start of the sweep (sm_collide, over pass 5's list of them, each particle's candidates
- * visited in index order) and then applies them (sm_apply_contacts), so no work-item writes
- * what another reads. Every contact's correction is weighted by its depth: a contact that
- * just begins weighs nothing, so the response is continuous in the positions. A correction
- * moves the particle and gives it the velocity of the move, which stops the approach; the
- * first sweep also returns part of the approach speed (restitution) and removes part of the
- * tangential relative velocity (friction). */
-#include "sm_shared.h"
+/* Pass 6, collide (docs/algorithm.md step 8b; docs/contact.md): contact between particles, in
+ * `iterations` sweeps of sm_collide and one sm_apply_contacts. The first sweep finds each
+ * particle's candidates in pass 5's grid and keeps them for the others. Every sweep computes
+ * each particle's correction from the positions at the start of the sweep: the step's
+ * positions plus the corrections of the sweeps before it, which it reads from one buffer and
+ * writes, with its own added, to another, so that no work-item writes what another reads and
+ * the positions themselves change once, in sm_apply_contacts. Every contact's correction is
+ * weighted by its depth: a contact that just begins weighs nothing, so the response is
+ * continuous in the positions. */
+#include "sm_formulas.h"
 
-/// Adds the contact of particle i with particle j, if they overlap, to the sums.
-inline void sm_contact(const int i, const int j, const float h, const int respond, const float restitution,
-                       const float friction, const float w_i, const float radius_i, const float3 x_i,
-                       const float3 x_lo_i, const float3 v_i, __global const float4 *contact,
-                       __global const float4 *force, __global const float4 *position,
-                       __global const float4 *position_lo, __global const float4 *velocity, float3 *sum_dx,
-                       float3 *sum_dv, float *weight)
+/// Particle i's candidates (docs/contact.md): the particles j of the 27 cells around its own
+/// (those its reach overlaps; in each bucket at most its first SM_K_CELL_VISITS slots, pass 5) that may collide with it (another
+/// object's, or its own object's when that collides with itself and they are not rest
+/// neighbours) and lie within the two radii plus the skin; of those, the SM_K_CONTACTS of the
+/// smallest gaps (sm_contact_nearer), into own[] in index order. Returns how many. A bucket's
+/// slots are read in any order: the set kept does not depend on it. Buckets that hold only its
+/// own object's particles (bucket_object, pass 5) are passed over unless it collides with itself.
+inline int sm_find_candidates(const int i, const float3 x_i, const float4 c_i, const int object, const bool self,
+                              const int mask, const float inv_cell, const float skin,
+                              __global const float4 *contact, __global const int *bucket_start,
+                              __global const int *bucket_object, __global const sm_k_slot *slots, int *own)
 {
-    const float reach = radius_i + contact[j].w;
-    // x_i - x_j from the double-float pairs: the difference of the high parts is exact for
-    // nearby particles, so only the small result is rounded
-    const float3 d = (x_i - position[j].xyz) + (x_lo_i - position_lo[j].xyz);
+    float key[SM_K_CONTACTS];
+    int found = 0;
+    const int3 cell = sm_cell(x_i, inv_cell);
+    // the cells its reach overlaps (its radius, the largest and the skin: half a cell's edge plus
+    // its radius and half the skin), widened against rounding, of the 27 around its own
+    const float3 reach = (float3)((c_i.w + 0.5f * (1.0f / inv_cell + skin)) * 1.0001f) + fabs(x_i) * 1e-6f;
+    const int3 lo = clamp(sm_cell(x_i - reach, inv_cell) - cell, -1, 0), hi = clamp(sm_cell(x_i + reach, inv_cell) - cell, 0, 1);
+    for (int dz = lo.z; dz <= hi.z; dz++)
+        for (int dy = lo.y; dy <= hi.y; dy++) {
+            const int y = (int)((uint)cell.y + (uint)dy), z = (int)((uint)cell.z + (uint)dz);
+            for (int dx = lo.x; dx <= hi.x; dx++) {
+                const int x = (int)((uint)cell.x + (uint)dx);
+                const int b = SM_K_CELL_HASH(x, y, z, mask), holds = bucket_object[b];
+                if (holds == -1 || (holds == object && !self)) continue; // empty, or its own object's alone
+                const int begin = bucket_start[b], end = min(bucket_start[b + 1], begin + SM_K_CELL_VISITS);
+                for (int s = begin; s < end;) {
+                    __global const sm_k_slot *slot = &slots[s++];
+                    const int object_j = slot->object;
+                    if (object_j == object && !self) { // the run of its own object's slots
+                        s = slot->run_end;
+                        continue;
+                    }
+                    const float4 other = vload4(0, slot->position);
+                    const float3 d = x_i - other.xyz;
+                    const float reach = c_i.w + other.w, limit = reach + skin, d2 = dot(d, d);
+                    if (!(d2 < limit * limit)) continue;
+                    const int3 c = sm_cell(other.xyz, inv_cell);
+                    if (c.x != x || c.y != y || c.z != z) continue; // another cell's, sharing the bucket
+                    const int j = slot->particle;
+                    if (object_j == object) { // its own object's: never itself or a rest neighbour
+                        const float3 rest = c_i.xyz - contact[j].xyz;
+                        const float neighbours = SM_K_REST_NEIGHBOURS * reach;
+                        if (j == i || dot(rest, rest) < neighbours * neighbours) continue;
+                    }
+                    found = sm_contact_keep(own, key, found, j, sqrt(d2) - reach);
+                }
+            }
+        }
+    sm_contact_order(own, found);
+    return found;
+}
+
+/// Adds the contact of particle i with particle j, if they overlap, to the sums: `base` is
+/// x_i - x_j at the step's positions, `moved` the corrections of i and j so far (c_i - c_j),
+/// v_rel = v_i - v_j at the start of the contact pass.
+inline void sm_contact(const int i, const int j, const float h, const int respond, const float restitution,
+                       const float friction, const float push, const float w_i, const float w_j, const float reach,
+                       const float3 base, const float3 moved, const float3 v_rel, float3 *sum_dx, float3 *sum_dv,
+                       float *weight)
+{
+    const float3 d = base + moved;
     const float dist2 = dot(d, d);
     if (!(dist2 < reach * reach)) return;
     // the normal: the pair's direction at the start of the step, x - h v
-    const float3 v_rel = v_i - velocity[j].xyz;
-    const float3 before = d - v_rel * h;
+    const float3 before = base - v_rel * h;
     const float before_length = length(before), dist = sqrt(dist2);
     const float3 n = before_length > 0.0f ? before / before_length
                      : dist > 0.0f        ? d / dist
                                           : (float3)(0.0f, i > j ? 1.0f : -1.0f, 0.0f);
-    const float share = w_i / (w_i + force[j].w);
+    const float share = w_i / (w_i + w_j);
     const float depth = reach - dot(d, n);
     if (!(depth > 0.0f)) return;
-    *sum_dx += n * (depth * share * depth);
-    if (respond) {
+    const float target = sm_contact_target(depth, reach, before_length, push);
+    if (target > 0.0f) {
+        // pushed apart along n, and the pair's sliding over the step (its relative motion h v_rel
+        // across n) taken back as far as friction allows
+        const float3 motion = v_rel * h;
+        const float3 slide = motion - n * dot(motion, n);
+        const float keep = sm_contact_friction(length(slide), friction, target);
+        *sum_dx += (n * target - slide * keep) * (share * depth);
+    }
+    if (respond) { // the correction's velocity stops the approach; restitution returns part of it
         const float vn = dot(v_rel, n);
-        float3 impulse = (v_rel - n * vn) * (-friction * share);
-        if (vn < 0.0f) impulse += n * (-restitution * vn * share);
-        *sum_dv += impulse * depth;
+        if (vn < 0.0f) *sum_dv += n * (-restitution * vn * share * depth);
     }
     *weight += depth;
 }
 
-/// dx = (the weighted position correction, the sum of the weights), dv = (the weighted velocity
-/// change, 0) of every particle with candidates (pass 5's `active` list; 0 for those that do not
-/// collide or are fixed), over its candidates in index order; contact = (rest position, radius);
-/// force.w: inverse mass. Particles without candidates have no contact, and nothing is written
-/// for them.
-__kernel void sm_collide(const float h, const int respond, const float restitution, const float friction,
-                         SM_K_GRID_ARGS, __global const int *active, __global const int *list,
-                         __global const int *count, __global const float4 *force, __global const float4 *position,
-                         __global const float4 *position_lo, __global const float4 *velocity, __global float4 *dx,
-                         __global float4 *dv)
+/// One sweep (`sweep` from 0): every particle's correction so far, moved_out[i] = moved_in[i] +
+/// relaxation dx / weight (moved_in: zero in the first sweep, and not read), with dx and weight
+/// the depth-weighted sums of its contacts with its candidates; in the first sweep its
+/// candidates are found and kept (list, count), and dv[i] = the depth-weighted mean velocity
+/// change of restitution. contact = (rest position, radius); force.w: inverse
+/// mass; push = push_speed h / relaxation (sm_contact_target). Particles that do not collide or are fixed have no correction.
+__kernel void sm_collide(const int particle_count, const int sweep, const float h, const float restitution,
+                         const float friction, const float relaxation, const float push, const int mask,
+                         const float inv_cell, const float skin, __global const sm_k_object *objects,
+                         __global const int *particle_object, __global const float4 *contact,
+                         __global const int2 *bucket, __global const int *bucket_start,
+                         __global const int *bucket_object, __global const int *bucket_near,
+                         __global const sm_k_slot *slots, __global int *list,
+                         __global int *count, __global const float4 *force, __global const float4 *position,
+                         __global const float4 *position_lo, __global const float4 *velocity,
+                         __global const float4 *moved_in, __global float4 *moved_out, __global float4 *dv)
 {
-    const int active_count = state[SM_K_ACTIVE_COUNT];
-    SM_K_CHUNK(a, active_count) {
-        const int i = active[a];
-        // the list and data of a particle a few ahead: they lie far apart, and the wait for each
-        // would hold up the sweep
-        if (a + 4 < active_count) {
-            const int ahead = active[a + 4];
-            SM_K_PREFETCH(list + (size_t)ahead * SM_K_CANDIDATES);
-            SM_K_PREFETCH(&contact[ahead]);
-            SM_K_PREFETCH(&force[ahead]);
-            SM_K_PREFETCH(&position[ahead]);
-            SM_K_PREFETCH(&position_lo[ahead]);
-            SM_K_PREFETCH(&velocity[ahead]);
-        }
+    SM_K_CHUNK(i, particle_count) {
         const float4 c_i = contact[i];
         const float w_i = force[i].w;
+        const float3 moved_i = sweep > 0 ? moved_in[i].xyz : (float3)(0.0f);
         float3 sum_dx = (float3)(0.0f), sum_dv = (float3)(0.0f);
         float weight = 0.0f;
-        if (c_i.w > 0.0f && w_i != 0.0f) { // colliding and not fixed
+        if (c_i.w > 0.0f) { // colliding
             const float3 x_i = position[i].xyz, x_lo_i = position_lo[i].xyz, v_i = velocity[i].xyz;
-            const int candidates = count[i];
-            if (candidates >= 0) {
-                __global const int *own = list + (size_t)i * SM_K_CANDIDATES;
-                for (int k = 0; k < candidates; k++)
-                    sm_contact(i, own[k], h, respond, restitution, friction, w_i, c_i.w, x_i, x_lo_i, v_i, contact,
-                               force, position, position_lo, velocity, &sum_dx, &sum_dv, &weight);
-            } else { // more candidates than a list holds: one walk, keeping the SM_K_CONTACTS nearest overlaps
-                const sm_k_grid g = SM_K_GRID();
-                int kept[SM_K_CONTACTS];
-                float kept_d2[SM_K_CONTACTS];
-                int found = 0;
-                sm_k_walk walk = sm_walk_begin(&g, objects, i);
-                for (int j; (j = sm_walk_next(&walk, &g, i)) >= 0;) {
-                    const float reach = c_i.w + contact[j].w;
-                    const float3 d = (x_i - position[j].xyz) + (x_lo_i - position_lo[j].xyz);
-                    const float d2 = dot(d, d);
-                    if (!(d2 < reach * reach)) continue;
-                    // nearest first, ties by index; when full, only a nearer one gets in
-                    if (found == SM_K_CONTACTS &&
-                        !(d2 < kept_d2[found - 1] || (d2 == kept_d2[found - 1] && j < kept[found - 1])))
-                        continue;
-                    int t = found < SM_K_CONTACTS ? found++ : found - 1;
-                    for (; t > 0 && (kept_d2[t - 1] > d2 || (kept_d2[t - 1] == d2 && kept[t - 1] > j)); t--)
-                        kept[t] = kept[t - 1], kept_d2[t] = kept_d2[t - 1];
-                    kept[t] = j, kept_d2[t] = d2;
-                }
-                for (int m = 1; m < found; m++) { // summed in index order
-                    const int j = kept[m];
-                    int t = m;
-                    for (; t > 0 && kept[t - 1] > j; t--) kept[t] = kept[t - 1];
-                    kept[t] = j;
-                }
-                for (int k = 0; k < found; k++)
-                    sm_contact(i, kept[k], h, respond, restitution, friction, w_i, c_i.w, x_i, x_lo_i, v_i, contact, force,
-                               position, position_lo, velocity, &sum_dx, &sum_dv, &weight);
+            int own[SM_K_CONTACTS];
+            __global int *kept = list + (size_t)i * SM_K_CONTACTS;
+            int candidates = 0;
+            if (sweep == 0) {
+                const int object = particle_object[i];
+                const bool self = (objects[object].flags & SM_K_SELF_COLLIDE) != 0;
+                // (no other object's particle in the cells around its own: no candidate, pass 5)
+                if (self || bucket_near[bucket[i].x])
+                    candidates = sm_find_candidates(i, x_i, c_i, object, self, mask, inv_cell, skin, contact, bucket_start,
+                                                    bucket_object, slots, own);
+                for (int k = 0; k < candidates; k++) kept[k] = own[k];
+                count[i] = candidates;
+            } else {
+                candidates = count[i];
+                for (int k = 0; k < candidates; k++) own[k] = kept[k];
             }
+            if (w_i != 0.0f) // (a fixed particle does not move)
+                for (int k = 0; k < candidates; k++) {
+                    const int j = own[k];
+                    // x_i - x_j from the double-float pairs: the difference of the high parts is exact
+                    // for nearby particles, so only the small result is rounded
+                    const float3 base = (x_i - position[j].xyz) + (x_lo_i - position_lo[j].xyz);
+                    const float3 moved = sweep > 0 ? moved_i - moved_in[j].xyz : (float3)(0.0f);
+                    sm_contact(i, j, h, sweep == 0, restitution, friction, push, w_i, force[j].w, c_i.w + contact[j].w,
+                               base, moved, v_i - velocity[j].xyz, &sum_dx, &sum_dv, &weight);
+                }
         }
-        dx[i] = (float4)(sum_dx, weight);
-        dv[i] = (float4)(sum_dv, 0.0f);
+        const float inv = weight > 0.0f ? 1.0f / weight : 0.0f;
+        moved_out[i] = (float4)(moved_i + sum_dx * (relaxation * inv), 0.0f);
+        if (sweep == 0) dv[i] = (float4)(sum_dv * inv, 0.0f);
     }
 }
 
-/// x += c and v += c / h with c = SM_K_CONTACT_RELAXATION dx / weight (x in double-float), and in
-/// the responding sweep v += dv / weight, for the particles the sweep visited (`active`).
-__kernel void sm_apply_contacts(const float h, const int respond, __global const int *state,
-                                __global const int *active, __global const float4 *dx, __global const float4 *dv,
-                                __global float4 *position, __global float4 *position_lo, __global float4 *velocity)
+/// x += c (in double-float) and v += c / h + dv: each particle takes its correction c of all
+/// the sweeps (`moved`), and the velocity of that move, and the first sweep's velocity change.
+/// The objects and cells of the buckets (pass 5) are -1 again for the next step.
+__kernel void sm_apply_contacts(const int particle_count, const float h, __global const float4 *moved,
+                                __global const float4 *dv, __global const int2 *bucket, __global int *bucket_object,
+                                __global int *bucket_cell, __global float4 *position, __global float4 *position_lo, __global float4 *velocity)
 {
-    SM_K_CHUNK(a, state[SM_K_ACTIVE_COUNT]) {
-        const int i = active[a];
-        const float4 correction = dx[i];
-        if (!(correction.w > 0.0f)) continue;
-        const float inv = 1.0f / correction.w;
+    SM_K_CHUNK(i, particle_count) {
+        const int own_bucket = bucket[i].x;
+        if (own_bucket >= 0) bucket_object[own_bucket] = bucket_cell[own_bucket] = -1; // (every writer writes the same)
+        const float3 step = moved[i].xyz, change = dv[i].xyz;
+        if (all(step == (float3)(0.0f)) && all(change == (float3)(0.0f))) continue;
         const float4 x = position[i];
-        const float3 step = correction.xyz * (SM_K_CONTACT_RELAXATION * inv);
         // TwoSum keeps the rounding of x + step in the low part, as in the position update
         const float3 s = x.xyz + step;
         const float3 b = s - x.xyz;
@@ -136,8 +177,6 @@ __kernel void sm_apply_contacts(const float h, const int respond, __global const
         const float3 hi = s + e;
         position[i] = (float4)(hi, x.w);
         position_lo[i] = (float4)(e - (hi - s), 0.0f);
-        float3 v = velocity[i].xyz + step * (1.0f / h); // the move's velocity
-        if (respond) v += dv[i].xyz * inv;
-        velocity[i] = (float4)(v, 0.0f);
+        velocity[i] = (float4)(velocity[i].xyz + step * (1.0f / h) + change, 0.0f);
     }
 }

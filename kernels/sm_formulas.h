@@ -377,4 +377,56 @@ SM_FORMULA bool sm_volume_scales(const sm_scalar values[3], const sm_scalar det,
     return true;
 }
 
+/* Contact (docs/contact.md). A candidate's key is its gap, the distance minus the two radii
+ * (below 0: they overlap); a particle keeps the SM_K_CONTACTS candidates of the lowest keys, at
+ * equal keys the lower index. */
+SM_FORMULA bool sm_contact_nearer(sm_scalar key_a, int a, sm_scalar key_b, int b)
+{
+    return key_a < key_b || (key_a == key_b && a < b);
+}
+
+/* Offers candidate j at gap `key` to the `found` kept so far (own[], key[], nearest first, at
+ * most SM_K_CONTACTS): it takes its place by insertion, the farthest dropping out when they are
+ * full and it is nearer. Returns how many are kept. */
+SM_FORMULA int sm_contact_keep(int *own, sm_scalar *keys, int found, int j, sm_scalar key)
+{
+    if (found == SM_K_CONTACTS && !sm_contact_nearer(key, j, keys[found - 1], own[found - 1])) return found;
+    int t = found < SM_K_CONTACTS ? found++ : found - 1;
+    for (; t > 0 && sm_contact_nearer(key, j, keys[t - 1], own[t - 1]); t--) keys[t] = keys[t - 1], own[t] = own[t - 1];
+    keys[t] = key, own[t] = j;
+    return found;
+}
+
+/* The kept candidates in index order (insertion), the order the sweeps sum them in. */
+SM_FORMULA void sm_contact_order(int *own, int found)
+{
+    for (int m = 1; m < found; m++) {
+        const int j = own[m];
+        int t = m;
+        for (; t > 0 && own[t - 1] > j; t--) own[t] = own[t - 1];
+        own[t] = j;
+    }
+}
+
+/* How far a pair that overlaps by `depth` along its normal is pushed apart in a sweep: the
+ * overlap it had at the start of the step (reach - |before|, `before` its offset then) is
+ * removed at no more than `push` a step (push_speed h / relaxation: the sweeps' relaxation
+ * makes that push_speed h), the overlap the step's own motion made whole, so that bodies that
+ * start inside each other separate at a bounded speed. */
+SM_FORMULA sm_scalar sm_contact_target(sm_scalar depth, sm_scalar reach, sm_scalar before_length, sm_scalar push)
+{
+    const sm_scalar excess = reach - before_length - push;
+    return excess > 0 ? depth - excess : depth;
+}
+
+/* Friction (Macklin et al. 2014's, on positions): of the pair's sliding over the step, |slide|
+ * (its relative motion across the normal), the part a contact removes: all of it while it is
+ * within `friction` times the target (static), else `friction` times the target of it
+ * (kinetic). Returns the fraction of the slide removed. */
+SM_FORMULA sm_scalar sm_contact_friction(sm_scalar slide, sm_scalar friction, sm_scalar target)
+{
+    const sm_scalar most = friction * target;
+    return slide > most ? most / slide : (sm_scalar)1;
+}
+
 #endif

@@ -74,10 +74,6 @@ typedef float sm_float;
 #define SM_K_CELL_HASH(x, y, z, mask)                                                               \
     ((sm_int)(((sm_uint)(x) + (((sm_uint)(y) * 19349663u) ^ ((sm_uint)(z) * 83492791u))) & (sm_uint)(mask)))
 #define SM_K_REST_NEIGHBOURS 1.5f
-/* Over-relaxation of the contact sweeps: a particle moves this many times the depth-weighted
- * mean of its contacts' corrections (1 would separate an isolated pair exactly; soft bodies
- * give way under a contact, and 1.5 makes up for it without overshooting in piles). */
-#define SM_K_CONTACT_RELAXATION 1.5f
 /* On a GPU, clusters of at least SM_K_LARGE_CLUSTER members are reduced by a work-group each
  * (pass 1's second kernel), of up to SM_K_GROUP_SIZE work-items, instead of one work-item's loop
  * (on a CPU device the loop is faster; $SM_LARGE_CLUSTER sets the threshold on any device). */
@@ -85,45 +81,14 @@ typedef float sm_float;
 #define SM_K_GROUP_SIZE 128
 #define SM_K_MOMENT_TERMS 42 /* sum m y (3), sum m v (3), A_pq (9) and the quadratic fit (27) */
 
-/* Contact candidates (pass 5): each colliding particle keeps the particles whose reference
- * positions lie within the sum of their radii plus the skin of its own, at most
- * SM_K_CANDIDATES of them (more: it searches the grid in every sweep instead). A particle's
- * reference is its position when it last moved more than SM_K_SKIN_TRIGGER times the skin. */
-#define SM_K_CANDIDATES 32
-#define SM_K_SKIN_TRIGGER 0.45f
-/* Contacts per particle and sweep, both backends: a particle that overlaps more particles than
- * this takes only the SM_K_CONTACTS nearest (ties: the lower index), summed in index order, so
- * that its work stays bounded however many particles are piled on one point (the others count
- * as dropped in sm_contact_stats). */
-#define SM_K_CONTACTS SM_K_CANDIDATES /* = SM_CONTACTS_PER_PARTICLE of shapematch.h */
-/* Moves of particles (entries of the dirty table) between rebuilds of the grid, and the buckets
- * of the dirty table (a power of two). */
-#define SM_K_DIRTY 1024
-#define SM_K_DIRTY_TABLE 4096
-/* The state of the candidates (SM_K_STATE ints): the number of entries taken in the dirty table
- * (SM_K_DIRTY + 1 and more: the grid must be rebuilt), whether a particle moved in this refresh,
- * whether the grid is rebuilt in it, the lengths of this refresh's lists of moved particles and
- * of lists added to, the number of particles with candidates (which the sweeps visit), and the
- * entries this refresh adds to the dirty table's chains (from the first to before the end). */
-#define SM_K_DIRTY_COUNT 0
-#define SM_K_ANY_MOVED 1
-#define SM_K_REBUILD 2
-#define SM_K_MOVED_COUNT 3
-#define SM_K_TOUCHED_COUNT 4
-#define SM_K_ACTIVE_COUNT 5
-#define SM_K_LINK_FIRST 6
-#define SM_K_LINK_END 7
-#define SM_K_STATE 8
-/* Objects whose boxes a moved particle's object keeps as near (more: its particles always
- * search the grid), and the most objects for which the boxes are kept at all (more: every moved
- * particle searches the grid: the near objects are found by testing every pair). */
-#define SM_K_NEAR 32
-#define SM_K_NEAR_OBJECTS 4096
-/* The widening of the reaches tested against the objects' boxes, against rounding. */
-#define SM_K_NEAR_MARGIN 1.0001f
-
-/* Work-items per block of the bucket scan: each scans SM_K_SCAN_BLOCK buckets in turn. */
-#define SM_K_SCAN_BLOCK 256
+/* Contact (passes 5 and 6, docs/contact.md). Each colliding particle takes, once per solver
+ * step, the SM_K_CONTACTS particles nearest to touching it (ties: the lower index) of those
+ * within the two radii plus the skin, in index order; the sweeps sum over them. A search reads
+ * at most SM_K_CELL_VISITS particles of each bucket of the grid, the lowest indices (a bucket
+ * that holds more is crowded: particles piled onto one point), so that the work of every
+ * particle is bounded. */
+#define SM_K_CONTACTS 32 /* = SM_CONTACTS_PER_PARTICLE of shapematch.h */
+#define SM_K_CELL_VISITS 512
 
 /* Collider shapes, equal to the public sm_collider_shape values. */
 #define SM_K_COLLIDER_PLANE 0
@@ -201,11 +166,13 @@ typedef struct sm_k_weights {
     sm_float w[9];
 } sm_k_weights;
 
-/// A slot of the device's grid of references (32 bytes): the reference and radius of a
-/// colliding particle (xyz, w), the particle, its object, and the slot after the run of its
-/// object's slots in its bucket. What a search reads of a slot lies in one place.
+/// A slot of the device's grid (32 bytes): the position and radius of a colliding particle
+/// (xyz, w), the particle, its object, and the slot after the run of its object's slots in its
+/// bucket (objects own consecutive particle indices, and a bucket's slots are in index order, so
+/// a search passes over its own object's particles a run at a time). What a search reads of a
+/// slot lies in one place.
 typedef struct sm_k_slot {
-    sm_float reference[4];
+    sm_float position[4];
     sm_int particle, object, run_end, unused;
 } sm_k_slot;
 

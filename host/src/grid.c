@@ -23,26 +23,22 @@ sm_result sm_grid_layout(sm_world *world)
     const int64_t table = sm_grid_table_size(colliding);
     if (world->particle_count > grid->capacity || table > grid->table_size) {
         const size_t n = (size_t)(world->particle_count > 0 ? world->particle_count : 1);
-        int32_t *cell = realloc(grid->cell, sizeof *cell * 4 * n);
-        if (cell) grid->cell = cell;
-        int32_t *sorted = realloc(grid->sorted, sizeof *sorted * n);
-        if (sorted) grid->sorted = sorted;
-        int32_t *start = realloc(grid->bucket_start, sizeof *start * (size_t)(table + 1));
-        if (start) grid->bucket_start = start;
-        uint32_t *search = realloc(grid->search, sizeof *search * n);
-        if (search) grid->search = search;
-        sm_vec3 *dx = realloc(grid->dx, sizeof *dx * n), *dv = realloc(grid->dv, sizeof *dv * n);
-        if (dx) grid->dx = dx;
-        if (dv) grid->dv = dv;
-        double *weight = realloc(grid->weight, sizeof *weight * n);
-        if (weight) grid->weight = weight;
-        double *slot = realloc(grid->slot, sizeof *slot * 4 * n);
-        if (slot) grid->slot = slot;
-        int32_t *slot_object = realloc(grid->slot_object, sizeof *slot_object * n);
-        if (slot_object) grid->slot_object = slot_object;
-        if (!cell || !sorted || !start || !search || !dx || !dv || !weight || !slot || !slot_object)
+        bool ok = sm_grow((void **)&grid->cell, 4 * sizeof(int32_t), n) && sm_grow((void **)&grid->sorted, sizeof(int32_t), n) &&
+                  sm_grow((void **)&grid->bucket_start, sizeof(int32_t), (size_t)(table + 1)) &&
+                  sm_grow((void **)&grid->bucket_object, sizeof(int32_t), (size_t)table) &&
+                  sm_grow((void **)&grid->bucket_cell, sizeof(int32_t), (size_t)table) &&
+                  sm_grow((void **)&grid->bucket_near, sizeof(int32_t), (size_t)table) &&
+                  sm_grow((void **)&grid->candidates, SM_K_CONTACTS * sizeof(int32_t), n) &&
+                  sm_grow((void **)&grid->candidate_count, sizeof(int32_t), n);
+        for (int k = 0; k < 2; k++) ok = ok && sm_grow((void **)&grid->moved[k], sizeof(sm_vec3), n);
+        ok = ok && sm_grow((void **)&grid->dv, sizeof(sm_vec3), n);
+        if (!ok)
             return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory for the collision grid of %d particles",
                            world->particle_count);
+        // no candidates yet (and, in a world with contact, the memory the estimate counts taken
+        // now rather than by the first pile)
+        if (colliding > 0) memset(grid->candidates, 0, SM_K_CONTACTS * sizeof(int32_t) * n);
+        memset(grid->candidate_count, 0, sizeof(int32_t) * n);
         grid->capacity = world->particle_count;
     }
     grid->cell_size = 2.0 * largest;
@@ -60,10 +56,15 @@ static int32_t cell_coordinate(double x, double inv_cell)
     return c < (double)INT_MIN ? INT_MIN : c > (double)INT_MAX ? INT_MAX : (int32_t)c;
 }
 
-void sm_grid_build(sm_grid *grid, const sm_vec3 *position, const double *radius, int32_t particle_count)
+double sm_grid_search_cell(const sm_world *world)
+{
+    return world->grid.cell_size * (1.0 + 0.5 * world->def.collisions.skin);
+}
+
+void sm_grid_build(sm_grid *grid, double cell_size, const sm_vec3 *position, const double *radius, int32_t particle_count)
 {
     const int32_t mask = grid->table_size - 1;
-    const double inv_cell = grid->cell_size > 0.0 ? 1.0 / grid->cell_size : 0.0;
+    const double inv_cell = cell_size > 0.0 ? 1.0 / cell_size : 0.0;
     int32_t *start = grid->bucket_start;
     memset(start, 0, sizeof *start * (size_t)(grid->table_size + 1));
     // cells and bucket counts
@@ -113,8 +114,10 @@ bool sm_grid_pair_collides(const sm_world *world, int32_t i, int32_t j)
 
 void sm_grid_free(sm_grid *grid)
 {
-    free(grid->cell), free(grid->sorted), free(grid->bucket_start), free(grid->search), free(grid->box);
-    free(grid->dx), free(grid->dv), free(grid->weight), free(grid->slot), free(grid->slot_object);
+    free(grid->cell), free(grid->sorted), free(grid->bucket_start), free(grid->bucket_object), free(grid->bucket_cell);
+    free(grid->bucket_near);
+    free(grid->candidates), free(grid->candidate_count);
+    free(grid->moved[0]), free(grid->moved[1]), free(grid->dv);
     memset(grid, 0, sizeof *grid);
 }
 
@@ -134,7 +137,7 @@ sm_result sm_world_get_contact_stats(const sm_world *world, sm_contact_stats *ou
     // into them leaves the world unchanged
     sm_grid *grid = &((sm_world *)world)->grid;
     const sm_vec3 *position = (const sm_vec3 *)xyz;
-    sm_grid_build(grid, position, world->radius, n);
+    sm_grid_build(grid, grid->cell_size, position, world->radius, n);
     int32_t *overlaps = calloc((size_t)n, sizeof *overlaps); // per particle, for the contacts dropped
     if (!overlaps) {
         result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory measuring the contacts of %d particles", n);

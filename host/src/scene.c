@@ -659,7 +659,8 @@ static sm_result parse_ground(const context *ctx, const cJSON *item, sm_ground *
 
 static sm_result parse_collisions(const context *ctx, const cJSON *item, sm_collisions *out)
 {
-    static const char *const known[] = {"enabled", "iterations", "radius_scale", "restitution", "friction", "skin", NULL};
+    static const char *const known[] = {"enabled",  "iterations", "radius_scale", "restitution",
+                                        "friction", "skin",       "relaxation",   "push_speed", NULL};
     if (!cJSON_IsObject(item))
         return field_error(ctx, "collisions",
                            "must be {\"iterations\": n, \"radius_scale\": s, \"restitution\": e, \"friction\": mu}, got %s",
@@ -683,7 +684,13 @@ static sm_result parse_collisions(const context *ctx, const cJSON *item, sm_coll
         (r = read_range(ctx, e, "collisions.friction", 0.0, 1.0, false, "", &out->friction)))
         return r;
     if ((e = cJSON_GetObjectItemCaseSensitive(item, "skin")) &&
-        (r = read_range(ctx, e, "collisions.skin", 0.0, 10.0, true, "", &out->skin)))
+        (r = read_range(ctx, e, "collisions.skin", 0.0, 10.0, false, "", &out->skin)))
+        return r;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "relaxation")) &&
+        (r = read_range(ctx, e, "collisions.relaxation", 1.0, 2.0, false, "", &out->relaxation)))
+        return r;
+    if ((e = cJSON_GetObjectItemCaseSensitive(item, "push_speed")) &&
+        (r = read_range(ctx, e, "collisions.push_speed", 0.0, INFINITY, true, "m/s", &out->push_speed)))
         return r;
     return SM_OK;
 }

@@ -16,7 +16,8 @@ sm_world_def sm_world_def_default(void)
     memset(&def, 0, sizeof def);
     def.gravity = v3(0.0, -9.81, 0.0);
     def.ground = (sm_ground){.enabled = false, .height = 0.0, .restitution = 0.3, .friction = 0.2};
-    def.collisions = (sm_collisions){.enabled = false, .iterations = 2, .radius_scale = 1.0, .restitution = 0.2, .friction = 0.3, .skin = 0.5};
+    def.collisions = (sm_collisions){.enabled = false, .iterations = 2, .radius_scale = 1.0, .restitution = 0.2, .friction = 0.3, .skin = 0.5,
+                                     .relaxation = 1.5, .push_speed = 3.0};
     def.backend = SM_BACKEND_DEFAULT;
     def.check_extent = 10.0;
     def.check_speed = 1e5;
@@ -121,8 +122,14 @@ sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
             return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: collision restitution must be in [0, 1] (got %g)", c->restitution);
         if (!in_unit_interval(c->friction))
             return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: collision friction must be in [0, 1] (got %g)", c->friction);
-        if (!(c->skin > 0.0 && c->skin <= 10.0))
-            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: collision skin must be in (0, 10] (got %g)", c->skin);
+        if (!(c->skin >= 0.0 && c->skin <= 10.0))
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: collision skin must be in [0, 10] (got %g)", c->skin);
+        if (!(c->relaxation >= 1.0 && c->relaxation <= 2.0))
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: collision relaxation must be in [1, 2] (got %g)",
+                           c->relaxation);
+        if (!(c->push_speed > 0.0 && isfinite(c->push_speed)))
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: collision push_speed must be positive (got %g)",
+                           c->push_speed);
     }
     if (def->memory_budget < 0)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: memory_budget must be a byte count >= 0 (got %lld)",
@@ -854,6 +861,7 @@ sm_profile sm_world_get_profile(const sm_world *world)
 {
     sm_profile profile = world->profile;
     sm_cl_transfer_counts(world, &profile.transfers, &profile.transfer_bytes);
+    profile.launches = sm_cl_launch_count(world);
     return profile;
 }
 

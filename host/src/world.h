@@ -96,16 +96,15 @@ typedef struct sm_grid {
     int32_t *cell;          ///< 4 per particle: cell x, y, z and its bucket (-1: does not collide)
     int32_t *bucket_start;  ///< table_size + 1: bucket b holds sorted[bucket_start[b] .. bucket_start[b + 1])
     int32_t *sorted;        ///< the colliding particles by bucket, then by index
-    uint32_t *search;       ///< per particle: the neighbour cells the collide pass searches (sm_cpu_collision_grid())
-    int32_t *box;           ///< box_capacity: scratch of sm_cpu_collision_grid(), the object of each cell of a box
-    int64_t box_capacity;
-    // the CPU collide pass's corrections of one sweep, per particle
-    sm_vec3 *dx, *dv;
-    double *weight;
-    // the CPU collide pass's copy of each slot of `sorted`: the particle's position in this sweep
-    // and radius (4 doubles), and its object, read in the slots' order
-    double *slot;
-    int32_t *slot_object;
+    // table_size each (pass 5): the object of a bucket's particles (-2: several, -1: none), the key
+    // of their cell (sm_grid_cell_key(); -2: several) and whether another object's particle may
+    // lie in the 27 cells around it (kernels/05's sm_bucket_near_others)
+    int32_t *bucket_object, *bucket_cell, *bucket_near;
+    // the CPU collide pass: each particle's candidates (SM_CONTACTS_PER_PARTICLE each) and their
+    // number; the corrections of the sweeps so far (two arrays, read and written in turn) and
+    // the first sweep's velocity changes, per particle
+    int32_t *candidates, *candidate_count;
+    sm_vec3 *moved[2], *dv;
 } sm_grid;
 
 /// A collider as the world keeps it: its def (the keyframes copied), its normal and axes.
@@ -284,8 +283,16 @@ sm_result sm_object_check_indices(const sm_object_def *def, int32_t count, char 
 /// Sizes the grid for the world's colliding particles (cell size, table size, arrays); a no-op
 /// unless objects were added since.
 sm_result sm_grid_layout(sm_world *world);
-/// Sorts the colliding particles at `position` into the grid (its layout must be current).
-void sm_grid_build(sm_grid *grid, const sm_vec3 *position, const double *radius, int32_t particle_count);
+/// Sorts the colliding particles at `position` into the grid of cells of edge `cell` (its layout
+/// must be current).
+void sm_grid_build(sm_grid *grid, double cell, const sm_vec3 *position, const double *radius, int32_t particle_count);
+/// A key of a cell, never negative: kernels/05's sm_cell_key.
+static inline int32_t sm_grid_cell_key(const int32_t c[3])
+{
+    return (int32_t)((((uint32_t)c[0] * 73856093u) ^ ((uint32_t)c[1] * 19349663u) ^ ((uint32_t)c[2] * 83492791u)) & 0x7fffffffu);
+}
+/// The edge of the cells of the collide passes' grid: twice the largest radius plus the skin.
+double sm_grid_search_cell(const sm_world *world);
 /// Cell k (0 to 26: x fastest, then y, then z, each from -1 to +1) of the 27 around `cell`:
 /// its coordinates into out, and its bucket. The bucket may also hold particles of other cells;
 /// sm_grid_in_cell() tells them apart.

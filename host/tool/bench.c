@@ -231,6 +231,9 @@ static int bench_scene(int argc, char **argv)
             printf("%-18s %12.4f %7.1f%%\n", sm_pass_name((sm_pass)pass), p.pass_ms[pass] / (double)p.steps,
                    100.0 * p.pass_ms[pass] / passes);
     printf("%-18s %12.4f\n", "all passes", passes / (double)p.steps);
+    if (p.launches > 0)
+        printf("launches_per_solver_step=%.2f (kernels enqueued by the profiled world's steps, per solver step)\n",
+               (double)p.launches / (double)p.steps);
 
     // how close the shape-matching passes come to the floor of their layout
     const double bandwidth = copy_bandwidth(worlds[0]);

@@ -132,14 +132,27 @@ typedef struct sm_collisions {
     /// neighbouring particles touch at rest), default 1. Objects may override it.
     double radius_scale;
     double restitution;  ///< in [0, 1]: fraction of the approach speed kept after a contact, default 0.2
-    double friction;     ///< in [0, 1]: fraction of the tangential relative velocity removed per contact, default 0.3
-    /// OpenCL: the skin of each particle's list of contact candidates, as a multiple of the
-    /// largest particle radius, in (0, 10], default 0.5. A list holds the particles within the
-    /// two radii plus the skin, and is made again only when a particle near it has moved more
-    /// than 0.45 skins since: a larger skin makes longer lists, made less often. The result is
-    /// the same, bit for bit, for every skin well above the float spacing of the positions; only
-    /// the speed changes. The CPU reference searches its grid every sweep.
+    /// In [0, 1], default 0.3: Coulomb's coefficient between particles. A contact takes back the
+    /// pair's sliding over the solver step while it is within friction times the overlap it
+    /// pushes out (static), else that much of it (kinetic).
+    double friction;
+    /// The candidates of a particle are found once per solver step: the particles within the two
+    /// radii plus this skin, as a multiple of the largest particle radius, in [0, 10], default
+    /// 0.5 (its 32 nearest; see SM_CONTACTS_PER_PARTICLE). The sweeps after the first find
+    /// only contacts among them: a wider skin catches the contacts that the first sweep's
+    /// corrections make, at the cost of longer searches.
     double skin;
+    /// Each particle moves by this many times the depth-weighted mean of its contacts'
+    /// corrections, in [1, 2], default 1.5. Above 1 a soft body carries load at few substeps
+    /// (it gives way under a contact, and the extra push makes up for it), but an isolated pair
+    /// overshoots and separates with speed: a column of stiff bodies then bounces. Columns and
+    /// towers of stiff or rigid bodies want 1 and enough substeps (docs/contact.md).
+    double relaxation;
+    /// m/s: the fastest a pair's overlap at the start of a solver step is pushed out, default 3
+    /// (> 0). Overlap that the step's own motion makes is removed whole; overlap that was
+    /// already there (bodies placed inside each other, or pushed in) goes at this speed, so
+    /// that nothing is launched.
+    double push_speed;
 } sm_collisions;
 
 /// The OpenGL context an OpenCL world may share buffers with (cl_khr_gl_sharing), set in the
@@ -421,6 +434,9 @@ typedef struct sm_profile {
     /// a mode switch, a cut).
     int64_t transfers;
     int64_t transfer_bytes;        ///< bytes those transfers moved
+    /// OpenCL: the kernels the world's steps have enqueued (each costs a GPU about 5 us however
+    /// little it does); 0 on the CPU reference.
+    int64_t launches;
 } sm_profile;
 
 /// The world's accumulated timings.
@@ -552,13 +568,14 @@ typedef struct sm_contact_stats {
     /// The largest overlap relative to the smaller radius of its pair (0.05: 5% of the radius)
     double max_depth_ratio;
     double mean_depth_ratio; ///< the mean of depth / smaller radius over the overlapping pairs
-    /// Contacts a sweep leaves out: a particle takes at most SM_CONTACTS_PER_PARTICLE contacts
-    /// (its nearest, ties by index), so each particle's work stays bounded however many particles
-    /// are piled onto one point; the sum over the particles of their overlaps beyond that
+    /// Contacts left out: a particle takes at most SM_CONTACTS_PER_PARTICLE contact candidates a
+    /// solver step (its nearest, ties by index), so each particle's work stays bounded however
+    /// many particles are piled onto one point; the sum over the particles of their overlaps
+    /// beyond that number
     int64_t dropped;
 } sm_contact_stats;
 
-/// The most contacts a particle takes in a sweep (sm_contact_stats.dropped).
+/// The most contact candidates a particle takes in a solver step (sm_contact_stats.dropped).
 #define SM_CONTACTS_PER_PARTICLE 32
 
 /// Measures the overlaps of the current positions (on OpenCL, reads the positions back). A

@@ -74,6 +74,8 @@ sm_result sm_cl_check_state(sm_world *world, int32_t out_first[3]);
 
 /// The reads and writes between host and device the world has enqueued, and their bytes.
 void sm_cl_transfer_counts(const sm_world *world, int64_t *out_transfers, int64_t *out_bytes);
+/// The kernels the world's steps have enqueued.
+int64_t sm_cl_launch_count(const sm_world *world);
 
 /// Reads the step state of one cluster (centre, R, T, S_p) into the host's cluster record when
 /// the device is ahead.

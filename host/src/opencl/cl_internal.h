@@ -39,23 +39,13 @@ typedef struct sm_cl_buffers {
     // membership's q~ with its cluster's index in w, as_int, so that the goal pass reads them in a
     // row); positions are double-float pairs: position (w: mass) + position_lo
     cl_mem position, position_lo, velocity, goal, force, particle_object, particle_member_offsets, particle_member_q;
-    cl_mem object_particles; ///< every object's particles, as sm_world.object_particles (contact only)
-    // the collide passes: contact = (rest position, radius) per particle; the candidates (each
-    // particle's reference position, the refresh it last moved in and the list of this refresh's,
-    // the state (kernels/05), the dirty flags, the lists, their lengths, the additions to them,
-    // the lists added to and the particles with candidates); the dirty table (each entry's
-    // particle, its copy of the reference and radius, its object and the next entry of its chain;
-    // the first entry of each bucket's chain); the grid of the references (the bucket of each
-    // particle, the bucket counts and beginnings, the scan's block sums, the sorted particles and
-    // the slot of each, the slots (sm_k_slot: copies of reference, radius and object, runs));
-    // the objects' boxes of references, the refresh each last had a particle move in, and
-    // the objects near each (kernels/05's sm_object_near); the corrections of a sweep
-    cl_mem contact, reference, moved, moved_list, candidate_state, dirty, dirty_list, dirty_reference, dirty_object;
-    cl_mem dirty_next, dirty_head;
-    cl_mem candidates, candidate_count, candidate_extra, touched, active;
-    cl_mem particle_bucket, bucket_count, bucket_start, block_sum, sorted, particle_slot, slots;
-    cl_mem object_box, object_moved, object_near;
-    cl_mem contact_dx, contact_dv;
+    // the collide passes: contact = (rest position, radius) per particle; the grid (each
+    // particle's bucket and rank in it, the bucket counts, objects, cells (keys), whether
+    // another object lies near, and beginnings, the slots: sm_k_slot);
+    // each particle's candidates and their number (kernels/06); the corrections of the sweeps so
+    // far (two buffers, read and written in turn) and the first sweep's velocity changes
+    cl_mem contact, particle_bucket, bucket_count, bucket_object, bucket_cell, bucket_near, bucket_start, slots, candidates, candidate_count;
+    cl_mem contact_moved[2], contact_dv;
     // the colliders' shapes, and their state in each step of one sm_cl_step() (step-major)
     cl_mem colliders, collider_state;
     // the host's targets (sm_world_set_target()), made when the first is set
@@ -75,21 +65,10 @@ typedef enum sm_cl_kernel {
     SM_CLK_ROTATION,
     SM_CLK_GOAL_TRANSFORM,
     SM_CLK_BLEND_INTEGRATE,
-    SM_CLK_CONTACT_REFRESH,
-    SM_CLK_CONTACT_DECIDE,
-    SM_CLK_CONTACT_LINK,
-    SM_CLK_OBJECT_BOUNDS,
-    SM_CLK_OBJECT_NEAR,
-    SM_CLK_GRID_HASH,
-    SM_CLK_GRID_SCAN_BLOCKS,
-    SM_CLK_GRID_SCAN_TOTALS,
-    SM_CLK_GRID_SCAN_APPLY,
+    SM_CLK_GRID_COUNT,
+    SM_CLK_GRID_SCAN,
     SM_CLK_GRID_SCATTER,
-    SM_CLK_GRID_SORT_BUCKETS,
-    SM_CLK_CONTACT_LISTS,
-    SM_CLK_CONTACT_INSERT,
-    SM_CLK_CONTACT_TIDY,
-    SM_CLK_CONTACT_ACTIVE,
+    SM_CLK_GRID_ORDER,
     SM_CLK_COLLIDE,
     SM_CLK_APPLY_CONTACTS,
     SM_CLK_GROUND,
@@ -115,10 +94,9 @@ typedef enum sm_cl_memory_kind {
 /// Fields that can be copied into GL buffers (sm_particle_field).
 #define SM_CL_GL_FIELDS 5
 
-/// Most commands one step enqueues (for profiling): the passes' kernels and buffer fills,
-/// with the largest number of collision sweeps, and the contact candidates (3 fills and 15
-/// kernels) made again before each sweep but the first.
-#define SM_CL_MAX_STEP_COMMANDS (SM_CLK_COUNT + 3 + 2 * 64 + 18 * 63)
+/// Most commands one step enqueues (for profiling): the passes' kernels and buffer fills, with
+/// the largest number of collision sweeps.
+#define SM_CL_MAX_STEP_COMMANDS (SM_CLK_COUNT + 3 + 64)
 
 struct sm_cl_backend {
     sm_cl_device *device;
@@ -146,7 +124,7 @@ struct sm_cl_backend {
     int32_t large_count;              ///< clusters in large_clusters
     int32_t static_states_written;    ///< steps of states the collider_state buffer holds for static colliders (0: none)
     int32_t large_threshold;          ///< members from which a cluster is reduced by a work-group
-    int32_t contact_generation;       ///< numbers the candidates' refreshes, one per sweep (pass 5)
+    int64_t launches;                 ///< kernels enqueued by the steps so far
     // the caller's device inputs (sm_world_set_cl_inputs()), retained; NULL: none
     cl_mem input_force, input_target;
     // reads and writes between host and device enqueued so far (a cache-like count: also

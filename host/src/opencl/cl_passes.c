@@ -7,10 +7,7 @@
 
 static const char *kernel_names[SM_CLK_COUNT] = {
     "sm_cluster_moments", "sm_cluster_moments_group", "sm_rotation", "sm_goal_transform", "sm_blend_integrate",
-    "sm_contact_refresh", "sm_contact_decide", "sm_contact_link", "sm_object_bounds", "sm_object_near",
-    "sm_grid_hash", "sm_grid_scan_blocks", "sm_grid_scan_totals", "sm_grid_scan_apply", "sm_grid_scatter",
-    "sm_grid_sort_buckets", "sm_contact_lists", "sm_contact_insert", "sm_contact_tidy", "sm_contact_active",
-    "sm_collide", "sm_apply_contacts", "sm_ground", "sm_plasticity", "sm_skin_centers", "sm_skin_vertices",
+    "sm_grid_count", "sm_grid_scan", "sm_grid_scatter", "sm_grid_order", "sm_collide", "sm_apply_contacts", "sm_ground", "sm_plasticity", "sm_skin_centers", "sm_skin_vertices",
     "sm_skin_normals", "sm_check_particles", "sm_check_clusters"};
 
 /// $SM_WORK_GROUP_SIZE into *out (0 when it is not set): a power of two that the device's
@@ -57,6 +54,10 @@ sm_result sm_cl_create_kernels(sm_cl_backend *cl)
             // by design whatever $SM_WORK_GROUP_SIZE says (its tree sum's order depends on the size,
             // so one device always sums a cluster alike)
             for (cl->group[p] = 1; 2 * cl->group[p] <= group && 2 * cl->group[p] <= SM_K_GROUP_SIZE;) cl->group[p] *= 2;
+        } else if (p == SM_CLK_GRID_SCAN) {
+            // the scan runs as one work-group: the largest power of two up to 1024 (its result, a
+            // sum of integers, does not depend on the size)
+            for (cl->group[p] = 1; 2 * cl->group[p] <= group && 2 * cl->group[p] <= 1024;) cl->group[p] *= 2;
         } else if (forced > 0) {
             // one work-item per cluster, particle, bucket or vertex, none depending on the others of
             // its group: any size gives the same results (tests/test_determinism runs several)
@@ -105,16 +106,9 @@ static sm_result launch(sm_world *world, sm_pass pass, sm_cl_kernel kernel, int3
     const size_t global = ((size_t)items + group - 1) / group * group;
     SM_CL_TRY(clEnqueueNDRangeKernel(cl->queue, cl->kernels[kernel], 1, NULL, &global, &group, 0, NULL,
                                      event_slot(world, pass)));
+    cl->launches++;
 cleanup:
     return result;
-}
-
-/// Zeroes `count` ints of `buffer` from int `first` on.
-static sm_result zero_ints(sm_world *world, sm_pass pass, cl_mem buffer, int32_t first, int32_t count)
-{
-    const cl_int zero = 0;
-    if (count <= 0) return SM_OK;
-    return sm_cl_fill_buffer(world->cl, buffer, &zero, sizeof zero, first, count, event_slot(world, pass));
 }
 
 /// The number of elements of an array.
@@ -147,6 +141,7 @@ static sm_result cluster_moments(sm_world *world)
     SM_CL_TRY(clSetKernelArg(kernel, COUNT(group_values), sizeof(cl_float) * SM_K_MOMENT_TERMS * group, NULL));
     SM_CL_TRY(clEnqueueNDRangeKernel(cl->queue, kernel, 1, NULL, &global, &group, 0, NULL,
                                      event_slot(world, SM_PASS_CLUSTER_MOMENTS)));
+    cl->launches++;
 cleanup:
     return result;
 }
@@ -195,231 +190,122 @@ static sm_result blend_integrate(sm_world *world, float h)
     return launch(world, SM_PASS_BLEND_INTEGRATE, SM_CLK_BLEND_INTEGRATE, n, COUNT(values), sizes, values);
 }
 
-/// The skin of the contact candidates in metres, and the edge of the reference grid's cells.
-static void candidate_skin(const sm_world *world, cl_float *skin, cl_float *cell)
+/// The edge of the grid's cells: twice the largest radius plus the skin, so that every
+/// candidate of a particle lies in the 27 cells around its own; and the skin in metres.
+static void grid_cell(const sm_world *world, cl_float *cell, cl_float *skin)
 {
-    const double largest_radius = 0.5 * world->grid.cell_size; // the CPU grid's cell: twice the largest radius
+    const double largest_radius = 0.5 * world->grid.cell_size;
     *skin = (float)(world->def.collisions.skin * largest_radius);
     *cell = (float)(world->grid.cell_size + *skin);
 }
 
-/// The number of arguments in kernels/05's SM_K_GRID_ARGS.
-enum { GRID_ARG_COUNT = 17 };
-
-/// Binds the arguments of kernels/05's SM_K_GRID_ARGS from argument `first` of `kernel` on.
-static sm_result bind_grid(sm_world *world, cl_kernel kernel, cl_uint first)
-{
-    sm_cl_buffers *b = &world->cl->buffers;
-    const size_t m = sizeof(cl_mem);
-    const cl_int mask = world->grid.table_size - 1, dirty_mask = SM_K_DIRTY_TABLE - 1;
-    cl_float skin = 0.0f, cell = 0.0f;
-    candidate_skin(world, &skin, &cell);
-    const cl_float inv_cell = 1.0f / cell;
-    const size_t sizes[] = {sizeof mask, sizeof dirty_mask, sizeof inv_cell, sizeof skin, m, m, m, m, m, m, m,
-                            m, m, m, m, m, m};
-    const void *values[] = {&mask,          &dirty_mask,      &inv_cell,        &skin,         &b->candidate_state,
-                            &b->objects,    &b->contact,      &b->reference,    &b->particle_object, &b->bucket_start,
-                            &b->slots,      &b->dirty,        &b->dirty_list,   &b->dirty_reference, &b->dirty_object,
-                            &b->dirty_next, &b->dirty_head};
-    _Static_assert(COUNT(values) == GRID_ARG_COUNT && COUNT(sizes) == GRID_ARG_COUNT, "bind_grid binds SM_K_GRID_ARGS");
-    sm_result result = SM_OK;
-    for (int a = 0; a < COUNT(values); a++) SM_CL_TRY(clSetKernelArg(kernel, first + (cl_uint)a, sizes[a], values[a]));
-cleanup:
-    return result;
-}
-
-/// Launches `kernel` over `items` work-items with `count` arguments before the grid's (which
-/// bind_grid() binds) and `after` arguments after them.
-static sm_result launch_walk(sm_world *world, sm_pass pass, sm_cl_kernel kernel, int32_t items, int count,
-                             const size_t *sizes, const void *const *values, int after, const size_t *after_sizes,
-                             const void *const *after_values)
-{
-    sm_cl_backend *cl = world->cl;
-    const cl_kernel k = cl->kernels[kernel];
-    sm_result result = set_args(k, count, sizes, values);
-    if (result == SM_OK) result = bind_grid(world, k, (cl_uint)count);
-    for (int a = 0; a < after && result == SM_OK; a++)
-        SM_CL_TRY(clSetKernelArg(k, (cl_uint)(count + GRID_ARG_COUNT + a), after_sizes[a], after_values[a]));
-    if (result != SM_OK || items == 0) return result;
-    const size_t group = cl->group[kernel];
-    const size_t global = ((size_t)items + group - 1) / group * group;
-    SM_CL_TRY(clEnqueueNDRangeKernel(cl->queue, k, 1, NULL, &global, &group, 0, NULL, event_slot(world, pass)));
-cleanup:
-    return result;
-}
-
-/// The work-items of a kernel that takes `count` items in turn (kernels/05's SM_K_EACH and
-/// SM_K_CHUNK): few, so that it costs little when it has nothing to do.
-static int32_t few_items(const sm_world *world, int32_t count)
-{
-    const int32_t few = world->cl->device->gpu ? 65536 : 1024;
-    return count < few ? count : few;
-}
-
-/// The work-items of a kernel that works on every one of `count` items in runs (kernels/05's
-/// SM_K_CHUNK): on a GPU one item per work-item, on a CPU a run of a few per work-item.
+/// The work-items of a kernel over `count` items (kernels/05's SM_K_CHUNK): on a GPU one item
+/// per work-item, on a CPU a run of a few per work-item.
 static int32_t run_items(const sm_world *world, int32_t count)
 {
-    return world->cl->device->gpu ? count : few_items(world, count);
+    const int32_t few = 1024;
+    return world->cl->device->gpu || count < few ? count : few;
 }
 
-/// 8a. The contact candidates, before each sweep (the sweeps move particles too): new references
-/// for the particles that moved past the trigger, which become dirty (entries of the dirty
-/// table, added to its chains); when the table is full, the grid of the references rebuilt
-/// (hash and count, scan, scatter, sort each bucket) and the table emptied; new lists
-/// for the moved particles, which add themselves to their candidates' lists, and the lists
-/// added to tidied.
+/// 8a. The grid: each colliding particle's bucket and rank (count), the buckets' beginnings
+/// (scan, one work-group), the slots (scatter), and the crowded buckets' first slots (order).
 static sm_result collision_grid(sm_world *world)
 {
     const sm_pass pass = SM_PASS_COLLISION_GRID;
     sm_cl_backend *cl = world->cl;
     sm_cl_buffers *b = &cl->buffers;
     const size_t m = sizeof(cl_mem);
-    const cl_int n = world->particle_count, table = world->grid.table_size, mask = table - 1, entries = table + 1;
-    const cl_int dirty_mask = SM_K_DIRTY_TABLE - 1;
-    const cl_int blocks = (entries + SM_K_SCAN_BLOCK - 1) / SM_K_SCAN_BLOCK;
-    cl_float skin = 0.0f, cell = 0.0f;
-    candidate_skin(world, &skin, &cell);
-    const cl_float inv_cell = 1.0f / cell, trigger = SM_K_SKIN_TRIGGER * skin;
-    cl->contact_generation = cl->contact_generation < INT32_MAX - 1 ? cl->contact_generation + 1 : 0;
-    const cl_int generation = cl->contact_generation;
-
-    // the kernels that often have nothing to do run on few work-items (kernels/05's SM_K_EACH)
-    const int32_t particles = few_items(world, n), buckets = few_items(world, table), scan = few_items(world, blocks);
-
-    // none moved yet in this refresh: the state's flags and counts after the dirty count zeroed
-    // (not the count of particles with candidates: their list stands while nothing moves)
-    sm_result result =
-        zero_ints(world, pass, b->candidate_state, SM_K_ANY_MOVED, SM_K_TOUCHED_COUNT - SM_K_ANY_MOVED + 1);
+    const cl_int n = world->particle_count, table = world->grid.table_size, mask = table - 1;
+    cl_float cell = 0.0f, skin = 0.0f;
+    grid_cell(world, &cell, &skin);
+    const cl_float inv_cell = 1.0f / cell;
+    const size_t count_sizes[] = {sizeof n, sizeof inv_cell, sizeof mask, m, m, m, m, m, m, m};
+    const void *count_values[] = {&n,               &inv_cell,           &mask,
+                                  &b->contact,      &b->position,        &b->particle_object,
+                                  &b->particle_bucket, &b->bucket_count, &b->bucket_object,
+                                  &b->bucket_cell};
+    sm_result result = launch(world, pass, SM_CLK_GRID_COUNT, run_items(world, n), COUNT(count_values), count_sizes,
+                              count_values);
     if (result != SM_OK) return result;
-    const size_t refresh_sizes[] = {sizeof n, sizeof trigger, sizeof inv_cell, sizeof generation, m, m, m, m, m, m,
-                                    m, m, m, m, m};
-    const void *refresh_values[] = {&n,           &trigger,        &inv_cell,        &generation,   &b->particle_object,
-                                    &b->contact,  &b->position,    &b->position_lo,  &b->reference, &b->moved,
-                                    &b->object_moved, &b->dirty,   &b->dirty_list,   &b->moved_list, &b->candidate_state};
-    // (on a CPU runs of particles, so that few atomic additions contend)
-    result = launch(world, pass, SM_CLK_CONTACT_REFRESH, run_items(world, n), COUNT(refresh_values), refresh_sizes,
-                    refresh_values);
+    // the scan: one work-group of the kernel's largest size (local memory: an int per work-item)
+    const size_t group = cl->group[SM_CLK_GRID_SCAN];
+    const size_t scan_sizes[] = {sizeof table, m, m, sizeof(cl_int) * group};
+    const void *scan_values[] = {&table, &b->bucket_count, &b->bucket_start, NULL};
+    result = set_args(cl->kernels[SM_CLK_GRID_SCAN], COUNT(scan_values), scan_sizes, scan_values);
     if (result != SM_OK) return result;
-    const size_t decide_sizes[] = {m};
-    const void *decide_values[] = {&b->candidate_state};
-    result = launch(world, pass, SM_CLK_CONTACT_DECIDE, 1, COUNT(decide_values), decide_sizes, decide_values);
+    SM_CL_TRY(clEnqueueNDRangeKernel(cl->queue, cl->kernels[SM_CLK_GRID_SCAN], 1, NULL, &group, &group, 0, NULL,
+                                     event_slot(world, pass)));
+    cl->launches++;
+    const size_t scatter_sizes[] = {sizeof n, m, m, m, m, m, m};
+    const void *scatter_values[] = {&n,           &b->particle_bucket, &b->bucket_start,   &b->contact,
+                                    &b->position, &b->particle_object, &b->slots};
+    result = launch(world, pass, SM_CLK_GRID_SCATTER, run_items(world, n), COUNT(scatter_values), scatter_sizes,
+                    scatter_values);
     if (result != SM_OK) return result;
-    const size_t link_sizes[] = {sizeof inv_cell, sizeof dirty_mask, m, m, m, m, m, m, m, m, m, m, m, m};
-    const void *link_values[] = {&inv_cell,    &dirty_mask,          &b->candidate_state, &b->moved_list,
-                                 &b->particle_object, &b->contact, &b->reference,      &b->dirty,
-                                 &b->particle_slot, &b->slots,     &b->dirty_reference, &b->dirty_object,
-                                 &b->dirty_next, &b->dirty_head};
-    result = launch(world, pass, SM_CLK_CONTACT_LINK, particles, COUNT(link_values), link_sizes, link_values);
-    if (result != SM_OK) return result;
-
-    // the boxes of the objects whose particles moved, and the objects near them (with more
-    // objects than SM_K_NEAR_OBJECTS, testing every pair would cost more than it saves)
-    const cl_int objects = world->object_count, near = objects <= SM_K_NEAR_OBJECTS;
-    if (near) {
-        const size_t bounds_sizes[] = {sizeof objects, sizeof generation, m, m, m, m, m, m, m};
-        const void *bounds_values[] = {&objects,          &generation,      &b->candidate_state, &b->objects,
-                                       &b->object_particles, &b->object_moved, &b->contact,      &b->reference,
-                                       &b->object_box};
-        result = launch(world, pass, SM_CLK_OBJECT_BOUNDS, run_items(world, objects), COUNT(bounds_values),
-                        bounds_sizes, bounds_values);
-        if (result != SM_OK) return result;
-        const size_t near_sizes[] = {sizeof objects, sizeof generation, sizeof skin, m, m, m, m};
-        const void *near_values[] = {&objects,         &generation,    &skin,          &b->candidate_state,
-                                     &b->object_moved, &b->object_box, &b->object_near};
-        result = launch(world, pass, SM_CLK_OBJECT_NEAR, run_items(world, objects), COUNT(near_values), near_sizes,
-                        near_values);
-        if (result != SM_OK) return result;
-    }
-
-    // the grid of the references: these kernels return at once unless it is rebuilt (the
-    // bucket counts are zero outside a rebuild: kernels/05's sm_grid_hash)
-    const size_t hash_sizes[] = {sizeof n, sizeof inv_cell, sizeof mask, sizeof dirty_mask, m, m, m, m, m, m, m};
-    const void *hash_values[] = {&n, &inv_cell, &mask, &dirty_mask, &b->candidate_state, &b->contact, &b->reference,
-                                 &b->particle_bucket, &b->bucket_count, &b->dirty, &b->dirty_head};
-    result = launch(world, pass, SM_CLK_GRID_HASH, particles, COUNT(hash_values), hash_sizes, hash_values);
-    if (result != SM_OK) return result;
-    const size_t blocks_sizes[] = {sizeof entries, m, m, m};
-    const void *blocks_values[] = {&entries, &b->candidate_state, &b->bucket_count, &b->block_sum};
-    result = launch(world, pass, SM_CLK_GRID_SCAN_BLOCKS, scan, COUNT(blocks_values), blocks_sizes, blocks_values);
-    if (result != SM_OK) return result;
-    const size_t totals_sizes[] = {sizeof blocks, m, m};
-    const void *totals_values[] = {&blocks, &b->candidate_state, &b->block_sum};
-    result = launch(world, pass, SM_CLK_GRID_SCAN_TOTALS, 1, COUNT(totals_values), totals_sizes, totals_values);
-    if (result != SM_OK) return result;
-    const size_t apply_sizes[] = {sizeof entries, m, m, m, m};
-    const void *apply_values[] = {&entries, &b->candidate_state, &b->bucket_count, &b->block_sum, &b->bucket_start};
-    result = launch(world, pass, SM_CLK_GRID_SCAN_APPLY, scan, COUNT(apply_values), apply_sizes, apply_values);
-    if (result != SM_OK) return result;
-    const size_t scatter_sizes[] = {sizeof n, m, m, m, m, m};
-    const void *scatter_values[] = {&n, &b->candidate_state, &b->particle_bucket, &b->bucket_start, &b->bucket_count,
-                                    &b->sorted};
-    result = launch(world, pass, SM_CLK_GRID_SCATTER, particles, COUNT(scatter_values), scatter_sizes, scatter_values);
-    if (result != SM_OK) return result;
-    const size_t sort_sizes[] = {sizeof table, m, m, m, m, m, m, m, m, m};
-    const void *sort_values[] = {&table,       &b->candidate_state, &b->bucket_start, &b->bucket_count, &b->particle_object,
-                                 &b->contact,  &b->reference,       &b->sorted,       &b->particle_slot, &b->slots};
-    result = launch(world, pass, SM_CLK_GRID_SORT_BUCKETS, buckets, COUNT(sort_values), sort_sizes, sort_values);
-    if (result != SM_OK) return result;
-
-    // new lists for the particles that moved, which add themselves to their candidates' lists
-    const size_t list_sizes[] = {m, sizeof near, m, m};
-    const void *lists_values[] = {&b->moved_list, &near, &b->object_box, &b->object_near};
-    const size_t out_sizes[] = {m, m, m, m, m};
-    const void *lists_out[] = {&b->candidates, &b->candidate_count};
-    result = launch_walk(world, pass, SM_CLK_CONTACT_LISTS, particles, COUNT(lists_values), list_sizes, lists_values,
-                         COUNT(lists_out), out_sizes, lists_out);
-    if (result != SM_OK) return result;
-    const size_t insert_sizes[] = {sizeof generation, m, m};
-    const void *insert_values[] = {&generation, &b->moved, &b->moved_list};
-    const void *insert_out[] = {&b->candidates, &b->candidate_count, &b->candidate_extra, &b->touched,
-                                &b->candidate_state};
-    result = launch_walk(world, pass, SM_CLK_CONTACT_INSERT, particles, COUNT(insert_values), insert_sizes,
-                         insert_values, COUNT(insert_out), out_sizes, insert_out);
-    if (result != SM_OK) return result;
-    const void *tidy_values[] = {&b->touched};
-    const void *tidy_out[] = {&b->candidates, &b->candidate_count, &b->candidate_extra};
-    result = launch_walk(world, pass, SM_CLK_CONTACT_TIDY, particles, COUNT(tidy_values), out_sizes, tidy_values,
-                         COUNT(tidy_out), out_sizes, tidy_out);
-    if (result != SM_OK) return result;
-    // the particles with candidates, which the sweeps visit
-    const size_t active_sizes[] = {sizeof n, m, m, m};
-    const void *active_values[] = {&n, &b->candidate_count, &b->active, &b->candidate_state};
-    return launch(world, pass, SM_CLK_CONTACT_ACTIVE, particles, COUNT(active_values), active_sizes, active_values);
+    const size_t order_sizes[] = {sizeof table, sizeof inv_cell, sizeof mask, m, m, m, m, m};
+    const void *order_values[] = {&table,          &inv_cell,       &mask,           &b->bucket_start,
+                                  &b->bucket_object, &b->bucket_cell, &b->bucket_near, &b->slots};
+    return launch(world, pass, SM_CLK_GRID_ORDER, run_items(world, table), COUNT(order_values), order_sizes,
+                  order_values);
+cleanup:
+    return result;
 }
 
-/// 8b. Contact: `iterations` sweeps of corrections, each computed for every particle with
-/// candidates, then applied; the candidates are brought up to date before each sweep after the
-/// first.
+/// 8b. Contact: `iterations` sweeps, each adding every particle's correction to the sum of the
+/// sweeps before it (the first also finding the candidates), then the sum applied.
 static sm_result collide(sm_world *world, float h)
 {
     const sm_pass pass = SM_PASS_COLLIDE;
     sm_cl_buffers *b = &world->cl->buffers;
     const size_t m = sizeof(cl_mem);
     const sm_collisions *c = &world->def.collisions;
-    // the particles with candidates, in runs (on a GPU as many work-items as particles: the
-    // extra ones return at once)
-    const int32_t items = run_items(world, world->particle_count);
-    const cl_float restitution = (float)c->restitution, friction = (float)c->friction;
+    const cl_int n = world->particle_count, mask = world->grid.table_size - 1;
+    const int32_t items = run_items(world, n);
+    cl_float cell = 0.0f, skin = 0.0f;
+    grid_cell(world, &cell, &skin);
+    const cl_float inv_cell = 1.0f / cell, restitution = (float)c->restitution, friction = (float)c->friction;
+    const cl_float relaxation = (float)c->relaxation, push = (float)(c->push_speed * h / c->relaxation);
     sm_result result = SM_OK;
-    for (int32_t sweep = 0; sweep < c->iterations && result == SM_OK; sweep++) {
-        if (sweep > 0) result = collision_grid(world); // (the first sweep's are pass 8a)
-        if (result != SM_OK) break;
-        const cl_int respond = sweep == 0; // velocities respond once per step, in the first sweep
-        const size_t sizes[] = {sizeof h, sizeof respond, sizeof restitution, sizeof friction};
-        const void *values[] = {&h, &respond, &restitution, &friction};
-        const size_t after_sizes[] = {m, m, m, m, m, m, m, m, m};
-        const void *after_values[] = {&b->active, &b->candidates, &b->candidate_count, &b->force, &b->position,
-                                      &b->position_lo, &b->velocity, &b->contact_dx, &b->contact_dv};
-        result = launch_walk(world, pass, SM_CLK_COLLIDE, items, COUNT(values), sizes, values, COUNT(after_values),
-                             after_sizes, after_values);
-        if (result != SM_OK) break;
-        const size_t apply_sizes[] = {sizeof h, sizeof respond, m, m, m, m, m, m, m};
-        const void *apply_values[] = {&h, &respond, &b->candidate_state, &b->active, &b->contact_dx, &b->contact_dv,
-                                      &b->position, &b->position_lo, &b->velocity};
-        result = launch(world, pass, SM_CLK_APPLY_CONTACTS, items, COUNT(apply_values), apply_sizes, apply_values);
+    cl_int sweep = 0;
+    for (; sweep < c->iterations && result == SM_OK; sweep++) {
+        const size_t sizes[] = {sizeof n, sizeof sweep, sizeof h, sizeof restitution, sizeof friction, sizeof relaxation,
+                                sizeof push, sizeof mask, sizeof inv_cell, sizeof skin, m, m, m, m, m, m, m, m, m, m,
+                                m, m, m, m, m, m, m};
+        const void *values[] = {&n,
+                                &sweep,
+                                &h,
+                                &restitution,
+                                &friction,
+                                &relaxation,
+                                &push,
+                                &mask,
+                                &inv_cell,
+                                &skin,
+                                &b->objects,
+                                &b->particle_object,
+                                &b->contact,
+                                &b->particle_bucket,
+                                &b->bucket_start,
+                                &b->bucket_object,
+                                &b->bucket_near,
+                                &b->slots,
+                                &b->candidates,
+                                &b->candidate_count,
+                                &b->force,
+                                &b->position,
+                                &b->position_lo,
+                                &b->velocity,
+                                &b->contact_moved[(sweep + 1) % 2],
+                                &b->contact_moved[sweep % 2],
+                                &b->contact_dv};
+        result = launch(world, pass, SM_CLK_COLLIDE, items, COUNT(values), sizes, values);
     }
-    return result;
+    if (result != SM_OK) return result;
+    const size_t apply_sizes[] = {sizeof n, sizeof h, m, m, m, m, m, m, m, m};
+    const void *apply_values[] = {&n,           &h,           &b->contact_moved[(sweep - 1) % 2],
+                                  &b->contact_dv, &b->particle_bucket, &b->bucket_object,
+                                  &b->bucket_cell, &b->position, &b->position_lo, &b->velocity};
+    return launch(world, pass, SM_CLK_APPLY_CONTACTS, items, COUNT(apply_values), apply_sizes, apply_values);
 }
 
 /// 9. The ground plane, the colliders (9a), then the pusher (9b), per particle.

@@ -84,6 +84,11 @@ void sm_cl_transfer_counts(const sm_world *world, int64_t *out_transfers, int64_
     (void)world;
     *out_transfers = *out_bytes = 0;
 }
+int64_t sm_cl_launch_count(const sm_world *world)
+{
+    (void)world;
+    return 0;
+}
 sm_memory sm_world_get_memory(const sm_world *world)
 {
     (void)world;

@@ -245,33 +245,17 @@ static size_t plan_buffers(sm_cl_backend *cl, const sm_footprint *f, buffer_plan
         {&b->particle_member_offsets, sizeof(cl_int), n + 1, SM_CL_MEM_PARTICLES},
         {&b->particle_member_q, sizeof(cl_float4), k, SM_CL_MEM_MEMBERSHIPS},
         {&b->contact, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
-        {&b->reference, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
-        {&b->moved, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
-        {&b->moved_list, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
-        {&b->touched, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
-        {&b->candidate_state, sizeof(cl_int), SM_K_STATE, SM_CL_MEM_CONTACT},
-        {&b->dirty, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
-        {&b->dirty_list, sizeof(cl_int), SM_K_DIRTY, SM_CL_MEM_CONTACT},
-        {&b->dirty_reference, sizeof(cl_float4), SM_K_DIRTY, SM_CL_MEM_CONTACT},
-        {&b->dirty_object, sizeof(cl_int), SM_K_DIRTY, SM_CL_MEM_CONTACT},
-        {&b->dirty_next, sizeof(cl_int), SM_K_DIRTY, SM_CL_MEM_CONTACT},
-        {&b->dirty_head, sizeof(cl_int), SM_K_DIRTY_TABLE, SM_CL_MEM_CONTACT},
-        {&b->object_particles, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
-        {&b->object_box, 2 * sizeof(cl_float4), f->objects, SM_CL_MEM_CONTACT},
-        {&b->object_moved, sizeof(cl_int), f->objects, SM_CL_MEM_CONTACT},
-        {&b->object_near, sizeof(cl_int) * (SM_K_NEAR + 1), f->objects, SM_CL_MEM_CONTACT},
-        {&b->candidates, sizeof(cl_int), nc * SM_K_CANDIDATES, SM_CL_MEM_CONTACT},
-        {&b->candidate_count, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
-        {&b->candidate_extra, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
-        {&b->active, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
-        {&b->particle_bucket, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
+        {&b->particle_bucket, 2 * sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->bucket_count, sizeof(cl_int), table, SM_CL_MEM_CONTACT},
+        {&b->bucket_object, sizeof(cl_int), table, SM_CL_MEM_CONTACT},
+        {&b->bucket_cell, sizeof(cl_int), table, SM_CL_MEM_CONTACT},
+        {&b->bucket_near, sizeof(cl_int), table, SM_CL_MEM_CONTACT},
         {&b->bucket_start, sizeof(cl_int), table, SM_CL_MEM_CONTACT},
-        {&b->block_sum, sizeof(cl_int), (table + SM_K_SCAN_BLOCK - 1) / SM_K_SCAN_BLOCK, SM_CL_MEM_CONTACT},
-        {&b->sorted, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
-        {&b->particle_slot, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->slots, sizeof(sm_k_slot), nc, SM_CL_MEM_CONTACT},
-        {&b->contact_dx, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
+        {&b->candidates, sizeof(cl_int), nc * SM_K_CONTACTS, SM_CL_MEM_CONTACT},
+        {&b->candidate_count, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
+        {&b->contact_moved[0], sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
+        {&b->contact_moved[1], sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
         {&b->contact_dv, sizeof(cl_float4), nc, SM_CL_MEM_CONTACT},
         {&b->surface_binding_offsets, sizeof(cl_int), f->surface_vertices + 1, SM_CL_MEM_SURFACES},
         {&b->surface_binding_cluster, sizeof(cl_int), f->surface_bindings, SM_CL_MEM_SURFACES},
@@ -642,32 +626,16 @@ sm_result sm_cl_push(sm_world *world)
         if (!contact) result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory uploading the world");
         for (int32_t i = 0; i < n && contact; i++) contact[i] = f4(world->rest_position[i], world->radius[i]);
         PUT(b->contact, sizeof *contact, n, contact);
-        PUT(b->object_particles, sizeof *world->object_particles, n, world->object_particles);
         free(contact);
-        // no references yet (w = 0): every particle takes a new list in the next step, and the
-        // grid is built then (more dirty particles than SM_K_DIRTY)
-        const cl_float4 none = {{0.0f, 0.0f, 0.0f, 0.0f}};
-        const cl_int never = -1, zero = 0, rebuild = SM_K_DIRTY + 1;
-        if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->reference, &none, sizeof none, 0, n, NULL);
-        if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->moved, &never, sizeof never, 0, n, NULL);
-        if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->dirty, &zero, sizeof zero, 0, n, NULL);
-        if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->candidate_extra, &zero, sizeof zero, 0, n, NULL);
-        // (particles that do not collide never take a list: no candidates)
-        if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->candidate_count, &zero, sizeof zero, 0, n, NULL);
-        if (result == SM_OK)
-            result = sm_cl_fill_buffer(cl, b->candidate_state, &rebuild, sizeof rebuild, SM_K_DIRTY_COUNT, 1, NULL);
-        if (result == SM_OK)
-            result = sm_cl_fill_buffer(cl, b->candidate_state, &zero, sizeof zero, 1, SM_K_STATE - 1, NULL);
-        // the dirty table is empty (the first step's rebuild empties it too)
-        if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->dirty_head, &never, sizeof never, 0, SM_K_DIRTY_TABLE, NULL);
-        // no object's particle has moved yet, and its box is empty until one has
-        const cl_float4 empty[2] = {{{INFINITY, INFINITY, INFINITY, 0.0f}}, {{-INFINITY, -INFINITY, -INFINITY, 0.0f}}};
-        const int32_t objects = world->object_count;
-        if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->object_box, empty, sizeof empty, 0, objects, NULL);
-        if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->object_moved, &never, sizeof never, 0, objects, NULL);
-        // the bucket counts are zero outside a rebuild (each rebuild zeroes them again at its end)
+        // between steps the bucket counts are zero (each step's scan zeroes them again) and the
+        // buckets' objects and cells -1 (each step's apply of the contacts sets them so again)
+        const cl_int zero = 0, none = -1;
         if (result == SM_OK)
             result = sm_cl_fill_buffer(cl, b->bucket_count, &zero, sizeof zero, 0, world->grid.table_size + 1, NULL);
+        if (result == SM_OK)
+            result = sm_cl_fill_buffer(cl, b->bucket_object, &none, sizeof none, 0, world->grid.table_size + 1, NULL);
+        if (result == SM_OK)
+            result = sm_cl_fill_buffer(cl, b->bucket_cell, &none, sizeof none, 0, world->grid.table_size + 1, NULL);
     }
 
     // memberships
@@ -904,6 +872,8 @@ void sm_cl_transfer_counts(const sm_world *world, int64_t *out_transfers, int64_
     *out_transfers = world->cl ? world->cl->transfers : 0;
     *out_bytes = world->cl ? world->cl->transfer_bytes : 0;
 }
+
+int64_t sm_cl_launch_count(const sm_world *world) { return world->cl ? world->cl->launches : 0; }
 
 sm_result sm_cl_read_cluster(const sm_world *world, int32_t index)
 {
@@ -1222,7 +1192,7 @@ sm_result sm_cl_poison_outputs(sm_world *world, sm_pass pass)
     case SM_PASS_ROTATION: outputs[0] = b->rotation, outputs[1] = b->quat; break;
     case SM_PASS_GOAL_TRANSFORM: outputs[0] = b->linear_fit, outputs[1] = b->transform; break;
     case SM_PASS_BLEND_INTEGRATE: outputs[0] = b->goal; break;
-    case SM_PASS_COLLISION_GRID: outputs[0] = b->particle_bucket, outputs[1] = b->bucket_start, outputs[2] = b->sorted; break;
+    case SM_PASS_COLLISION_GRID: outputs[0] = b->particle_bucket, outputs[1] = b->bucket_start, outputs[2] = b->slots; break;
     case SM_PASS_SKIN: // (unbound vertices keep their position: it is not an output)
         outputs[0] = b->skin_center, outputs[1] = b->skin_center_offset, outputs[2] = b->surface_normal;
         break;
