@@ -4,10 +4,13 @@
 # Builds shapematch (tool only) in build-gpu/, lists the OpenCL devices, then on the first GPU:
 #   - paper384 with and without contact (target: 10,000 steps/s without), per pass, floor, memory;
 #     without contact also at one solver step per frame (the paper's measure; the scene has 3);
+#     each `bench scene` also prints the kernel launches per solver step (12 with contact);
 #   - 1,000,000 particles in one quadratic box of 8 clusters (target: 2,000 steps/s, and at least
 #     half the copy bandwidth in the shape-matching passes: the "floor" line);
 #   - contact's worst case, 1,000 boxes spawned at one point (bench/spawn1000.json), on the GPU
 #     and on the CPU reference;
+#   - the 30-box tower (scenes/tower30.json, 32 solver steps a frame): its speed, and its whole
+#     10 s run (the summary's overlaps);
 #   - the paper's Fig. 8 to 1,000,000 points on every OpenCL device (CSV and, with gnuplot, PNG);
 #   - the viewer drawing paper384 on the GPU with no window system (--headless: EGL), with CL-GL
 #     sharing where the GPU's OpenCL offers it and with the host copy, frames per second of each
@@ -83,6 +86,8 @@ measure million_quadratic.txt "$tool" bench scene bench/million_quadratic.json -
 # contact's worst case: 1,000 boxes spawned at one point, on the GPU and on the CPU reference
 measure spawn1000.txt "$tool" bench scene bench/spawn1000.json --device "$gpu" --steps 20 --repeat 3
 measure spawn1000.txt "$tool" bench scene bench/spawn1000.json --backend cpu --steps 5 --repeat 1
+measure tower30.txt "$tool" bench scene scenes/tower30.json --device "$gpu" --steps 100 --repeat 3
+measure tower30.txt "$tool" run scenes/tower30.json --device "$gpu"
 if [ -n "$view" ]; then
     for interop in auto off; do
         measure viewer.txt "$view" scenes/paper384.json --headless --device "$gpu" --frames 600 --interop $interop \
