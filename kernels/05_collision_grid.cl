@@ -26,14 +26,6 @@
              i = min((int)get_global_id(0) * chunk_, (count)), end_ = min(i + chunk_, (count));     \
          i < end_; i++)
 
-/// SM_K_PREFETCH(p): on a CPU device, a hint to bring the cache line of p in ahead of its use;
-/// nothing on other devices, or where the compiler has no such hint.
-#if defined(SM_K_CPU) && defined(__clang__)
-#define SM_K_PREFETCH(p) __builtin_prefetch(p)
-#else
-#define SM_K_PREFETCH(p) ((void)0)
-#endif
-
 /// A key of cell c, never negative (so never -1, none, or -2, several): cells of one bucket
 /// almost always have different keys. (Two cells of one key only cost a search.)
 inline int sm_cell_key(const int3 c)
@@ -116,15 +108,24 @@ __kernel void sm_grid_scatter(const int particle_count, __global const int2 *buc
     }
 }
 
-/// Whether slot a's particle has a lower index than slot b's.
-inline bool sm_slot_before(__global const sm_k_slot *a, __global const sm_k_slot *b) { return a->particle < b->particle; }
-
 /// Swaps two slots.
 inline void sm_slot_swap(__global sm_k_slot *a, __global sm_k_slot *b)
 {
     const sm_k_slot t = *a;
     *a = *b;
     *b = t;
+}
+
+/// Whether slot a's particle has a lower index than slot b's.
+inline bool sm_slot_before(__global const sm_k_slot *a, __global const sm_k_slot *b)
+{
+    return a->particle < b->particle;
+}
+
+/// Moves slot s down by insertion while the slot before it has a higher index.
+inline void sm_slot_insert(__global sm_k_slot *slots, const int begin, int s)
+{
+    for (; s > begin && sm_slot_before(&slots[s], &slots[s - 1]); s--) sm_slot_swap(&slots[s], &slots[s - 1]);
 }
 
 /// Whether the 27 cells around the cell of bucket b's particles may hold a particle of another
@@ -162,14 +163,14 @@ __kernel void sm_grid_order(const int table, const float inv_cell, const int mas
         const int begin = bucket_start[b], end = bucket_start[b + 1];
         if (end == begin) continue;
         bucket_near[b] =
-            sm_bucket_near_others(begin, bucket_object[b], bucket_cell[b], inv_cell, mask, bucket_object, bucket_cell, slots);
+            sm_bucket_near_others(begin, bucket_object[b], bucket_cell[b], inv_cell, mask, bucket_object, bucket_cell,
+                                  slots);
         const int sorted_end = min(end, begin + SM_K_CELL_VISITS), last = sorted_end - 1;
-        for (int s = begin + 1; s < sorted_end; s++)
-            for (int t = s; t > begin && sm_slot_before(&slots[t], &slots[t - 1]); t--) sm_slot_swap(&slots[t], &slots[t - 1]);
+        for (int s = begin + 1; s < sorted_end; s++) sm_slot_insert(slots, begin, s);
         for (int s = sorted_end; s < end; s++) {
             if (!sm_slot_before(&slots[s], &slots[last])) continue;
             sm_slot_swap(&slots[s], &slots[last]);
-            for (int t = last; t > begin && sm_slot_before(&slots[t], &slots[t - 1]); t--) sm_slot_swap(&slots[t], &slots[t - 1]);
+            sm_slot_insert(slots, begin, last);
         }
         for (int s = sorted_end - 1, run_end = sorted_end; s >= begin; s--) {
             if (s + 1 < sorted_end && slots[s + 1].object != slots[s].object) run_end = s + 1;

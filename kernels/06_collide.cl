@@ -10,12 +10,13 @@
 #include "sm_formulas.h"
 
 /// Particle i's candidates (docs/contact.md): the particles j of the 27 cells around its own
-/// (those its reach overlaps; in each bucket at most its first SM_K_CELL_VISITS slots, pass 5) that may collide with it (another
-/// object's, or its own object's when that collides with itself and they are not rest
-/// neighbours) and lie within the two radii plus the skin; of those, the SM_K_CONTACTS of the
-/// smallest gaps (sm_contact_nearer), into own[] in index order. Returns how many. A bucket's
-/// slots are read in any order: the set kept does not depend on it. Buckets that hold only its
-/// own object's particles (bucket_object, pass 5) are passed over unless it collides with itself.
+/// (those its reach overlaps; in each bucket at most its first SM_K_CELL_VISITS slots, pass 5)
+/// that may collide with it (another object's, or its own object's when that collides with
+/// itself and they are not rest neighbours) and lie within the two radii plus the skin; of
+/// those, the SM_K_CONTACTS of the smallest gaps (sm_contact_nearer), into own[] in index order.
+/// Returns how many. Buckets that hold only its own object's particles (bucket_object, pass 5),
+/// and in the others the runs of its own object's slots, are passed over unless it collides
+/// with itself.
 inline int sm_find_candidates(const int i, const float3 x_i, const float4 c_i, const int object, const bool self,
                               const int mask, const float inv_cell, const float skin,
                               __global const float4 *contact, __global const int *bucket_start,
@@ -27,7 +28,8 @@ inline int sm_find_candidates(const int i, const float3 x_i, const float4 c_i, c
     // the cells its reach overlaps (its radius, the largest and the skin: half a cell's edge plus
     // its radius and half the skin), widened against rounding, of the 27 around its own
     const float3 reach = (float3)((c_i.w + 0.5f * (1.0f / inv_cell + skin)) * 1.0001f) + fabs(x_i) * 1e-6f;
-    const int3 lo = clamp(sm_cell(x_i - reach, inv_cell) - cell, -1, 0), hi = clamp(sm_cell(x_i + reach, inv_cell) - cell, 0, 1);
+    const int3 lo = clamp(sm_cell(x_i - reach, inv_cell) - cell, -1, 0);
+    const int3 hi = clamp(sm_cell(x_i + reach, inv_cell) - cell, 0, 1);
     for (int dz = lo.z; dz <= hi.z; dz++)
         for (int dy = lo.y; dy <= hi.y; dy++) {
             const int y = (int)((uint)cell.y + (uint)dy), z = (int)((uint)cell.z + (uint)dz);
@@ -103,8 +105,9 @@ inline void sm_contact(const int i, const int j, const float h, const int respon
 /// relaxation dx / weight (moved_in: zero in the first sweep, and not read), with dx and weight
 /// the depth-weighted sums of its contacts with its candidates; in the first sweep its
 /// candidates are found and kept (list, count), and dv[i] = the depth-weighted mean velocity
-/// change of restitution. contact = (rest position, radius); force.w: inverse
-/// mass; push = push_speed h / relaxation (sm_contact_target). Particles that do not collide or are fixed have no correction.
+/// change of restitution. contact = (rest position, radius); force.w: inverse mass; push =
+/// push_speed h / relaxation (sm_contact_target). Particles that do not collide or are fixed
+/// have no correction.
 __kernel void sm_collide(const int particle_count, const int sweep, const float h, const float restitution,
                          const float friction, const float relaxation, const float push, const int mask,
                          const float inv_cell, const float skin, __global const sm_k_object *objects,
@@ -132,8 +135,8 @@ __kernel void sm_collide(const int particle_count, const int sweep, const float 
                 const bool self = (objects[object].flags & SM_K_SELF_COLLIDE) != 0;
                 // (no other object's particle in the cells around its own: no candidate, pass 5)
                 if (self || bucket_near[bucket[i].x])
-                    candidates = sm_find_candidates(i, x_i, c_i, object, self, mask, inv_cell, skin, contact, bucket_start,
-                                                    bucket_object, slots, own);
+                    candidates = sm_find_candidates(i, x_i, c_i, object, self, mask, inv_cell, skin, contact,
+                                                    bucket_start, bucket_object, slots, own);
                 for (int k = 0; k < candidates; k++) kept[k] = own[k];
                 count[i] = candidates;
             } else {
@@ -162,7 +165,8 @@ __kernel void sm_collide(const int particle_count, const int sweep, const float 
 /// The objects and cells of the buckets (pass 5) are -1 again for the next step.
 __kernel void sm_apply_contacts(const int particle_count, const float h, __global const float4 *moved,
                                 __global const float4 *dv, __global const int2 *bucket, __global int *bucket_object,
-                                __global int *bucket_cell, __global float4 *position, __global float4 *position_lo, __global float4 *velocity)
+                                __global int *bucket_cell, __global float4 *position, __global float4 *position_lo,
+                                __global float4 *velocity)
 {
     SM_K_CHUNK(i, particle_count) {
         const int own_bucket = bucket[i].x;

@@ -66,7 +66,8 @@ static void add_contact(const sm_world *world, int32_t i, int32_t j, sm_vec3 bas
     const double share = w_i / (w_i + w_j); // i's part of the pair's correction
     const double depth = reach - v3_dot(d, n);
     if (!(depth > 0.0)) return;
-    const double target = sm_contact_target(depth, reach, before_length, settings->push_speed * h / settings->relaxation);
+    const double push = settings->push_speed * h / settings->relaxation;
+    const double target = sm_contact_target(depth, reach, before_length, push);
     if (target > 0.0) {
         // pushed apart along n, and the pair's sliding over the step (its relative motion h v_rel
         // across n) taken back as far as friction allows
@@ -96,7 +97,8 @@ void sm_cpu_collide(sm_world *world, double h)
             int32_t *own = grid->candidates + (size_t)i * SM_K_CONTACTS;
             if (first) { // (no other object's particle in the cells around its own: no candidate, pass 5)
                 const int32_t b = grid->cell[4 * i + 3];
-                const bool search = b >= 0 && (world->objects[world->particle_object[i]].self_collides || grid->bucket_near[b]);
+                const bool self = world->objects[world->particle_object[i]].self_collides;
+                const bool search = b >= 0 && (self || grid->bucket_near[b]);
                 grid->candidate_count[i] = search ? find_candidates(world, i, skin, own) : 0;
             }
             const sm_vec3 moved_i = first ? v3(0, 0, 0) : in[i];

@@ -7,7 +7,8 @@
 
 static const char *kernel_names[SM_CLK_COUNT] = {
     "sm_cluster_moments", "sm_cluster_moments_group", "sm_rotation", "sm_goal_transform", "sm_blend_integrate",
-    "sm_grid_count", "sm_grid_scan", "sm_grid_scatter", "sm_grid_order", "sm_collide", "sm_apply_contacts", "sm_ground", "sm_plasticity", "sm_skin_centers", "sm_skin_vertices",
+    "sm_grid_count", "sm_grid_scan", "sm_grid_scatter", "sm_grid_order", "sm_collide", "sm_apply_contacts",
+    "sm_ground", "sm_plasticity", "sm_skin_centers", "sm_skin_vertices",
     "sm_skin_normals", "sm_check_particles", "sm_check_clusters"};
 
 /// $SM_WORK_GROUP_SIZE into *out (0 when it is not set): a power of two that the device's
