@@ -477,7 +477,7 @@ static int64_t lists_hold_every_candidate(const sm_world *world, const sm_vec3 *
 {
     const sm_grid *grid = &world->grid;
     const int32_t n = world->particle_count;
-    const double skin = world->def.collisions.skin * 0.5 * grid->cell_size;
+    const double skin = sm_grid_skin(world);
     int64_t missing = 0, unordered = 0, found = 0;
     for (int32_t i = 0; i < n; i++) {
         if (!(world->radius[i] > 0.0)) continue;

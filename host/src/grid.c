@@ -56,10 +56,9 @@ static int32_t cell_coordinate(double x, double inv_cell)
     return c < (double)INT_MIN ? INT_MIN : c > (double)INT_MAX ? INT_MAX : (int32_t)c;
 }
 
-double sm_grid_search_cell(const sm_world *world)
-{
-    return world->grid.cell_size * (1.0 + 0.5 * world->def.collisions.skin);
-}
+double sm_grid_skin(const sm_world *world) { return world->def.collisions.skin * 0.5 * world->grid.cell_size; }
+
+double sm_grid_search_cell(const sm_world *world) { return world->grid.cell_size + sm_grid_skin(world); }
 
 void sm_grid_build(sm_grid *grid, double cell_size, const sm_vec3 *position, const double *radius, int32_t particle_count)
 {

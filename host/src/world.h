@@ -291,6 +291,8 @@ static inline int32_t sm_grid_cell_key(const int32_t c[3])
 {
     return (int32_t)((((uint32_t)c[0] * 73856093u) ^ ((uint32_t)c[1] * 19349663u) ^ ((uint32_t)c[2] * 83492791u)) & 0x7fffffffu);
 }
+/// m: the skin of the contact candidates, collisions.skin times the largest particle radius.
+double sm_grid_skin(const sm_world *world);
 /// The edge of the cells of the collide passes' grid: twice the largest radius plus the skin.
 double sm_grid_search_cell(const sm_world *world);
 /// Cell k (0 to 26: x fastest, then y, then z, each from -1 to +1) of the 27 around `cell`:

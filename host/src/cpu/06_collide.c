@@ -89,7 +89,7 @@ void sm_cpu_collide(sm_world *world, double h)
     sm_grid *grid = &world->grid;
     const int32_t n = world->particle_count;
     const sm_collisions *c = &world->def.collisions;
-    const double skin = c->skin * 0.5 * grid->cell_size; // of the largest radius
+    const double skin = sm_grid_skin(world);
     sm_vec3 *in = grid->moved[1], *out = grid->moved[0];
     for (int32_t sweep = 0; sweep < c->iterations; sweep++) {
         const bool first = sweep == 0;

@@ -130,21 +130,14 @@ static sm_result cluster_moments(sm_world *world)
     const cl_int large = world->cl->large_count;
     if (result != SM_OK || large == 0) return result;
     // the large clusters: one work-group each, its partial sums in local memory
-    sm_cl_backend *cl = world->cl;
-    const cl_kernel kernel = cl->kernels[SM_CLK_CLUSTER_MOMENTS_GROUP];
-    const size_t group = cl->group[SM_CLK_CLUSTER_MOMENTS_GROUP], global = group * (size_t)large;
-    const size_t group_sizes[] = {sizeof large, m, m, m, m, m, m, m, m, m, m, m, m, m, m};
+    const size_t group = world->cl->group[SM_CLK_CLUSTER_MOMENTS_GROUP];
+    const size_t group_sizes[] = {sizeof large, m, m, m, m, m, m, m, m, m, m, m, m, m, m,
+                                  sizeof(cl_float) * SM_K_MOMENT_TERMS * group};
     const void *group_values[] = {&large, &b->large_clusters, &b->clusters, &b->objects, &b->member_particle, &b->member_q,
                                   &b->member_w, &b->position, &b->position_lo, &b->velocity, &b->center,
-                                  &b->center_offset, &b->cluster_velocity, &b->apq, &b->fit9};
-    result = set_args(kernel, COUNT(group_values), group_sizes, group_values);
-    if (result != SM_OK) return result;
-    SM_CL_TRY(clSetKernelArg(kernel, COUNT(group_values), sizeof(cl_float) * SM_K_MOMENT_TERMS * group, NULL));
-    SM_CL_TRY(clEnqueueNDRangeKernel(cl->queue, kernel, 1, NULL, &global, &group, 0, NULL,
-                                     event_slot(world, SM_PASS_CLUSTER_MOMENTS)));
-    cl->launches++;
-cleanup:
-    return result;
+                                  &b->center_offset, &b->cluster_velocity, &b->apq, &b->fit9, NULL};
+    return launch(world, SM_PASS_CLUSTER_MOMENTS, SM_CLK_CLUSTER_MOMENTS_GROUP, (int32_t)(group * (size_t)large),
+                  COUNT(group_values), group_sizes, group_values);
 }
 
 /// 2. R per cluster, warm-started from the last step's quaternion.
@@ -195,9 +188,8 @@ static sm_result blend_integrate(sm_world *world, float h)
 /// candidate of a particle lies in the 27 cells around its own; and the skin in metres.
 static void grid_cell(const sm_world *world, cl_float *cell, cl_float *skin)
 {
-    const double largest_radius = 0.5 * world->grid.cell_size;
-    *skin = (float)(world->def.collisions.skin * largest_radius);
-    *cell = (float)(world->grid.cell_size + *skin);
+    *skin = (float)sm_grid_skin(world);
+    *cell = (float)sm_grid_search_cell(world);
 }
 
 /// The work-items of a kernel over `count` items (kernels/05's SM_K_CHUNK): on a GPU one item
@@ -232,11 +224,8 @@ static sm_result collision_grid(sm_world *world)
     const size_t group = cl->group[SM_CLK_GRID_SCAN];
     const size_t scan_sizes[] = {sizeof table, m, m, sizeof(cl_int) * group};
     const void *scan_values[] = {&table, &b->bucket_count, &b->bucket_start, NULL};
-    result = set_args(cl->kernels[SM_CLK_GRID_SCAN], COUNT(scan_values), scan_sizes, scan_values);
+    result = launch(world, pass, SM_CLK_GRID_SCAN, (int32_t)group, COUNT(scan_values), scan_sizes, scan_values);
     if (result != SM_OK) return result;
-    SM_CL_TRY(clEnqueueNDRangeKernel(cl->queue, cl->kernels[SM_CLK_GRID_SCAN], 1, NULL, &group, &group, 0, NULL,
-                                     event_slot(world, pass)));
-    cl->launches++;
     const size_t scatter_sizes[] = {sizeof n, m, m, m, m, m, m};
     const void *scatter_values[] = {&n,           &b->particle_bucket, &b->bucket_start,   &b->contact,
                                     &b->position, &b->particle_object, &b->slots};
@@ -248,8 +237,6 @@ static sm_result collision_grid(sm_world *world)
                                   &b->bucket_object, &b->bucket_cell, &b->bucket_near, &b->slots};
     return launch(world, pass, SM_CLK_GRID_ORDER, run_items(world, table), COUNT(order_values), order_sizes,
                   order_values);
-cleanup:
-    return result;
 }
 
 /// 8b. Contact: `iterations` sweeps, each adding every particle's correction to the sum of the
