@@ -291,8 +291,8 @@ static void overlapping_bodies_separate_at_the_push_speed(void)
 /// (seeded): no box passes into the one below (their centres stay more than 0.6 m apart: the
 /// boxes and one particle spacing of gap make 2/3 m, a box inside another less than 0.5 m),
 /// none moves 5 cm across from where it started, and the top settles within 5 cm of its start.
-/// (At 16 solver steps the column leans a little more each second, and on OpenCL falls after
-/// about 12 s; at relaxation 1.5 it bounces apart: docs/contact.md.) The sanitized build
+/// (With fewer solver steps a lean grows until the tower falls; at relaxation 1.5 it bounces
+/// apart: docs/contact.md.) The sanitized build
 /// (tests/sanitize/run.sh) shortens the run to $SM_STRESS_STEPS steps, as it does the stress
 /// sweeps: the code paths are the same.
 static void tower_of_thirty_boxes_stands(void)
