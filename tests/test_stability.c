@@ -55,11 +55,15 @@ static void rest_run(const char *shape, int mode, bool volume_preservation, doub
     sm_world_destroy(world);
 }
 
-/// The rest state is an equilibrium: without gravity nothing moves (1e-9 of the size over 1,000
-/// steps) in any mode, with the cap and plasticity of zero yield on, and the plastic state
-/// stays I: for every shape without volume preservation, for one cluster with it, and for the
-/// overlapping box lattices with it. (Volume preservation with overlapping clusters on the
-/// sphere and torus is an unstable equilibrium: see the next test.)
+/// The rest state is an equilibrium: without gravity nothing moves in any mode, with the cap and
+/// plasticity of zero yield on, and the plastic state stays I: for every shape without volume
+/// preservation, for one cluster with it, and for the overlapping box lattices with it. (Volume
+/// preservation with overlapping clusters on the sphere and torus is an unstable equilibrium:
+/// see the next test.) Undamped at alpha 1, a goal's rounding error that repeats every step is a
+/// constant acceleration, so the motion grows with the square of the steps: over 1,000 steps
+/// the CPU reference moves less than 1e-9 of the size, OpenCL's float less than 1e-2 (measured
+/// 3.4e-3, the box's rotation; the per-cluster sums of m (x - anchor) are compensated, without
+/// which a 424-member torus drifted 0.1 of its size) and S_p stays within 1e-3 of I (5.8e-5).
 static void rest_state_is_an_equilibrium(void)
 {
     double worst_motion = 0.0, worst_plastic = 0.0;
@@ -70,12 +74,14 @@ static void rest_state_is_an_equilibrium(void)
             if (one_cluster || lattice) rest_run(rest_shapes[s], m, true, &worst_motion, &worst_plastic);
         }
     printf("  worst motion from rest %.3g of the size, worst ||S_p - I|| %.3g\n", worst_motion, worst_plastic);
-    ENSURE_SMALL(worst_motion, 1e-9);
-    ENSURE_SMALL(worst_plastic, 1e-12);
+    ENSURE_SMALL(worst_motion, tolerance(1e-9, 1e-2));
+    ENSURE_SMALL(worst_plastic, tolerance(1e-12, 1e-3));
 }
 
-/// Mean growth per 100 steps of a 1e-12 perturbation of the rest state, undamped, from step 50
-/// to step 400 (the growth beats because the unstable eigenvalues come in complex pairs).
+/// Mean growth per 100 steps of a perturbation of the rest state, undamped, from step 50 to step
+/// 400 (the growth beats because the unstable eigenvalues come in complex pairs): 1e-12 of the
+/// size in double, 1e-5 in float (well above its round-off, well below where the motion stops
+/// being small).
 /// `volume` is the scene's volume_preservation value: true, false or "scale".
 static double rest_growth_per_100_steps(const char *shape, int mode, const char *volume)
 {
@@ -87,7 +93,7 @@ static double rest_growth_per_100_steps(const char *shape, int mode, const char 
     sm_world *world = world_from_json(json);
     if (!world) return NAN;
     rng r = {5};
-    scramble(world, 0, 1e-12, &r);
+    scramble(world, 0, tolerance(1e-12, 1e-5), &r);
     double at50 = 0.0;
     for (int step = 1; step <= 400; step++) {
         sm_world_step(world, 1.0 / 60.0, 1);
@@ -121,8 +127,10 @@ static void volume_preservation_keeps_the_rest_state_stable(void)
     double sphere_linear = rest_growth_per_100_steps(rest_shapes[1], 1, "\"scale\"");
     double torus_quadratic = rest_growth_per_100_steps(rest_shapes[2], 2, "\"scale\"");
     printf("  the paper's scaling: sphere linear %.3g, torus quadratic %.3g\n", sphere_linear, torus_quadratic);
+    // in double the linear growth itself; the float perturbation's larger start leaves the
+    // linear regime as it grows (the torus: 20.7 per 100 steps measured), so there only its growth
     ENSURE_RANGE(sphere_linear, 0.5 * 8.4, 2.0 * 8.4);
-    ENSURE_RANGE(torus_quadratic, 0.5 * 107.0, 2.0 * 107.0);
+    ENSURE_RANGE(torus_quadratic, tolerance(0.5 * 107.0, 4.0), tolerance(2.0 * 107.0, 2.0 * 107.0));
 }
 
 /// Small motions about rest are stable for alpha <= 1 in every mode: a displacement of 1e-3 of
