@@ -1,4 +1,4 @@
-/* Pass 4, goal blending and integration (docs/algorithm.md steps 4-8): per particle, the mean of the
+/* Pass 4, goal blending and integration (docs/algorithm.md steps 4a-4f): per particle, the mean of the
  * goals of the clusters holding it, gathered over its memberships in cluster order (no atomics,
  * so the sum has one order), then velocity, damping and position. The memberships are read from
  * a copy in particle order (particle_member_q: q~ and the cluster), so that a particle's and its

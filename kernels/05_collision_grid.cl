@@ -1,4 +1,4 @@
-/* Pass 5, collision grid (docs/algorithm.md step 8a; docs/contact.md): the colliding particles
+/* Pass 5, collision grid (docs/algorithm.md step 5; docs/contact.md): the colliding particles
  * sorted into the buckets of a uniform grid, once per solver step, in four kernels of one
  * work-item each per particle or bucket but the scan's single work-group:
  *   sm_grid_count    each particle's bucket, and its rank among the bucket's particles (an

@@ -1,4 +1,4 @@
-/* Pass 6, collide (docs/algorithm.md step 8b; docs/contact.md): contact between particles, in
+/* Pass 6, collide (docs/algorithm.md step 6; docs/contact.md): contact between particles, in
  * `iterations` sweeps of sm_collide and one sm_apply_contacts. The first sweep finds each
  * particle's candidates in pass 5's grid and keeps them for the others. Every sweep computes
  * each particle's correction from the positions at the start of the sweep: the step's

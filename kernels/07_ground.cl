@@ -1,4 +1,4 @@
-/* Pass 7, ground, colliders and pusher (docs/algorithm.md steps 9, 9a and 9b): particles below y = height
+/* Pass 7, ground, colliders and pusher (docs/algorithm.md steps 7, 7a and 7b): particles below y = height
  * are put back on the plane, their downward speed reflected with restitution and their
  * tangential velocity reduced by friction; then particles inside a collider (a plane, box or
  * sphere where the host says it is at the end of this step) are moved out the shortest way and

@@ -1,4 +1,4 @@
-/* Pass 9, skinned surfaces (docs/algorithm.md step 11), once per sm_world_step() after its steps: per
+/* Pass 9, skinned surfaces (docs/algorithm.md step 9), once per sm_world_step() after its steps: per
  * cluster the centre of mass of the positions after the step (as pass 1, an anchor plus an
  * offset); per surface vertex the mean over the clusters it is bound to of T q~ + c, with q = S_p r
  * its plastic rest offset from the cluster's rest centre; then per vertex the normalised sum of

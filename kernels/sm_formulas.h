@@ -201,7 +201,7 @@ SM_FORMULA bool sm_limit_stretch(sm_scalar *l, sm_scalar s)
     return true;
 }
 
-/// The motion limit (step 8) of a particle whose goal lies at d (g - x) from it and moves at u in
+/// The motion limit (step 4f) of a particle whose goal lies at d (g - x) from it and moves at u in
 /// the step (its clusters' mean velocity, with its own acceleration and damping), `size` the mean
 /// size of its clusters (their largest rest offsets). Two bounds (SM_MOTION_STEP and
 /// SM_MOTION_DEVIATION sizes, both 1), which normal motion stays far below; each takes energy
@@ -295,6 +295,124 @@ SM_FORMULA bool sm_limit_quadratic(sm_scalar *block, sm_scalar reach, sm_scalar 
                 for (int j = 0; j < n; j++) out[i * n + j] += vectors[i * n + k] * vectors[j * n + k] * inv; \
         }                                                                                                \
         return rank;                                                                                     \
+    }
+
+/* The plastic update of one cluster (docs/algorithm.md step 8; Mueller et al. 2005, section 4.5):
+ * where the strain S = R^T A_lin - I exceeds the yield, S_p' = (I + min(1, h creep) S) S_p,
+ * its excess over I bounded by max, scaled to determinant 1 and its stretches held within the
+ * deformation limit (sm_limit_stretch). Returns false, sp untouched, where the strain is within
+ * the yield or the update would invert (det at most SM_K_PLASTIC_DET_MIN, or not finite: the
+ * rest shape would flip). r (the rotation), fit (A_lin) and sp (S_p): row-major 3x3. */
+SM_FORMULA bool sm_plastic_update(const sm_scalar *r, const sm_scalar *fit, sm_scalar h, sm_scalar yield,
+                                  sm_scalar creep, sm_scalar max, sm_scalar strain_limit, sm_scalar *sp)
+{
+    sm_scalar strain[9], step[9], next[9], excess[9];
+    sm_scalar norm2 = 0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            strain[i * 3 + j] = r[0 * 3 + i] * fit[0 * 3 + j] + r[1 * 3 + i] * fit[1 * 3 + j] + r[2 * 3 + i] * fit[2 * 3 + j];
+            if (i == j) strain[i * 3 + j] -= 1;
+        }
+    for (int i = 0; i < 9; i++) norm2 += strain[i] * strain[i];
+    if (!(sqrt(norm2) > yield)) return false;
+    // creep h is at most 1: a step follows the deformation at most all the way
+    const sm_scalar rate = fmin(h * creep, (sm_scalar)1);
+    for (int i = 0; i < 9; i++) step[i] = strain[i] * rate;
+    for (int i = 0; i < 3; i++) step[i * 4] = 1 + step[i * 4];
+    sm_scalar excess2 = 0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            next[i * 3 + j] = step[i * 3 + 0] * sp[0 * 3 + j] + step[i * 3 + 1] * sp[1 * 3 + j] + step[i * 3 + 2] * sp[2 * 3 + j];
+            excess[i * 3 + j] = i == j ? next[i * 3 + j] - 1 : next[i * 3 + j];
+        }
+    for (int i = 0; i < 9; i++) excess2 += excess[i] * excess[i];
+    const sm_scalar excess_norm = sqrt(excess2);
+    if (excess_norm > max)
+        for (int i = 0; i < 9; i++) next[i] = (i % 4 == 0 ? 1 : 0) + excess[i] * (max / excess_norm);
+    const sm_scalar d = next[0] * (next[4] * next[8] - next[5] * next[7]) - next[1] * (next[3] * next[8] - next[5] * next[6]) +
+                        next[2] * (next[3] * next[7] - next[4] * next[6]);
+    if (!(d > SM_K_PLASTIC_DET_MIN) || !isfinite(d)) return false;
+    const sm_scalar s = 1 / cbrt(d);
+    for (int i = 0; i < 9; i++) next[i] *= s;
+    // the plastic rest shape's stretches within the deformation limit, like the goals'
+    sm_limit_stretch(next, strain_limit);
+    for (int i = 0; i < 9; i++) sp[i] = next[i];
+    return true;
+}
+
+/* The rest data of a cluster (sm_cluster_update_rest on the host, the plastic update's refresh in
+ * kernels/08_plasticity.cl) from its moments, computed once in the refresh's precision T: macros
+ * like SM_DEFINE_SYM_PINV, instantiated for the CPU reference's double (below) and the kernels'
+ * sm_real (kernels/sm_math.h). The moments are of the offsets over the cluster's RMS radius
+ * 1 / inv, so that the pseudo-inverse threshold does not depend on the unit of length.
+ *   SCALED_TERMS  u = D^-1 q~ for D = diag(s x 3, s^2 x 6), s = 1 / inv: the centred quadratic
+ *                 terms of q (mean: the mass-weighted means of qx^2, qy^2, qz^2, qx qy, qy qz,
+ *                 qz qx) over the radius;
+ *   METRIC_ROOTS  W^1/2 and W^-1/2 of the moments W scaled to determinant 1, root and root_inv
+ *                 (row-major), for the nearest fit of determinant 1; I when W is singular (its
+ *                 eigenvalues below THRESHOLD times the largest);
+ *   LINEAR_REST   A_qq = pinv(W) inv^2 and the span A_qq W (I when W has full rank) from the
+ *                 scaled 3x3 moments mqq; returns the rank;
+ *   QUADRATIC_METRIC  from pinv, the pseudo-inverse of the scaled 9x9 moments (~A_qq = D^-1 pinv
+ *                 D^-1): the linear block's metric, the Schur complement S of ~A_qq's quadratic
+ *                 block, through METRIC_ROOTS, and the coupling S ~A_qq[0:3, 3:9]. */
+#define SM_DEFINE_REST_FORMULAS(PREFIX, T, EIGEN, PINV, THRESHOLD)                                      \
+    SM_FORMULA void PREFIX##_scaled_terms(const T *q, const T *mean, T inv, T *u)                        \
+    {                                                                                                    \
+        const T inv2 = inv * inv;                                                                        \
+        u[0] = q[0] * inv, u[1] = q[1] * inv, u[2] = q[2] * inv;                                         \
+        u[3] = (q[0] * q[0] - mean[0]) * inv2, u[4] = (q[1] * q[1] - mean[1]) * inv2;                   \
+        u[5] = (q[2] * q[2] - mean[2]) * inv2, u[6] = (q[0] * q[1] - mean[3]) * inv2;                   \
+        u[7] = (q[1] * q[2] - mean[4]) * inv2, u[8] = (q[2] * q[0] - mean[5]) * inv2;                   \
+    }                                                                                                    \
+    SM_FORMULA void PREFIX##_metric_roots(const T *mqq, T *root, T *root_inv)                            \
+    {                                                                                                    \
+        T a[9], values[3], vectors[9];                                                                   \
+        for (int i = 0; i < 9; i++) a[i] = mqq[i], root[i] = root_inv[i] = i % 4 == 0 ? 1 : 0;          \
+        EIGEN(3, a, values, vectors);                                                                    \
+        const T largest = fmax(values[0], fmax(values[1], values[2]));                                   \
+        for (int k = 0; k < 3; k++)                                                                      \
+            if (!(values[k] > THRESHOLD * largest)) return;                                              \
+        /* W^1/2 = E diag(sqrt(l)) E^T over the cube root of its determinant */                        \
+        const T g = cbrt(sqrt(values[0] * values[1] * values[2]));                                       \
+        for (int i = 0; i < 9; i++) root[i] = root_inv[i] = 0;                                           \
+        for (int k = 0; k < 3; k++) {                                                                    \
+            const T s = sqrt(values[k]) / g;                                                             \
+            for (int i = 0; i < 3; i++)                                                                  \
+                for (int j = 0; j < 3; j++) {                                                            \
+                    root[i * 3 + j] += vectors[i * 3 + k] * vectors[j * 3 + k] * s;                      \
+                    root_inv[i * 3 + j] += vectors[i * 3 + k] * vectors[j * 3 + k] / s;                  \
+                }                                                                                        \
+        }                                                                                                \
+    }                                                                                                    \
+    SM_FORMULA int PREFIX##_linear_rest(const T *mqq, T inv, T *aqq, T *span)                            \
+    {                                                                                                    \
+        T a[9], pinv[9];                                                                                 \
+        for (int i = 0; i < 9; i++) a[i] = mqq[i];                                                       \
+        const int rank = PINV(3, a, pinv);                                                               \
+        for (int i = 0; i < 3; i++)                                                                      \
+            for (int j = 0; j < 3; j++) {                                                                \
+                aqq[i * 3 + j] = pinv[i * 3 + j] * inv * inv;                                            \
+                T p = 0;                                                                                 \
+                for (int k = 0; k < 3; k++) p += pinv[i * 3 + k] * mqq[k * 3 + j];                       \
+                span[i * 3 + j] = rank == 3 ? (i == j ? 1 : 0) : p;                                      \
+            }                                                                                            \
+        return rank;                                                                                     \
+    }                                                                                                    \
+    SM_FORMULA void PREFIX##_quadratic_metric(const T *pinv, T inv, T *root, T *root_inv, T *coupling)  \
+    {                                                                                                    \
+        T gll[9], schur[9];                                                                              \
+        const T inv2 = inv * inv;                                                                        \
+        for (int i = 0; i < 3; i++)                                                                      \
+            for (int j = 0; j < 3; j++) gll[i * 3 + j] = inv * pinv[i * 9 + j] * inv;                    \
+        PINV(3, gll, schur);                                                                             \
+        PREFIX##_metric_roots(schur, root, root_inv);                                                    \
+        for (int i = 0; i < 3; i++)                                                                      \
+            for (int j = 0; j < 6; j++) {                                                                \
+                T sum = 0;                                                                               \
+                for (int k = 0; k < 3; k++) sum += schur[i * 3 + k] * (inv * pinv[k * 9 + 3 + j] * inv2); \
+                coupling[i * 6 + j] = sum;                                                               \
+            }                                                                                            \
     }
 
 /* Horn (1987): the unit quaternion q = (w, x, y, z) of the proper rotation maximising

@@ -95,7 +95,7 @@ typedef float sm_float;
 #define SM_K_COLLIDER_BOX 1
 #define SM_K_COLLIDER_SPHERE 2
 
-/* The motion limit (step 8), in sizes of the particle's clusters (their largest rest offsets):
+/* The motion limit (step 4f), in sizes of the particle's clusters (their largest rest offsets):
  * a particle moves at most SM_MOTION_STEP of them relative to its clusters' motion in a step,
  * and ends at most SM_MOTION_DEVIATION of them from where its goal goes. (Two sizes of
  * deviation let the pieces of bodies of several clusters pull apart further than the bound of

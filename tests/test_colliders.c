@@ -1,4 +1,4 @@
-/* Colliders (docs/algorithm.md step 9a): static and kinematic planes, boxes and spheres that particles
+/* Colliders (docs/algorithm.md step 7a): static and kinematic planes, boxes and spheres that particles
  * cannot enter, with restitution and friction, in the CPU reference (the OpenCL kernel is
  * checked against it in test_opencl). */
 #include "math3.h"

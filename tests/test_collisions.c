@@ -1,4 +1,4 @@
-/* Contact between objects (the collide passes, docs/algorithm.md steps 8a and 8b, docs/contact.md), on the
+/* Contact between objects (the collide passes, docs/algorithm.md steps 5 and 6, docs/contact.md), on the
  * CPU reference: bodies that meet stay apart, stack and come to rest; fast ones do not tunnel at
  * the substeps docs/contact.md prescribes; radii follow the lattice spacing. */
 #include "support.h"

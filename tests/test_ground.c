@@ -1,4 +1,4 @@
-/* The ground plane (docs/algorithm.md step 9) and the pusher (step 9b). */
+/* The ground plane (docs/algorithm.md step 7) and the pusher (step 7b). */
 #include "math3.h"
 #include "support.h"
 
@@ -75,7 +75,7 @@ static void dropped_box_comes_to_rest(void)
     }
 }
 
-/// One free particle (a single-particle cluster: its goal is itself) isolates step 9 exactly:
+/// One free particle (a single-particle cluster: its goal is itself) isolates step 7 exactly:
 /// on impact it is put on the plane, v.y becomes -e v.y and v.x, v.z are scaled by 1 - mu.
 static void impact_applies_restitution_and_friction(void)
 {

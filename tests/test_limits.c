@@ -1,4 +1,4 @@
-/* The deformation and motion limits and the state check (docs/algorithm.md, steps 2, 3, 8
+/* The deformation and motion limits and the state check (docs/algorithm.md, steps 2, 3, 4f
  * and 12; "Guarantees": Stable and Guarded), on both backends where they run a world:
  *   - the limits' formulas (kernels/sm_formulas.h) on random input: the stretch limit clamps
  *     singular values and changes nothing inside, the quadratic limit bounds the block, the

@@ -11,8 +11,8 @@
  *              rescales only the linear block of ~A, which breaks the symmetry when the rest
  *              shape couples linear and quadratic moments (any asymmetric cloud).
  * The position update x += h v then keeps sum m x × v. Disjoint clusters add exactly; the
- * per-particle mean over overlapping clusters (step 5) does not, and momentum drifts. All of this
- * holds while the deformation and motion limits do not act (steps 3 and 8). */
+ * per-particle mean over overlapping clusters (step 4b) does not, and momentum drifts. All of this
+ * holds while the deformation and motion limits do not act (steps 3 and 4f). */
 #include "math3.h"
 #include "support.h"
 
@@ -21,7 +21,7 @@
 /// Scene text for an asymmetric random cloud of 40 points with random masses.
 /// `volume` is the scene's volume_preservation value: true, false or "scale". The deformation
 /// limit is at its largest, 10: where the limits act they do not conserve momentum (docs/algorithm.md,
-/// steps 3 and 8), and with the default 2 the quadratic limit acts in these
+/// steps 3 and 4f), and with the default 2 the quadratic limit acts in these
 /// flights of disjoint clusters, whose motion grows (their kinetic energy grows 10 to 40 times
 /// over the 1,000 steps without the limits: the goals of clusters torn about feed it).
 static char *cloud_scene(int seed, const char *mode, const char *volume, const char *clusters)
@@ -130,7 +130,7 @@ static void quadratic_volume_scaling_drifts_angular_momentum(void)
 }
 
 /// Overlapping clusters (a 3x3x3 lattice on a 2x2x2 grid shares its middle layers): the mean of
-/// step 5 does not conserve momentum. Measured over 1,000 steps, linear mode without volume
+/// step 4b does not conserve momentum. Measured over 1,000 steps, linear mode without volume
 /// preservation: linear drift 1.31 and 1.70, angular drift 3.59 and 7.03 of their scales (seeds
 /// 1, 2; the scramble, 30% of the object's size, is 70% of these 8-particle clusters' size, and
 /// in seed 2 the motion limit acts, which took the angular drift from 2.91 to 7.03); the test

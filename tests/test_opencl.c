@@ -3,6 +3,7 @@
  * element the kernel forgets shows as NaN), whole steps agree within 1e-5 of the scene's size
  * for every mode, two runs are bit-identical, and the state survives every way in and out.
  * Runs on whatever OpenCL device is chosen by default ($SM_DEVICE); fails if there is none. */
+#include "clusters.h"
 #include "cpu/cpu_passes.h"
 #include "math3.h"
 #include "opencl/cl_internal.h"

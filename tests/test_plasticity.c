@@ -1,4 +1,4 @@
-/* Plasticity (paper section 4.5; docs/algorithm.md step 10). */
+/* Plasticity (paper section 4.5; docs/algorithm.md step 8). */
 #include "math3.h"
 #include "support.h"
 

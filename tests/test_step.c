@@ -1,4 +1,4 @@
-/* The smaller terms of the step (docs/algorithm.md steps 6-8, substeps, tau, fixed particles) and
+/* The smaller terms of the step (docs/algorithm.md steps 4c-4f, substeps, tau, fixed particles) and
  * the invariance of the whole step under a change of units. */
 #include "math3.h"
 #include "support.h"
@@ -48,7 +48,7 @@ static void tau_sets_alpha(void)
     }
 }
 
-/// One particle in a cluster of its own has itself as goal, which isolates steps 6-8: damping
+/// One particle in a cluster of its own has itself as goal, which isolates steps 4c-4f: damping
 /// multiplies v by 1 - k h each step (and stops it when k h >= 1), a force accelerates by f / m,
 /// and an object's force is shared by mass, so that every particle gets the same acceleration.
 static void damping_and_forces_act_on_velocity(void)

@@ -1,5 +1,6 @@
 /* Cluster set-up: overlapping grid regions (paper section 4.4, rules in docs/algorithm.md), the
  * rest data of each cluster, and the inverse particle-to-membership map. */
+#include "clusters.h"
 #include "math3.h"
 #include "world.h"
 
@@ -233,16 +234,11 @@ void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster)
         mean[0] += m * q.x * q.x, mean[1] += m * q.y * q.y, mean[2] += m * q.z * q.z;
         mean[3] += m * q.x * q.y, mean[4] += m * q.y * q.z, mean[5] += m * q.z * q.x;
     }
-    double aqq[9];
-    int rank = sm_sym_pinv(3, mqq, aqq);
-    // the directions the rest shape spans (flat and colinear clusters miss one or two)
-    cluster->span = m3_identity();
-    if (rank < 3) cluster->span = m3_mul(*(const sm_mat3 *)aqq, *(const sm_mat3 *)mqq);
-    // quadratic clusters take theirs from the Schur complement below
+    // the rest data from the moments: kernels/sm_formulas.h, shared with the kernels' refresh
+    const int rank = sm_linear_rest(mqq, inv, &cluster->aqq, &cluster->span);
+    // quadratic clusters take their metric from the Schur complement below
     if (!quadratic) sm_metric_roots(mqq, &cluster->metric_root, &cluster->metric_root_inv);
     cluster->linear_modes = rank;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) cluster->aqq.m[i][j] = aqq[i * 3 + j] * inv * inv;
 
     memset(cluster->coupling, 0, sizeof cluster->coupling);
     if (!quadratic) {
@@ -266,18 +262,16 @@ void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster)
     double m99[81] = {0};
     for (int32_t k = begin; k < end; k++) {
         double m = world->mass[world->member_particle[k]];
-        double qt[9];
-        sm_quadratic_terms(world->member_q[k], cluster->quad_mean, qt);
-        for (int j = 0; j < 9; j++) qt[j] *= d_inv[j];
+        double u[9];
+        sm_scaled_quadratic_terms(world->member_q[k], cluster->quad_mean, inv, u);
         for (int i = 0; i < 9; i++)
-            for (int j = 0; j < 9; j++) m99[i * 9 + j] += m * qt[i] * qt[j];
+            for (int j = 0; j < 9; j++) m99[i * 9 + j] += m * u[i] * u[j];
     }
     double p99[81];
     cluster->modes = sm_sym_pinv(9, m99, p99);
     for (int i = 0; i < 9; i++)
         for (int j = 0; j < 9; j++) cluster->aqq9[i][j] = d_inv[i] * p99[i * 9 + j] * d_inv[j];
-    sm_quadratic_volume_metric(&cluster->aqq9[0][0], &cluster->metric_root, &cluster->metric_root_inv,
-                               cluster->coupling);
+    sm_quadratic_rest_metric(p99, inv, &cluster->metric_root, &cluster->metric_root_inv, cluster->coupling);
 }
 
 void sm_cluster_quadratic_fit(const sm_cluster *cluster, double out[3][9])

@@ -1,6 +1,7 @@
 /* Colliders: static and kinematic planes, boxes and spheres that particles cannot enter. Their
  * scripted motion and their geometry live here, shared by the CPU reference's ground pass and
  * the state the OpenCL backend uploads for its kernel. */
+#include "colliders.h"
 #include "math3.h"
 #include "world.h"
 

@@ -8,9 +8,12 @@
  * at its own index, the front piece is appended as a new object (so no object's index ever
  * changes), and the record is swapped in. On OpenCL the device buffers are then rebuilt by the
  * next step's upload. */
+#include "clusters.h"
 #include "cut_surface.h"
 #include "math3.h"
+#include "objects.h"
 #include "opencl/cl_backend.h"
+#include "surfaces.h"
 #include "world.h"
 
 #include <stdio.h>
@@ -100,7 +103,6 @@ static sm_result copy_particles(sm_world *next, const sm_world *world)
     memcpy(next->radius, world->radius, sizeof(double) * count);
     memcpy(next->particle_object, world->particle_object, sizeof(int32_t) * count);
     memcpy(next->target, world->target, 4 * sizeof(double) * count);
-    memcpy(next->position_hi, world->position_hi, 3 * sizeof(float) * count);
     next->particle_count = n;
     next->target_count = world->target_count;
     return SM_OK;
@@ -259,8 +261,8 @@ static sm_result add_piece(sm_world *next, const sm_world *world, int32_t o, con
         for (int32_t m = 0; m < size; m++) absolute[m] = piece[list[m]];
         sm_world_append_cluster(next, index, 0, absolute, size, plastic);
         sm_cluster *cluster = &next->clusters[next->cluster_count - 1];
-        // its state now: the centre of mass of its particles, and (the device's warm start) the
-        // rotation of the old cluster of its first particle
+        // its state now: the centre of mass of its particles, and the rotation of the old cluster
+        // of its first particle (whose warm start on the device it takes too: cluster_origins())
         sm_vec3 center = {0, 0, 0};
         for (int32_t m = 0; m < size; m++) center = v3_add(center, v3_scale(world->position[piece[list[m]]], world->mass[piece[list[m]]]));
         cluster->center = v3_scale(center, 1.0 / cluster->mass);
@@ -268,8 +270,6 @@ static sm_result add_piece(sm_world *next, const sm_world *world, int32_t o, con
         if (world->particle_member_offsets[i + 1] > world->particle_member_offsets[i]) {
             const sm_cluster *old = &world->clusters[world->member_cluster[world->particle_members[world->particle_member_offsets[i]]]];
             cluster->rotation = old->rotation;
-            memcpy(cluster->warm_start, old->warm_start, sizeof cluster->warm_start);
-            cluster->warm_start_set = old->warm_start_set;
         }
         info->kept_clusters += kept >= 0;
         info->degraded_clusters += sm_cluster_note_modes(next, index, next->cluster_count - 1);
@@ -285,6 +285,31 @@ static sm_result add_piece(sm_world *next, const sm_world *world, int32_t o, con
 
 /// Moves `next`'s objects, particles, clusters and surfaces into `world`, freeing the old ones;
 /// everything else of `world` (its def, colliders, pusher, time, profile, backend) stays.
+/// For each cluster of `next` (the world after a cut) the cluster of `world` it continues: a
+/// copied object's clusters their own, a piece's the old cluster of its first particle (-1:
+/// none); malloc'd, NULL when out of memory.
+static int32_t *cluster_origins(const sm_world *next, const sm_world *world, int32_t cut_object)
+{
+    int32_t *from = malloc(sizeof *from * (size_t)(next->cluster_count > 0 ? next->cluster_count : 1));
+    if (!from) return NULL;
+    for (int32_t o = 0; o < next->object_count; o++) {
+        const sm_object *object = &next->objects[o];
+        for (int32_t k = 0; k < object->cluster_count; k++) {
+            const int32_t c = object->first_cluster + k;
+            from[c] = -1;
+            if (o != cut_object && o < world->object_count) {
+                from[c] = world->objects[o].first_cluster + k;
+                continue;
+            }
+            if (next->clusters[c].member_count == 0) continue;
+            const int32_t i = next->member_particle[next->clusters[c].first_member];
+            if (world->particle_member_offsets[i + 1] > world->particle_member_offsets[i])
+                from[c] = world->member_cluster[world->particle_members[world->particle_member_offsets[i]]];
+        }
+    }
+    return from;
+}
+
 static void swap_in(sm_world *world, sm_world *next)
 {
     sm_world old = *world;
@@ -384,7 +409,16 @@ sm_result sm_world_cut(sm_world *world, int32_t object, sm_plane plane, sm_cut_i
         free(next);
         return result;
     }
+    int32_t *origins = cluster_origins(next, world, object);
+    if (!origins) {
+        sm_world_free_objects(next);
+        free(next);
+        return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory cutting an object");
+    }
+    const int32_t clusters = next->cluster_count;
     swap_in(world, next);
+    sm_cl_renumber_warm_starts(world, origins, clusters);
+    free(origins);
     sm_cl_mark_host_changed(world); // the next step uploads the new layout
     info.cut = true;
     info.time = world->time;

@@ -1,3 +1,4 @@
+#include "errors.h"
 #include "world.h"
 
 #include <stdarg.h>

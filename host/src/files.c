@@ -1,5 +1,6 @@
 /* Reading whole files: scene files, kernel sources from $SM_KERNEL_DIR and cached program
  * binaries. */
+#include "files.h"
 #include "world.h"
 
 #include <errno.h>

@@ -1,6 +1,7 @@
 /* The uniform grid of the collide passes (Teschner et al. 2003), on the host: its layout, which
  * the OpenCL backend shares, and its construction as a counting sort, which the CPU reference's
  * pass 5 runs and the contact statistics reuse. */
+#include "grid.h"
 #include "../../kernels/sm_shared.h"
 #include "math3.h"
 #include "world.h"

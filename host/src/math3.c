@@ -44,25 +44,28 @@ sm_mat3 sm_closest_rotation(sm_mat3 a)
                       {2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)}}};
 }
 
+// the rest-data formulas (kernels/sm_formulas.h), in double, shared with the kernels' refresh
+SM_DEFINE_REST_FORMULAS(rest, double, sm_sym_eigen_s, sym_pinv_in_place, 1e-9)
+
 void sm_metric_roots(const double *mqq, sm_mat3 *root, sm_mat3 *root_inv)
 {
-    double values[3], vectors[9];
-    sm_sym_eigen(3, mqq, values, vectors);
-    double largest = fmax(values[0], fmax(values[1], values[2]));
-    *root = *root_inv = m3_identity();
-    for (int k = 0; k < 3; k++)
-        if (!(values[k] > 1e-9 * largest)) return;
-    // W^1/2 = E diag(sqrt(l)) E^T over the cube root of its determinant
-    const double g = cbrt(sqrt(values[0] * values[1] * values[2]));
-    *root = *root_inv = m3_zero();
-    for (int k = 0; k < 3; k++) {
-        const double s = sqrt(values[k]) / g;
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++) {
-                root->m[i][j] += vectors[i * 3 + k] * vectors[j * 3 + k] * s;
-                root_inv->m[i][j] += vectors[i * 3 + k] * vectors[j * 3 + k] / s;
-            }
-    }
+    rest_metric_roots(mqq, &root->m[0][0], &root_inv->m[0][0]);
+}
+
+int sm_linear_rest(const double *mqq, double inv, sm_mat3 *aqq, sm_mat3 *span)
+{
+    return rest_linear_rest(mqq, inv, &aqq->m[0][0], &span->m[0][0]);
+}
+
+void sm_scaled_quadratic_terms(sm_vec3 q, const double mean[6], double inv, double u[9])
+{
+    const double qa[3] = {q.x, q.y, q.z};
+    rest_scaled_terms(qa, mean, inv, u);
+}
+
+void sm_quadratic_rest_metric(const double *pinv, double inv, sm_mat3 *root, sm_mat3 *root_inv, double coupling[3][6])
+{
+    rest_quadratic_metric(pinv, inv, &root->m[0][0], &root_inv->m[0][0], &coupling[0][0]);
 }
 
 sm_mat3 sm_volume_projection(sm_mat3 a, double det, sm_mat3 root, sm_mat3 root_inv)
@@ -79,19 +82,4 @@ sm_mat3 sm_volume_projection(sm_mat3 a, double det, sm_mat3 root, sm_mat3 root_i
         for (int j = 0; j < 3; j++)
             for (int k = 0; k < 3; k++) m.m[i][j] += v[i * 3 + k] * scale[k] * v[j * 3 + k];
     return m3_mul(m3_mul(b, m), root_inv);
-}
-
-void sm_quadratic_volume_metric(const double *g, sm_mat3 *root, sm_mat3 *root_inv, double coupling[3][6])
-{
-    double gll[9], s[9];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) gll[i * 3 + j] = g[i * 9 + j];
-    sm_sym_pinv(3, gll, s);
-    sm_metric_roots(s, root, root_inv);
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 6; j++) {
-            double sum = 0.0;
-            for (int k = 0; k < 3; k++) sum += s[i * 3 + k] * g[k * 9 + 3 + j];
-            coupling[i][j] = sum;
-        }
 }

@@ -123,16 +123,23 @@ int sm_sym_pinv(int n, const double *a, double *out);
 /// one of the maximisers, and non-finite input gives I.
 sm_mat3 sm_closest_rotation(sm_mat3 a);
 
+/* The rest-data formulas of kernels/sm_formulas.h (SM_DEFINE_REST_FORMULAS), in double: */
 /// The square roots of a cluster's rest moment matrix W = sum m q q^T, scaled to determinant 1:
 /// `root` = W^1/2 / det(W)^1/6 and `root_inv` its inverse, from the scaled moments `mqq` (W up
 /// to a positive factor, row-major). A flat or colinear W (an eigenvalue not above 1e-9 times the
 /// largest) gives I for both.
 void sm_metric_roots(const double *mqq, sm_mat3 *root, sm_mat3 *root_inv);
-
-/// The same for the linear block of a quadratic fit, from ~A_qq = `g` (9x9, row-major): its
-/// metric is the Schur complement S of W in the 9x9 moments, S = (G_ll)^+, and `coupling` =
-/// S G_lq (3x6) refits the quadratic block after the linear one changed: [Q M] += (A' - A) C.
-void sm_quadratic_volume_metric(const double *g, sm_mat3 *root, sm_mat3 *root_inv, double coupling[3][6]);
+/// A_qq = pinv(mqq) inv^2 and the span A_qq W (I at full rank) from the moments over the RMS
+/// radius 1 / inv, mqq; returns the rank.
+int sm_linear_rest(const double *mqq, double inv, sm_mat3 *aqq, sm_mat3 *span);
+/// u = D^-1 q~, D = diag(s x 3, s^2 x 6) with s = 1 / inv: q's centred quadratic terms over the
+/// RMS radius.
+void sm_scaled_quadratic_terms(sm_vec3 q, const double mean[6], double inv, double u[9]);
+/// The metric of the linear block of a quadratic fit, from `pinv` (9x9, row-major), the
+/// pseudo-inverse of the scaled moments (~A_qq = D^-1 pinv D^-1): the Schur complement S of W in
+/// the 9x9 moments, S = (G_ll)^+, through sm_metric_roots(), and `coupling` = S G_lq (3x6), which
+/// refits the quadratic block after the linear one changed: [Q M] += (A' - A) C.
+void sm_quadratic_rest_metric(const double *pinv, double inv, sm_mat3 *root, sm_mat3 *root_inv, double coupling[3][6]);
 
 /// Volume preservation (docs/algorithm.md step 3): the matrix A' with det A' = 1 nearest to `a` in
 /// the cluster's mass-weighted metric, sum m |(A' - A) q|^2, given the roots of that metric

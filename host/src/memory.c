@@ -1,7 +1,10 @@
 /* The memory budget: what a world of given sizes needs on the host and the device, estimated
  * before anything is sampled or allocated, against what there is. */
+#include "memory.h"
 #include "math3.h"
+#include "objects.h"
 #include "opencl/cl_backend.h"
+#include "shapes.h"
 #include "world.h"
 
 #include <stdio.h>

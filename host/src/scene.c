@@ -1,6 +1,10 @@
 /* JSON scene files (format in scenes/README.md), parsed with cJSON. Strict: an unknown or
  * repeated field is an error, and every bad value names the object index and the field. */
+#include "files.h"
 #include "math3.h"
+#include "memory.h"
+#include "objects.h"
+#include "shapes.h"
 #include "world.h"
 
 #include <cjson/cJSON.h>

@@ -1,6 +1,8 @@
 /* Procedural shapes sampled as a lattice of particles inside the shape, in the object's frame;
  * meshes give their vertices or a lattice inside them (mesh.c). */
+#include "shapes.h"
 #include "math3.h"
+#include "memory.h"
 #include "mesh.h"
 #include "world.h"
 

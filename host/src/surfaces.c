@@ -2,6 +2,7 @@
  * is bound, when its object is added, to the clusters of the particle nearest to it at rest, with
  * its offset from each cluster's rest centre; the skin pass (cpu/09_skin.c, kernels/09_skin.cl)
  * moves it with those clusters' goal transforms. */
+#include "surfaces.h"
 #include "math3.h"
 #include "world.h"
 

@@ -294,7 +294,7 @@ typedef struct sm_shape {
 } sm_shape;
 
 /// A triangle surface drawn over an object and moved by its clusters (docs/algorithm.md
-/// step 11): each vertex is bound, at creation, to the clusters of the particle nearest to it
+/// step 9): each vertex is bound, at creation, to the clusters of the particle nearest to it
 /// at rest, with its offset from each cluster's rest centre; after every sm_world_step() it is
 /// placed at the mean over those clusters of T q~ + c, with T the cluster's goal transform of the
 /// last step, q~ the quadratic terms of its plastic rest offset S_p (v0 - x0_cm) and c the
@@ -618,7 +618,7 @@ SM_API sm_result sm_world_reset_object(sm_world *world, int32_t object);
 /// A target's stiffness that pins its particle to the target (kinematic) instead of pulling it.
 #define SM_TARGET_PIN (-1.0)
 
-/// Sets the kinematic target of one particle (docs/algorithm.md step 6a), m, for the following steps.
+/// Sets the kinematic target of one particle (docs/algorithm.md step 4d), m, for the following steps.
 /// `stiffness` > 0, N/m: a spring force stiffness (target - x) at the start of each step is added
 /// to the particle's external force (explicit: keep stiffness h^2 / mass well below 1);
 /// SM_TARGET_PIN: after the integration the particle is placed on the target, with velocity
@@ -655,7 +655,7 @@ SM_API sm_result sm_world_set_object_params(sm_world *world, int32_t object, con
 
 /// A sphere that particles cannot enter, moved by the caller every step: the viewer's push tool
 /// (Henriques & Wuensche 2007, 3.2). Applied after the ground (docs/algorithm.md
-/// step 9b): a free particle inside is put on the sphere's surface along the line from the centre,
+/// step 7b): a free particle inside is put on the sphere's surface along the line from the centre,
 /// and its velocity relative to the sphere loses its inward normal part.
 typedef struct sm_pusher {
     bool enabled;     ///< default false
@@ -742,7 +742,7 @@ typedef struct sm_motion {
     double phase;            ///< sinusoidal: degrees
 } sm_motion;
 
-/// A static or kinematic solid that particles cannot enter (docs/algorithm.md step 9a). A particle found
+/// A static or kinematic solid that particles cannot enter (docs/algorithm.md step 7a). A particle found
 /// inside after the ground is moved out along the shortest way (the plane's normal, the line from
 /// the sphere's centre, the box's nearest face), the inward part of its velocity relative to the
 /// collider is reflected with `restitution`, and its tangential relative velocity is reduced by

@@ -16,7 +16,6 @@ void sm_cpu_rotation(sm_world *world)
 {
     for (int32_t c = 0; c < world->cluster_count; c++) {
         sm_cluster *cluster = &world->clusters[c];
-        cluster->warm_start_set = false; // (a device warm start read back earlier is stale now)
         if (sm_match_inverted(&cluster->apq.m[0][0], &cluster->aqq.m[0][0], &cluster->span.m[0][0],
                               &cluster->rotation.m[0][0]))
             continue;

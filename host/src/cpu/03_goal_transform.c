@@ -1,5 +1,6 @@
-#include "cpu_passes.h"
+#include "../clusters.h"
 #include "../math3.h"
+#include "cpu_passes.h"
 
 /// Volume treatment and deformation cap of a linear block A, given the cluster. `projected`
 /// gets the change the volume projection made (zero otherwise).

@@ -27,7 +27,7 @@ void sm_cpu_blend_integrate(sm_world *world, double h)
         const double damping = fmax(0.0, 1.0 - object->damping * h);
         for (int32_t k = 0; k < object->particle_count; k++) {
             const int32_t i = sm_object_particle(world, object, k);
-            // 5. the mean of the goals of every cluster holding the particle, gathered in cluster order
+            // 4b. the mean of the goals of every cluster holding the particle, gathered in cluster order
             const int32_t begin_k = world->particle_member_offsets[i];
             const int32_t end_k = world->particle_member_offsets[i + 1];
             sm_vec3 goal = world->position[i];
@@ -51,10 +51,10 @@ void sm_cpu_blend_integrate(sm_world *world, double h)
             world->goal[i] = goal;
             if (world->fixed[i]) continue;
 
-            // 6. velocity, 7. damping, 8. position
+            // 4c. velocity, 4e. damping, 4f. position
             const double m = world->mass[i];
             sm_vec3 f = world->force[i];
-            // 6a. the particle's target: a spring force, or a pin after the integration
+            // 4d. the particle's target: a spring force, or a pin after the integration
             const double *t = &world->target[4 * (size_t)i];
             const sm_vec3 to_target = v3_sub(v3(t[0], t[1], t[2]), world->position[i]);
             if (t[3] > 0.0) f = v3_add(f, v3_scale(to_target, t[3]));
@@ -63,7 +63,7 @@ void sm_cpu_blend_integrate(sm_world *world, double h)
             v = v3_add(v, v3_scale(v3_sub(goal, world->position[i]), alpha / h));
             v = v3_add(v, v3_scale(accel, h));
             v = v3_scale(v, damping);
-            // 8. the move, within one size of its clusters of their motion and of the goal carried
+            // 4f. the move, within one size of its clusters of their motion and of the goal carried
             // along by it (with the particle's own acceleration and damping: the limits act on
             // what shape matching does, not on gravity and the forces)
             sm_vec3 move = v3_scale(v, h);

@@ -1,5 +1,6 @@
-#include "cpu_passes.h"
 #include "../math3.h"
+#include "../surfaces.h"
+#include "cpu_passes.h"
 
 /// T q~ + c for binding b of a surface vertex: q = S_p r is the plastic rest offset of the
 /// vertex from the cluster's rest centre and c the cluster's centre of mass after the step.

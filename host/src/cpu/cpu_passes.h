@@ -11,20 +11,20 @@ void sm_cpu_cluster_moments(sm_world *world);
 void sm_cpu_rotation(sm_world *world);
 /// 3. Per cluster: the goal transform T (mode, beta, volume preservation, cap).
 void sm_cpu_goal_transform(sm_world *world);
-/// 4-8. Per particle: blended goal, velocity update, damping and position update.
+/// 4 (4a-4f). Per particle: blended goal, velocity update, damping and position update.
 void sm_cpu_blend_integrate(sm_world *world, double h);
-/// 8a. The uniform grid: the colliding particles sorted by the bucket of their cell, and which
+/// 5. The uniform grid: the colliding particles sorted by the bucket of their cell, and which
 /// cells around each one hold particles it may collide with.
 void sm_cpu_collision_grid(sm_world *world);
-/// 8b. Contact between particles: `iterations` sweeps of position corrections, the first with
+/// 6. Contact between particles: `iterations` sweeps of position corrections, the first with
 /// the velocity response.
 void sm_cpu_collide(sm_world *world, double h);
-/// 9. Per particle: the ground plane, (9a) the colliders where they are at the end of the step
-/// (world time + h), then (9b) the pusher.
+/// 7. Per particle: the ground plane, (7a) the colliders where they are at the end of the step
+/// (world time + h), then (7b) the pusher.
 void sm_cpu_ground(sm_world *world, double h);
-/// 10. Per cluster: plastic state update and rest data refresh.
+/// 8. Per cluster: plastic state update and rest data refresh.
 void sm_cpu_plasticity(sm_world *world, double h);
-/// 11. Once per sm_world_step(), when there are surfaces: the clusters' centres of mass after the
+/// 9. Once per sm_world_step(), when there are surfaces: the clusters' centres of mass after the
 /// step, the surface vertices moved by their clusters, and the vertex normals.
 void sm_cpu_skin(sm_world *world);
 

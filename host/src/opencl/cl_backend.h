@@ -1,5 +1,5 @@
-/* The OpenCL backend of a world: the state lives in device buffers; a step enqueues the six
- * passes with no host synchronisation; the host reads back only what it is asked for.
+/* The OpenCL backend of a world: the state lives in device buffers; a step enqueues the passes
+ * with no host synchronisation; the host reads back only what it is asked for.
  *
  * Who holds the state: after sm_cl_step() the device is ahead of the host arrays; queries read
  * the device directly; sm_cl_pull() brings the whole state back into the host arrays (before an
@@ -8,6 +8,7 @@
 #ifndef SM_CL_BACKEND_H
 #define SM_CL_BACKEND_H
 
+#include "../memory.h"
 #include "../world.h"
 
 typedef struct sm_cl_backend sm_cl_backend;
@@ -40,6 +41,18 @@ sm_result sm_cl_pull(sm_world *world);
 /// copied): the device's state is discarded, so call sm_cl_pull() first to keep it.
 void sm_cl_mark_host_changed(sm_world *world);
 
+/// The host set the positions of particles [first, first + count): an upload splits them anew.
+void sm_cl_forget_position_split(sm_world *world, int32_t first, int32_t count);
+/// The rotations of clusters [first, first + count) were set on the host: an upload starts the
+/// device's rotation from them rather than from the warm start it read back.
+void sm_cl_forget_warm_starts(sm_world *world, int32_t first, int32_t count);
+/// The clusters were renumbered (a cut): cluster c inherits the warm start of cluster from[c]
+/// before (-1: none), for c < count.
+void sm_cl_renumber_warm_starts(sm_world *world, const int32_t *from, int32_t count);
+/// `target` takes the state `source` was read back with, where both run on OpenCL; else it
+/// forgets its own (sm_world_copy_state()).
+sm_result sm_cl_copy_device_split(sm_world *target, const sm_world *source);
+
 /// Particle quantities a world can read or write on the device.
 typedef enum sm_cl_field { SM_CL_POSITION, SM_CL_VELOCITY, SM_CL_GOAL, SM_CL_FORCE, SM_CL_TARGET } sm_cl_field;
 
@@ -69,7 +82,7 @@ sm_result sm_cl_copy_to_gl(sm_world *world);
 
 /// The state check (waits for the device): the lowest index of a particle whose position or
 /// velocity is not finite, of one faster than check_speed, and of a cluster stretched beyond
-/// check_extent (world.c, check_state), each -1 when there is none.
+/// check_extent (step.c, check_state), each -1 when there is none.
 sm_result sm_cl_check_state(sm_world *world, int32_t out_first[3]);
 
 /// The reads and writes between host and device the world has enqueued, and their bytes.

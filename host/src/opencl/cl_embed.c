@@ -1,5 +1,7 @@
 /* The embedding API (shapematch_opencl.h): the world's device buffers out, the caller's device
  * inputs in, and steps chained by events. */
+#include "../clusters.h"
+#include "../step.h"
 #include "shapematch/shapematch_opencl.h"
 
 #include "cl_internal.h"

@@ -125,6 +125,14 @@ struct sm_cl_backend {
     int32_t static_states_written;    ///< steps of states the collider_state buffer holds for static colliders (0: none)
     int32_t large_threshold;          ///< members from which a cluster is reduced by a work-group
     int64_t launches;                 ///< kernels enqueued by the steps so far
+    // the device's state where float does not round-trip through the host's doubles, as last
+    // read back, uploaded again as it was so that a read-back and an upload change nothing:
+    // 3 per particle, the high floats of its position pair (NaN: none, or the host set the
+    // position since; an upload splits a position the same way when it still adds up), and per
+    // cluster the warm start of its rotation, a unit quaternion (x NaN: none, from R)
+    float *position_hi;
+    cl_float4 *warm_start;
+    int32_t position_hi_count, warm_start_count; ///< particles and clusters they hold
     // the caller's device inputs (sm_world_set_cl_inputs()), retained; NULL: none
     cl_mem input_force, input_target;
     // reads and writes between host and device enqueued so far (a cache-like count: also
@@ -151,6 +159,19 @@ static inline float sm_cl_low_half(double x)
     return (float)(x - hi);
 }
 
+/* cl_buffers.c */
+/// Makes a device buffer of `count` elements of `element` bytes (one element when count is 0).
+sm_result sm_cl_make_buffer(sm_cl_backend *cl, cl_mem *out, size_t element, int64_t count);
+/// Releases every device buffer (the colliders' and the targets' too) and forgets what they held.
+void sm_cl_release_buffers(sm_cl_backend *cl);
+/// Fails with SM_ERROR_OUT_OF_MEMORY when `total` bytes of buffers (a `what` one of `largest`) do not fit.
+sm_result sm_cl_check_device_memory(const sm_world *world, int64_t total, int64_t largest, const char *what);
+/// Whether any object is quadratic, and any plastic (their buffers are made only then).
+void sm_cl_mode_mix(const sm_world *world, bool *quadratic, bool *plastic);
+/// Makes the world's buffers anew from the layout, once the whole layout is known to fit the device.
+sm_result sm_cl_make_buffers(sm_world *world);
+
+/* cl_transfer.c */
 /// One blocking read of `count` elements of `element` bytes from element `first` of `buffer`
 /// (counted as a transfer).
 sm_result sm_cl_read_buffer(const sm_cl_backend *cl, cl_mem buffer, size_t element, int64_t first, int64_t count,
@@ -161,12 +182,24 @@ sm_result sm_cl_fill_buffer(const sm_cl_backend *cl, cl_mem buffer, const void *
                             int64_t count, cl_event *event);
 /// Whether the device buffers hold every particle of the world.
 bool sm_cl_buffers_current(const sm_cl_backend *cl, const sm_world *world);
+/// The buffer of a public particle or surface field (its float4 layout is the buffer's).
+cl_mem sm_cl_particle_field_buffer(const sm_cl_backend *cl, sm_particle_field field);
+/// Makes the target buffer hold every particle once the world has targets; *made says whether it was.
+sm_result sm_cl_ensure_targets(sm_world *world, bool *made);
+/// Uploads the colliders' shapes when colliders were added since the last upload.
+sm_result sm_cl_upload_colliders(sm_world *world);
+/// Writes where each collider is at the end of each of the next `substeps` steps of length h, without waiting.
+sm_result sm_cl_write_collider_states(sm_world *world, double h, int32_t substeps);
+
+/* cl_world.c */
 /// sm_cl_step() after the caller's events; *out_event (may be NULL) receives an event that
 /// completes with the step's last command.
 sm_result sm_cl_step_events(sm_world *world, double h, int32_t substeps, cl_uint wait_count, const cl_event *wait_list,
                             cl_event *out_event);
 /// Uploads what changed on the host (everything, the colliders) before device work is enqueued.
 sm_result sm_cl_prepare(sm_world *world);
+/// Releases the events kept while profiling; with `add`, first adds each command's device time to its pass.
+void sm_cl_collect_events(sm_world *world, bool add);
 
 /* cl_passes.c */
 /// Creates the kernels of the world's program.

@@ -162,7 +162,7 @@ static sm_result goal_transform(sm_world *world)
     return launch(world, SM_PASS_GOAL_TRANSFORM, SM_CLK_GOAL_TRANSFORM, n, COUNT(values), sizes, values);
 }
 
-/// 4-8. Blended goals, velocities and positions per particle.
+/// 4 (4a-4f). Blended goals, velocities and positions per particle.
 static sm_result blend_integrate(sm_world *world, float h)
 {
     sm_cl_buffers *b = &world->cl->buffers;
@@ -200,7 +200,7 @@ static int32_t run_items(const sm_world *world, int32_t count)
     return world->cl->device->gpu || count < few ? count : few;
 }
 
-/// 8a. The grid: each colliding particle's bucket and rank (count), the buckets' beginnings
+/// 5. The grid: each colliding particle's bucket and rank (count), the buckets' beginnings
 /// (scan, one work-group), the slots (scatter), and the crowded buckets' first slots (order).
 static sm_result collision_grid(sm_world *world)
 {
@@ -239,7 +239,7 @@ static sm_result collision_grid(sm_world *world)
                   order_values);
 }
 
-/// 8b. Contact: `iterations` sweeps, each adding every particle's correction to the sum of the
+/// 6. Contact: `iterations` sweeps, each adding every particle's correction to the sum of the
 /// sweeps before it (the first also finding the candidates), then the sum applied.
 static sm_result collide(sm_world *world, float h)
 {
@@ -296,7 +296,7 @@ static sm_result collide(sm_world *world, float h)
     return launch(world, pass, SM_CLK_APPLY_CONTACTS, items, COUNT(apply_values), apply_sizes, apply_values);
 }
 
-/// 9. The ground plane, the colliders (9a), then the pusher (9b), per particle.
+/// 7. The ground plane, the colliders (7a), then the pusher (7b), per particle.
 static sm_result ground(sm_world *world)
 {
     sm_cl_buffers *b = &world->cl->buffers;
@@ -319,7 +319,7 @@ static sm_result ground(sm_world *world)
     return launch(world, SM_PASS_GROUND, SM_CLK_GROUND, n, COUNT(values), sizes, values);
 }
 
-/// 10. Plastic state and rest data per cluster.
+/// 8. Plastic state and rest data per cluster.
 static sm_result plasticity(sm_world *world, float h)
 {
     sm_cl_buffers *b = &world->cl->buffers;
@@ -332,7 +332,7 @@ static sm_result plasticity(sm_world *world, float h)
     return launch(world, SM_PASS_PLASTICITY, SM_CLK_PLASTICITY, n, COUNT(values), sizes, values);
 }
 
-/// 11. Skinned surfaces: the clusters' centres after the step, the vertices, their normals.
+/// 9. Skinned surfaces: the clusters' centres after the step, the vertices, their normals.
 static sm_result skin(sm_world *world)
 {
     sm_cl_buffers *b = &world->cl->buffers;

@@ -2,6 +2,7 @@
  * process (built once); the program binary is also cached on disk, keyed on the sources, the
  * options and the device and driver, so later processes skip the compiler where the driver
  * returns binaries. */
+#include "../files.h"
 #include "cl_program.h"
 
 #include <errno.h>

@@ -32,6 +32,10 @@ sm_result sm_cl_step(sm_world *world, double h, int32_t substeps)
 }
 sm_result sm_cl_pull(sm_world *world) { (void)world; return SM_OK; }
 void sm_cl_mark_host_changed(sm_world *world) { (void)world; }
+void sm_cl_forget_position_split(sm_world *world, int32_t first, int32_t count) { (void)world, (void)first, (void)count; }
+void sm_cl_forget_warm_starts(sm_world *world, int32_t first, int32_t count) { (void)world, (void)first, (void)count; }
+void sm_cl_renumber_warm_starts(sm_world *world, const int32_t *from, int32_t count) { (void)world, (void)from, (void)count; }
+sm_result sm_cl_copy_device_split(sm_world *target, const sm_world *source) { (void)target, (void)source; return SM_OK; }
 sm_result sm_cl_read(const sm_world *world, sm_cl_field field, int32_t first, int32_t count, double *xyz, bool *done)
 {
     (void)world, (void)field, (void)first, (void)count, (void)xyz;

@@ -1,0 +1,21 @@
+/* Clusters (clusters.c): grid clusters of an object, a cluster's rest data, its quadratic fit, and
+ * the particle-to-membership map. */
+#ifndef SM_CLUSTERS_H
+#define SM_CLUSTERS_H
+
+#include "world.h"
+
+/// Builds the grid clusters of an object from its local (unrotated) points: returns CSR lists
+/// in *out_offsets / *out_indices (malloc'd) and the count.
+sm_result sm_clusters_from_grid(const sm_vec3 *local, int32_t count, const int32_t grid[3], double overlap,
+                                int32_t **out_offsets, int32_t **out_indices, int32_t *out_cluster_count);
+/// Recomputes q_k = S_p (x0_k - x0_cm), A_qq, ~A_qq and the quadratic means of one cluster.
+void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster);
+/// The quadratic fit ~A = ~A_pq ~A_qq = [A Q M] of a cluster's current moments.
+void sm_cluster_quadratic_fit(const sm_cluster *cluster, double out[3][9]);
+/// The weights w = ~A_qq q~ of membership k of a quadratic cluster: the fit is sum m p w^T.
+void sm_cluster_quadratic_weights(const sm_world *world, const sm_cluster *cluster, int32_t k, double out[9]);
+/// Rebuilds the particle-to-membership map if objects were added since.
+sm_result sm_world_update_map(sm_world *world);
+
+#endif

@@ -1,0 +1,13 @@
+/* Errors and the log (errors.c): the message sm_last_error() returns, and the world's log callback. */
+#ifndef SM_ERRORS_H
+#define SM_ERRORS_H
+
+#include "shapematch/shapematch.h"
+
+/// Records a formatted message for sm_last_error() and returns `code`.
+sm_result sm_fail(sm_result code, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/// Sends a formatted message to the world's log callback, if any.
+void sm_log(const sm_world *world, sm_log_level level, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,70 @@
+/* The uniform grid of the collide passes (grid.c): its layout, shared with the OpenCL backend, and
+ * its construction on the host. */
+#ifndef SM_GRID_H
+#define SM_GRID_H
+
+#include "shapematch/shapematch.h"
+
+/// The uniform grid of the collide passes (Teschner et al. 2003): cubic cells of twice the
+/// largest particle radius, hashed into a table of buckets; the colliding particles sorted by
+/// bucket, then by index (a counting sort). Every pair closer than the sum of its radii lies
+/// in neighbouring cells, so a particle finds its contacts in the 27 cells around its own.
+typedef struct sm_grid {
+    double cell_size;       ///< m: twice the largest particle radius
+    int32_t table_size;     ///< buckets: a power of two, at least twice the colliding particles
+    int32_t colliding;      ///< particles with a radius (of colliding objects)
+    int32_t capacity;       ///< particles the arrays below hold
+    int32_t *cell;          ///< 4 per particle: cell x, y, z and its bucket (-1: does not collide)
+    int32_t *bucket_start;  ///< table_size + 1: bucket b holds sorted[bucket_start[b] .. bucket_start[b + 1])
+    int32_t *sorted;        ///< the colliding particles by bucket, then by index
+    // table_size each (pass 5): the object of a bucket's particles (-2: several, -1: none), the key
+    // of their cell (sm_grid_cell_key(); -2: several) and whether another object's particle may
+    // lie in the 27 cells around it (kernels/05's sm_bucket_near_others)
+    int32_t *bucket_object, *bucket_cell, *bucket_near;
+    // the CPU collide pass: each particle's candidates (SM_CONTACTS_PER_PARTICLE each) and their
+    // number; the corrections of the sweeps so far (two arrays, read and written in turn) and
+    // the first sweep's velocity changes, per particle
+    int32_t *candidates, *candidate_count;
+    sm_vec3 *moved[2], *dv;
+} sm_grid;
+
+/// The collision grid's hash table size for `colliding` particles: the least power of two of
+/// at least twice as many buckets.
+static inline int64_t sm_grid_table_size(int64_t colliding)
+{
+    int64_t table = 1;
+    while (table < 2 * colliding) table *= 2;
+    return table;
+}
+
+/// Sizes the grid for the world's colliding particles (cell size, table size, arrays); a no-op
+/// unless objects were added since.
+sm_result sm_grid_layout(sm_world *world);
+/// Sorts the colliding particles at `position` into the grid of cells of edge `cell` (its layout
+/// must be current).
+void sm_grid_build(sm_grid *grid, double cell, const sm_vec3 *position, const double *radius, int32_t particle_count);
+/// A key of a cell, never negative: kernels/05's sm_cell_key.
+static inline int32_t sm_grid_cell_key(const int32_t c[3])
+{
+    return (int32_t)((((uint32_t)c[0] * 73856093u) ^ ((uint32_t)c[1] * 19349663u) ^ ((uint32_t)c[2] * 83492791u)) & 0x7fffffffu);
+}
+/// m: the skin of the contact candidates, collisions.skin times the largest particle radius.
+double sm_grid_skin(const sm_world *world);
+/// The edge of the cells of the collide passes' grid: twice the largest radius plus the skin.
+double sm_grid_search_cell(const sm_world *world);
+/// Cell k (0 to 26: x fastest, then y, then z, each from -1 to +1) of the 27 around `cell`:
+/// its coordinates into out, and its bucket. The bucket may also hold particles of other cells;
+/// sm_grid_in_cell() tells them apart.
+int32_t sm_grid_neighbour_cell(const sm_grid *grid, const int32_t cell[4], int k, int32_t out[3]);
+/// Whether the particle in slot s of the sorted array lies in cell c.
+static inline bool sm_grid_in_cell(const sm_grid *grid, int32_t s, const int32_t c[3])
+{
+    const int32_t *own = &grid->cell[4 * grid->sorted[s]];
+    return own[0] == c[0] && own[1] == c[1] && own[2] == c[2];
+}
+/// Whether particles i and j may collide: both have a radius, and they belong to different
+/// objects or to one self-colliding object in which they are not rest neighbours.
+bool sm_grid_pair_collides(const sm_world *world, int32_t i, int32_t j);
+void sm_grid_free(sm_grid *grid);
+
+#endif

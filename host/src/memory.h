@@ -1,0 +1,29 @@
+/* What a world needs in memory (memory.c): footprints, and the check against the budget. */
+#ifndef SM_MEMORY_H
+#define SM_MEMORY_H
+
+#include "shapematch/shapematch.h"
+
+/// The sizes that set a world's memory: a world's (sm_world_footprint()) or what an object adds.
+typedef struct sm_footprint {
+    int64_t objects, particles, clusters, memberships;
+    int64_t colliding; ///< particles with a collision radius
+    int64_t large_clusters; ///< OpenCL: clusters reduced by a work-group (sm_cl_large_threshold())
+    int64_t surface_vertices, surface_bindings, surface_triangles;
+    bool quadratic; ///< any quadratic object (the quadratic buffers are made only then)
+} sm_footprint;
+sm_footprint sm_world_footprint(const sm_world *world);
+void sm_footprint_add(sm_footprint *to, const sm_footprint *add);
+/// What adding the object of a def (validated) to the world adds, from sm_shape_count() and its
+/// cluster def, without sampling it: exact particles and list clusters; grid clusters and
+/// memberships estimated from the grid and its overlap.
+sm_result sm_object_footprint(const sm_world *world, const sm_object_def *def, sm_footprint *out);
+/// The host bytes of a world of footprint f, at the peak while its objects are added.
+int64_t sm_host_bytes(const sm_footprint *f);
+/// Fails with SM_ERROR_OUT_OF_MEMORY, naming the figures, when the world with `add` added would
+/// not fit the memory budget (sm_world_def.memory_budget, else $SM_MEMORY_BUDGET, else the host's
+/// available memory and the device's global memory) or one of its device buffers would exceed the
+/// device's largest allocation. `what` names the addition in the message ("the scene").
+sm_result sm_check_memory(const sm_world *world, const sm_footprint *add, const char *what);
+
+#endif

@@ -1,0 +1,18 @@
+/* Shapes sampled into particles (shapes.c). */
+#ifndef SM_SHAPES_H
+#define SM_SHAPES_H
+
+#include "shapematch/shapematch.h"
+
+/// Samples a shape into points in the object's frame (malloc'd) and their masses (malloc'd).
+sm_result sm_shape_sample(const sm_shape *shape, double total_mass, sm_vec3 **out_points,
+                          double **out_masses, int32_t *out_count);
+/// How many particles sm_shape_sample() makes of the shape, without sampling it: exact, except a
+/// mesh's inner lattice, which is estimated from the volume the mesh encloses.
+sm_result sm_shape_count(const sm_shape *shape, int64_t *out_count);
+/// The lattice spacing of a sampled shape, m: the smallest particle distance along a box's axes,
+/// `spacing` for the lattice shapes, the median nearest-neighbour distance for points; 0 for a
+/// single particle.
+double sm_shape_spacing(const sm_shape *shape, const sm_vec3 *points, int32_t count);
+
+#endif
