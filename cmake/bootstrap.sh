@@ -22,10 +22,13 @@ cd "$(dirname "$0")/.."
 # runs OpenCL on any CPU; a GPU's own OpenCL driver is used too when installed), the viewer's
 # GLFW, glad 2 generator and stb headers, Xvfb for its tests, numpy for the trajectory checks, and
 # assimp to read mesh files, with its test models (the mesh tests' inputs and the paper-figure scenes' meshes),
-# and gnuplot for the plot of `shapematch bench fig8`; for the test command also clang with its
+# and gnuplot for the plot of `shapematch bench fig8`; for the test command also the Python
+# package's test modules, and clang with its
 # libFuzzer and sanitizer runtimes (the fuzzers), cppcheck and valgrind
 packages=(build-essential cmake pkg-config libcjson-dev ocl-icd-opencl-dev opencl-headers pocl-opencl-icd python3-numpy
     libglfw3-dev python3-glad libstb-dev xvfb xauth libassimp-dev assimp-testmodels gnuplot-nox)
+# the Python package's tests: pyopencl, dask.distributed and tqdm
+[ "$mode" = test ] && packages+=(python3-pyopencl python3-distributed python3-tqdm)
 [ "$mode" = test ] && packages+=(clang libclang-rt-14-dev cppcheck valgrind)
 missing=()
 for p in "${packages[@]}"; do

@@ -159,5 +159,21 @@ begin "run the pkg-config example (static)"
 is_static "$work/pc/shapematch_example_static"
 run_example "$work/pc/shapematch_example_static"
 
+begin "import the installed Python package and step a world with it"
+init=$(find "$prefix" -path '*dist-packages/shapematch/__init__.py' -print -quit)
+[ -n "$init" ] && [ -f "$(dirname "$init")/_location.py" ] || fail "the Python package (with its _location.py) is not installed"
+if [[ "${CFLAGS:-}" == *-fsanitize* ]]; then
+    echo "install: not imported: a library built with sanitizers cannot be loaded into python3"
+else
+    (cd "$work" && env -u SHAPEMATCH_LIBRARY PYTHONPATH="$(dirname "$(dirname "$init")")" /usr/bin/python3 -c '
+import sys, numpy, shapematch
+assert shapematch.LIBRARY_PATH.startswith(sys.argv[1]), shapematch.LIBRARY_PATH
+with shapematch.World.from_objects([{"shape": "box", "position": [0, 1, 0]}], backend="cpu", ground={}) as world:
+    world.step(30)
+    assert numpy.isfinite(world.positions).all() and world.positions[:, 1].min() < 1.0
+print("install: the package loads", shapematch.LIBRARY_PATH)
+' "$prefix") || fail "the installed Python package does not work"
+fi
+
 step="done"
 echo "install: ok"
