@@ -23,7 +23,8 @@ from . import core
 
 def run_one(scene_text, origin, overrides, steps, every, backend, index, out_dir=None, device=None):
     """One run of a batch, as a worker makes it: the scene with `overrides` applied, stepped
-    `steps` times, the positions every `every` steps. Never raises: returns {"index", "ok",
+    `steps` times, the positions every `every` steps, the state checked every 60 steps (a
+    non-finite or diverging state fails the run, as in `shapematch run`). Never raises: returns {"index", "ok",
     "error" (the library's message, or the exception's), "overrides", "summary", "trajectory"
     (float64 (frames, particles, 3), or None when written to `out_dir` as run_INDEX.npy:
     "path")}. The summary: backend, device, particles, steps done, simulated time, wall
@@ -35,7 +36,8 @@ def run_one(scene_text, origin, overrides, steps, every, backend, index, out_dir
             device = _worker_device()
         base = core.Scene.from_json(scene_text, origin)
         scene = base.with_overrides(overrides) if overrides else base
-        with scene.world(backend=backend, device=device) as world:
+        # the state checked every 60 steps, as `shapematch run` does: a diverging run fails
+        with scene.world(backend=backend, device=device, check_interval=60) as world:
             frames = world.run(steps=steps, every=every, progress=False)
             speeds = np.linalg.norm(world.velocities, axis=1)
             result["summary"] = {

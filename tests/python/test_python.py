@@ -229,6 +229,16 @@ class Batches(unittest.TestCase):
         # the runs differ from each other: the overrides reached them
         self.assertFalse(np.array_equal(results[0]["trajectory"], results[1]["trajectory"]))
 
+    def test_a_batch_runs_on_a_cluster_at_an_address(self):
+        """The same call on a cluster already running, given by its scheduler's address."""
+        from dask.distributed import LocalCluster  # pylint: disable=import-outside-toplevel
+
+        with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+            results = shapematch.run_batch(PILE, [{}, {"objects.1.beta": 0.9}], steps=4, every=2, backend="cpu",
+                                           address=cluster.scheduler_address, progress=False)
+        self.assertTrue(all(r["ok"] for r in results), [r["error"] for r in results])
+        self.assertEqual(results[0]["trajectory"].shape, (3, 81, 3))
+
     def test_a_batch_writes_trajectories_to_a_folder(self):
         with tempfile.TemporaryDirectory() as folder:
             results = shapematch.run_batch(PILE, [{}, {"gravity": [0, -5, 0]}], steps=6, every=3, backend="cpu",
