@@ -1,14 +1,17 @@
 /* Pass 7, ground, colliders and pusher (docs/algorithm.md steps 7, 7a and 7b): particles below y = height
  * are put back on the plane, their downward speed reflected with restitution and their
- * tangential velocity reduced by friction; then particles inside a collider (a plane, box or
- * sphere where the host says it is at the end of this step) are moved out the shortest way and
+ * tangential velocity reduced by friction; then particles inside a collider (a plane, box,
+ * sphere or mesh where the host says it is at the end of this step) are moved out the shortest way and
  * their velocity relative to it is treated like the ground's; then particles inside the pusher
  * sphere are put on its surface and lose the inward part of their velocity relative to it. */
 #include "sm_math.h"
 
+SM_DEFINE_SDF_PUSH(sm_sdf_push, __global) // sm_formulas.h, shared with the reference
+
 /// Whether d (from the collider's centre) is inside collider c; if so the shortest way out and
-/// the outward normal (as sm_collider_push_out of the reference).
-inline bool sm_push_out(__global const sm_k_collider *c, float3 d, float3 *push, float3 *normal)
+/// the outward normal (as sm_collider_push_out of the reference). fields: the mesh colliders'.
+inline bool sm_push_out(__global const sm_k_collider *c, __global const float *fields, float3 d, float3 *push,
+                        float3 *normal)
 {
     const float3 a0 = (float3)(c->axes[0][0], c->axes[0][1], c->axes[0][2]);
     if (c->shape == SM_K_COLLIDER_PLANE) {
@@ -28,6 +31,15 @@ inline bool sm_push_out(__global const sm_k_collider *c, float3 d, float3 *push,
     const float3 a1 = (float3)(c->axes[1][0], c->axes[1][1], c->axes[1][2]);
     const float3 a2 = (float3)(c->axes[2][0], c->axes[2][1], c->axes[2][2]);
     const float along[3] = {dot(d, a0), dot(d, a1), dot(d, a2)};
+    if (c->shape == SM_K_COLLIDER_MESH) { // in the mesh's unturned frame, out along the field's gradient
+        const int nodes[3] = {c->nodes[0], c->nodes[1], c->nodes[2]};
+        const float origin[3] = {c->origin[0], c->origin[1], c->origin[2]};
+        float depth, n[3];
+        if (!sm_sdf_push(fields + c->field_first, nodes, origin, c->origin[3], along, &depth, n)) return false;
+        *normal = n[0] * a0 + n[1] * a1 + n[2] * a2;
+        *push = -depth * *normal;
+        return true;
+    }
     int best = -1;
     float best_depth = 0.0f;
     for (int k = 0; k < 3; k++) {
@@ -49,7 +61,7 @@ inline bool sm_push_out(__global const sm_k_collider *c, float3 d, float3 *push,
 /// where collider c is at the end of this step.
 __kernel void sm_ground(const int particle_count, const int flags, const float4 ground, const float4 pusher,
                         const float4 pusher_lo, const float4 pusher_velocity, const int collider_count,
-                        __global const sm_k_collider *colliders, const int state_first,
+                        __global const sm_k_collider *colliders, __global const float *fields, const int state_first,
                         __global const sm_k_collider_state *collider_state,
                         __global const float4 *force, __global float4 *position, __global float4 *position_lo,
                         __global float4 *velocity)
@@ -74,7 +86,7 @@ __kernel void sm_ground(const int particle_count, const int flags, const float4 
         const float3 center_lo = (float3)(state->center_lo[0], state->center_lo[1], state->center_lo[2]);
         const float3 d = (x.xyz - center) + (x_lo.xyz - center_lo);
         float3 push, n;
-        if (!sm_push_out(&colliders[c], d, &push, &n)) continue;
+        if (!sm_push_out(&colliders[c], fields, d, &push, &n)) continue;
         sm_add_pair(&x, &x_lo, push);
         const float3 solid = (float3)(state->velocity[0], state->velocity[1], state->velocity[2]);
         float3 relative = v.xyz - solid;

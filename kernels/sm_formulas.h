@@ -415,6 +415,47 @@ SM_FORMULA bool sm_plastic_update(const sm_scalar *r, const sm_scalar *fit, sm_s
             }                                                                                            \
     }
 
+/* A mesh collider's signed distance field (docs/algorithm.md step 7a): `field` holds nodes[0] x
+ * nodes[1] x nodes[2] values (x fastest), the distance to the surface (negative inside), at
+ * origin + cell (i, j, k) of the collider's frame. For a point p of that frame: false when p
+ * lies outside the grid or the field there is not negative; else *depth gets the field's
+ * value (< 0), trilinear between the cell's 8 nodes, and normal the unit gradient of that
+ * interpolant (outward; +y where it vanishes). SPACE is the field's address space: __global
+ * in the kernels, nothing on the host. */
+#define SM_DEFINE_SDF_PUSH(NAME, SPACE)                                                                 \
+    SM_FORMULA bool NAME(SPACE const float *field, const int *nodes, const sm_scalar *origin, sm_scalar cell, \
+                         const sm_scalar *p, sm_scalar *depth, sm_scalar *normal)                       \
+    {                                                                                                    \
+        int i[3];                                                                                        \
+        sm_scalar u[3];                                                                                  \
+        for (int a = 0; a < 3; a++) {                                                                    \
+            const sm_scalar g = (p[a] - origin[a]) / cell;                                              \
+            if (!(g >= 0 && g <= (sm_scalar)(nodes[a] - 1))) return false;                              \
+            i[a] = (int)g < nodes[a] - 2 ? (int)g : nodes[a] - 2;                                        \
+            u[a] = g - (sm_scalar)i[a];                                                                  \
+        }                                                                                                \
+        sm_scalar c[8];                                                                                  \
+        for (int k = 0; k < 8; k++) {                                                                    \
+            const long n = (long)(i[0] + (k & 1)) +                                                      \
+                           (long)nodes[0] * ((long)(i[1] + ((k >> 1) & 1)) + (long)nodes[1] * (i[2] + (k >> 2))); \
+            c[k] = field[n];                                                                             \
+        }                                                                                                \
+        /* along x, then y, then z */                                                               \
+        const sm_scalar x00 = c[0] + (c[1] - c[0]) * u[0], x10 = c[2] + (c[3] - c[2]) * u[0];            \
+        const sm_scalar x01 = c[4] + (c[5] - c[4]) * u[0], x11 = c[6] + (c[7] - c[6]) * u[0];            \
+        const sm_scalar y0 = x00 + (x10 - x00) * u[1], y1 = x01 + (x11 - x01) * u[1];                   \
+        const sm_scalar value = y0 + (y1 - y0) * u[2];                                                   \
+        if (!(value < 0)) return false;                                                                  \
+        const sm_scalar dx0 = (c[1] - c[0]) + ((c[3] - c[2]) - (c[1] - c[0])) * u[1];                    \
+        const sm_scalar dx1 = (c[5] - c[4]) + ((c[7] - c[6]) - (c[5] - c[4])) * u[1];                    \
+        const sm_scalar g[3] = {dx0 + (dx1 - dx0) * u[2], (x10 - x00) + ((x11 - x01) - (x10 - x00)) * u[2], \
+                                y1 - y0};                                                                \
+        const sm_scalar length = sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);                          \
+        for (int a = 0; a < 3; a++) normal[a] = length > 0 ? g[a] / length : (a == 1 ? 1 : 0);           \
+        *depth = value;                                                                                  \
+        return true;                                                                                     \
+    }
+
 /* Horn (1987): the unit quaternion q = (w, x, y, z) of the proper rotation maximising
  * trace(R^T a) (a row-major 3x3) is the eigenvector of the largest eigenvalue of the 4x4
  * matrix n below. The maximum is taken over proper rotations only, so an inverted (det < 0)

@@ -94,6 +94,7 @@ typedef float sm_float;
 #define SM_K_COLLIDER_PLANE 0
 #define SM_K_COLLIDER_BOX 1
 #define SM_K_COLLIDER_SPHERE 2
+#define SM_K_COLLIDER_MESH 3
 
 /* The motion limit (step 4f), in sizes of the particle's clusters (their largest rest offsets):
  * a particle moves at most SM_MOTION_STEP of them relative to its clusters' motion in a step,
@@ -176,12 +177,16 @@ typedef struct sm_k_slot {
     sm_int particle, object, run_end, unused;
 } sm_k_slot;
 
-/// A collider's shape (96 bytes). axes: row k is the box's local axis k in world coordinates;
-/// a plane's normal is row 0. size: the box's half extents (x, y, z) and the sphere's radius (w).
+/// A collider's shape (128 bytes). axes: row k is the box's or mesh's local axis k in world
+/// coordinates; a plane's normal is row 0. size: the box's half extents (x, y, z) and the
+/// sphere's radius (w). A mesh's field: its first node in the fields buffer (field_first), its
+/// nodes along x, y, z, and origin = (node (0, 0, 0) in the unturned frame, the cell).
 typedef struct sm_k_collider {
-    sm_int shape, unused[3];
+    sm_int shape, field_first, unused[2];
+    sm_int nodes[4];
     sm_float axes[3][4];
     sm_float size[4];
+    sm_float origin[4];
     sm_float restitution, friction, unused2[2];
 } sm_k_collider;
 

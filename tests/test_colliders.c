@@ -1,11 +1,57 @@
-/* Colliders (docs/algorithm.md step 7a): static and kinematic planes, boxes and spheres that particles
- * cannot enter, with restitution and friction, in the CPU reference (the OpenCL kernel is
- * checked against it in test_opencl). */
+/* Colliders (docs/algorithm.md step 7a): static and kinematic planes, boxes, spheres and triangle
+ * meshes that particles cannot enter, with restitution and friction, on both backends. */
 #include "math3.h"
 #include "support.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifndef SM_SCENES_DIR
+#define SM_SCENES_DIR "scenes"
+#endif
+
+/// The distance from p to triangle abc (an independent check of the library's fields: the
+/// nearest of the triangle's plane point inside it, its edges and its corners).
+static double triangle_distance(sm_vec3 p, sm_vec3 a, sm_vec3 b, sm_vec3 c)
+{
+    const sm_vec3 n = v3_cross(v3_sub(b, a), v3_sub(c, a));
+    const double area2 = v3_dot(n, n);
+    if (area2 > 0.0) {
+        const double t = v3_dot(v3_sub(p, a), n) / area2;
+        const sm_vec3 q = v3_sub(p, v3_scale(n, t)); // p projected onto the plane
+        const double u = v3_dot(v3_cross(v3_sub(c, b), v3_sub(q, b)), n), v = v3_dot(v3_cross(v3_sub(a, c), v3_sub(q, c)), n);
+        const double w = v3_dot(v3_cross(v3_sub(b, a), v3_sub(q, a)), n);
+        if (u >= 0.0 && v >= 0.0 && w >= 0.0) return fabs(t) * sqrt(area2);
+    }
+    const sm_vec3 ends[3][2] = {{a, b}, {b, c}, {c, a}};
+    double best = INFINITY;
+    for (int e = 0; e < 3; e++) {
+        const sm_vec3 d = v3_sub(ends[e][1], ends[e][0]);
+        const double len2 = v3_dot(d, d);
+        const double t = len2 > 0.0 ? fmin(1.0, fmax(0.0, v3_dot(v3_sub(p, ends[e][0]), d) / len2)) : 0.0;
+        best = fmin(best, v3_length(v3_sub(p, v3_add(ends[e][0], v3_scale(d, t)))));
+    }
+    return best;
+}
+
+/// How deep p lies inside mesh collider c of the world: its distance to the nearest triangle when
+/// the mesh's winding number about it (sm_mesh_winding_number()) says inside, else 0.
+static double mesh_depth(const sm_world *world, int32_t c, const sm_collider_info *info, const double *x)
+{
+    const sm_vec3 *vertices;
+    const int32_t *triangles;
+    int32_t vertex_count, triangle_count;
+    if (sm_world_get_collider_mesh(world, c, &vertices, &vertex_count, &triangles, &triangle_count) != SM_OK) return INFINITY;
+    const sm_vec3 p = v3(x[0] - info->center.x, x[1] - info->center.y, x[2] - info->center.z);
+    const sm_mesh mesh = {(sm_vec3 *)vertices, vertex_count, (int32_t *)triangles, triangle_count};
+    if (!(sm_mesh_winding_number(&mesh, p) > 0.5)) return 0.0;
+    double depth = INFINITY;
+    for (int32_t t = 0; t < triangle_count; t++)
+        depth = fmin(depth, triangle_distance(p, vertices[triangles[3 * t]], vertices[triangles[3 * t + 1]],
+                                              vertices[triangles[3 * t + 2]]));
+    return depth;
+}
 
 /// Whether (x, y, z) is strictly inside collider `info` by more than `slack`.
 static bool inside(const sm_collider_info *info, const double *x, double slack)
@@ -19,6 +65,7 @@ static bool inside(const sm_collider_info *info, const double *x, double slack)
         return fabs(local.x) < 0.5 * info->size.x - slack && fabs(local.y) < 0.5 * info->size.y - slack &&
                fabs(local.z) < 0.5 * info->size.z - slack;
     }
+    case SM_COLLIDER_MESH: return false; // (inside_mesh())
     }
     return false;
 }
@@ -274,6 +321,278 @@ static void scene_springs_pull(void)
     sm_scene_destroy(scene);
 }
 
+
+/* ---- Mesh colliders ---------------------------------------------------------------------- */
+
+/// A pile in a closed mesh: twelve soft boxes, in contact (placed apart), dropped into a solid bowl
+/// (scenes/meshes/bowl.obj); over 1,000 steps no particle ends a step inside the bowl's wall by
+/// more than half the field's cell (measured 0.25 of it: the field is trilinear between its
+/// nodes, and one step along its gradient puts a particle on that interpolant's zero level, a
+/// fraction of a cell from the faceted wall), judged by the mesh's winding number and its
+/// triangles, not by the field; and every particle ends in the cup, on its floor or above. (The
+/// sanitizer stage shortens the run to $SM_STRESS_STEPS steps, and valgrind to 100.)
+static void no_particle_ends_inside_a_closed_mesh(void)
+{
+    char json[4096];
+    int o = snprintf(json, sizeof json,
+                     "{\"substeps\": 2, \"collisions\": {}, \"colliders\": [{\"shape\": \"mesh\", \"mesh\": \"%s/meshes/bowl.obj\","
+                     " \"position\": [0, 1.2, 0], \"center\": false, \"friction\": 0.4}], \"objects\": [",
+                     SM_SCENES_DIR);
+    for (int k = 0; k < 12; k++)
+        o += snprintf(json + o, sizeof json - (size_t)o,
+                      "%s{\"shape\": \"box\", \"size\": [0.3, 0.3, 0.3], \"resolution\": [3, 3, 3], \"mode\": \"linear\","
+                      " \"position\": [%g, %g, %g], \"damping\": 0.5}",
+                      k ? ", " : "", 0.5 * (k % 3) - 0.5, 1.6 + 0.5 * (k / 6), 0.5 * (k / 3 % 2) - 0.25);
+    snprintf(json + o, sizeof json - (size_t)o, "]}");
+    sm_world *world = world_from_json(json);
+    if (!world) return;
+    sm_collider_info info;
+    ENSURE_OK(sm_world_get_collider(world, 0, &info));
+    ENSURE(info.shape == SM_COLLIDER_MESH && info.closed);
+    const int32_t n = sm_world_get_counts(world).particles;
+    const double slack = 0.5 * info.cell;
+    const char *shorter = getenv("SM_STRESS_STEPS");
+    const int steps = shorter && atoi(shorter) > 0 && atoi(shorter) < 1000 ? atoi(shorter) : 1000;
+    double deepest = 0.0;
+    for (int s = 1; s <= steps; s++) {
+        ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 2));
+        if (s % 5 && s != steps) continue;
+        double *x = get_positions(world);
+        for (int32_t i = 0; i < n; i++) deepest = fmax(deepest, mesh_depth(world, 0, &info, &x[3 * i]));
+        free(x);
+    }
+    double *x = get_positions(world), lowest = INFINITY, widest = 0.0;
+    for (int32_t i = 0; i < n; i++) lowest = fmin(lowest, x[3 * i + 1]), widest = fmax(widest, hypot(x[3 * i], x[3 * i + 2]));
+    printf("  %d particles, cell %.4f m: the deepest inside the wall %.5f m (bound %.4f); lowest %.3f m (the cup's floor:"
+           " 0.2 m), farthest from the axis %.3f m (the cup: 1.0 m)\n",
+           n, info.cell, deepest, slack, lowest, widest);
+    ENSURE(deepest <= slack);
+    if (steps >= 300) ENSURE_RANGE(lowest, 0.2 - slack, 0.35); // on the cup's floor (by then)
+    ENSURE(widest < 1.0);
+    ENSURE(!world_has_nan(world));
+    free(x);
+    sm_world_destroy(world);
+}
+
+/// A box dropped on the stairs' top step (scenes/meshes/stairs.obj) comes to rest on it, as it
+/// does on a box collider of the same top face: lowest particle on the step, motionless, and
+/// where the box collider leaves it to a fraction of the field's cell.
+static void a_box_comes_to_rest_on_a_mesh(void)
+{
+    double rest[2][3];
+    for (int mesh = 0; mesh < 2; mesh++) {
+        char json[1024], collider[256];
+        if (mesh)
+            snprintf(collider, sizeof collider, "\"shape\": \"mesh\", \"mesh\": \"%s/meshes/stairs.obj\", \"center\": false",
+                     SM_SCENES_DIR);
+        else snprintf(collider, sizeof collider, "\"shape\": \"box\", \"position\": [1, 0.5, 0], \"size\": [2, 1, 1.5]");
+        snprintf(json, sizeof json,
+                 "{\"substeps\": 2, \"ground\": {}, \"colliders\": [{%s, \"friction\": 0.5, \"restitution\": 0}],"
+                 " \"objects\": [{\"shape\": \"box\", \"size\": [0.3, 0.3, 0.3], \"resolution\": [4, 4, 4], \"position\": [1.75, 1.6, 0],"
+                 " \"mode\": \"linear\", \"damping\": 5}]}",
+                 collider);
+        sm_world *world = world_from_json(json);
+        if (!world) return;
+        for (int s = 0; s < 240; s++) ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 2));
+        double *x = get_positions(world), lowest = INFINITY, mean[3] = {0, 0, 0};
+        const int32_t n = sm_world_get_counts(world).particles;
+        for (int32_t i = 0; i < n; i++) {
+            lowest = fmin(lowest, x[3 * i + 1]);
+            for (int a = 0; a < 3; a++) mean[a] += x[3 * i + a] / n;
+        }
+        const double speed = max_speed(world, 0);
+        printf("  on the %s after 4 s: lowest particle %.5f m (the step: 1.0 m), fastest %.2e m/s, centre (%.4f, %.4f, %.4f)\n",
+               mesh ? "mesh" : "box collider", lowest, speed, mean[0], mean[1], mean[2]);
+        ENSURE_RANGE(lowest, 1.0 - 0.01, 1.0 + 0.01);
+        ENSURE(speed < 0.005);
+        memcpy(rest[mesh], mean, sizeof mean);
+        free(x);
+        sm_world_destroy(world);
+    }
+    for (int a = 0; a < 3; a++) ENSURE_SMALL(rest[1][a] - rest[0][a], 0.005);
+}
+
+/// A kinematic mesh carries what rests on it: the stairs slide 1 m along z in 2 s under a box
+/// resting on a step, and the box goes with them (friction 1), staying on the step.
+static void a_kinematic_mesh_carries_what_rests_on_it(void)
+{
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"substeps\": 2, \"colliders\": [{\"shape\": \"mesh\", \"mesh\": \"%s/meshes/stairs.obj\", \"center\": false,"
+             " \"friction\": 1, \"restitution\": 0, \"motion\": {\"type\": \"linear\", \"times\": [1, 3], \"offsets\": [[0, 0, 0], [0, 0, 1]]}}],"
+             " \"objects\": [{\"shape\": \"box\", \"size\": [0.3, 0.3, 0.3], \"resolution\": [3, 3, 3], \"position\": [1.25, 0.95, 0],"
+             " \"mode\": \"linear\", \"damping\": 0.5}]}",
+             SM_SCENES_DIR);
+    sm_world *world = world_from_json(json);
+    if (!world) return;
+    const int32_t n = sm_world_get_counts(world).particles;
+    double before = 0.0, after = 0.0, lowest = INFINITY;
+    for (int s = 1; s <= 240; s++) {
+        ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 2));
+        if (s == 60 || s == 240) {
+            double *x = get_positions(world), mean = 0.0;
+            for (int32_t i = 0; i < n; i++) mean += x[3 * i + 2] / n, lowest = s == 240 ? fmin(lowest, x[3 * i + 1]) : lowest;
+            *(s == 60 ? &before : &after) = mean;
+            free(x);
+        }
+    }
+    printf("  the stairs moved 1 m along z; the box %.4f m, its lowest particle at %.4f m (the step: 0.75 m)\n", after - before,
+           lowest);
+    ENSURE_RANGE(after - before, 0.95, 1.02);
+    ENSURE_RANGE(lowest, 0.7, 0.8);
+    sm_world_destroy(world);
+}
+
+/// The tunnelling bound: a particle that crosses less than half a solid's thickness minus a cell
+/// in one solver step (v h < t / 2 - cell) is pushed back out the side it came in; one that
+/// crosses most of the thickness in a step comes out the far side. Particles fired at a closed
+/// slab 0.4 m thick (cell 0.02 m) from 30 random directions and offsets at random speeds under
+/// the bound never pass; at 1.8 times the thickness per step, they all do.
+static void the_tunnelling_bound_holds(void)
+{
+    const char *slab = SM_TEST_TMP "/slab.obj";
+    FILE *f = fopen(slab, "w");
+    ENSURE(f != NULL);
+    if (!f) return;
+    // a 4 x 0.4 x 4 m box, its faces wound outward
+    fputs("v -2 -0.2 -2\nv 2 -0.2 -2\nv 2 0.2 -2\nv -2 0.2 -2\nv -2 -0.2 2\nv 2 -0.2 2\nv 2 0.2 2\nv -2 0.2 2\n"
+          "f 1 3 2\nf 1 4 3\nf 5 6 7\nf 5 7 8\nf 1 2 6\nf 1 6 5\nf 4 8 7\nf 4 7 3\nf 1 5 8\nf 1 8 4\nf 2 3 7\nf 2 7 6\n",
+          f);
+    fclose(f);
+    const double thickness = 0.4, cell = 0.02, h = 1.0 / 60.0;
+    rng r = {29};
+    for (int fast = 0; fast < 2; fast++) {
+        char json[16384];
+        int o = snprintf(json, sizeof json,
+                         "{\"gravity\": [0, 0, 0], \"colliders\": [{\"shape\": \"mesh\", \"mesh\": \"%s\", \"cell\": %g,"
+                         " \"restitution\": 0, \"friction\": 0}], \"objects\": [",
+                         slab, cell);
+        for (int k = 0; k < 30; k++) {
+            // from above, toward the slab, tilted up to 45 degrees off its normal
+            const double step = fast ? 1.8 * thickness : rng_uniform(&r, 0.1, 1.0) * (0.5 * thickness - cell);
+            const double tilt = rng_uniform(&r, 0.0, 0.785), turn = rng_uniform(&r, 0.0, 6.283);
+            const sm_vec3 dir = v3(sin(tilt) * cos(turn), -cos(tilt), sin(tilt) * sin(turn));
+            const double speed = step / h / fabs(dir.y); // crossing `step` of the thickness in a step
+            // in front of the face by less than a step; a fast one near enough to end beyond the slab
+            const double start = 0.2 + rng_uniform(&r, 0.001, fast ? 0.4 : 0.999) * step;
+            o += snprintf(json + o, sizeof json - (size_t)o,
+                          "%s{\"shape\": \"points\", \"points\": [[%.9g, %.9g, %.9g]], \"velocity\": [%.9g, %.9g, %.9g], \"mode\": \"rigid\"}",
+                          k ? ", " : "", rng_uniform(&r, -1.0, 1.0), start, rng_uniform(&r, -1.0, 1.0), speed * dir.x, speed * dir.y,
+                          speed * dir.z);
+        }
+        snprintf(json + o, sizeof json - (size_t)o, "]}");
+        sm_world *world = world_from_json(json);
+        if (!world) return;
+        ENSURE_OK(sm_world_step(world, h, 1));
+        double *x = get_positions(world);
+        int through = 0, above = 0;
+        for (int k = 0; k < 30; k++) through += x[3 * k + 1] < -0.2, above += x[3 * k + 1] >= 0.2 - 1e-6;
+        printf("  %s: %d of 30 passed through, %d pushed back out on top\n", fast ? "1.8 thicknesses a step" : "under the bound",
+               through, above);
+        ENSURE(fast ? through == 30 : (through == 0 && above == 30));
+        free(x);
+        sm_world_destroy(world);
+    }
+    remove(slab);
+}
+
+/// An open mesh is a shell: a box dropped on a single square (two triangles, open at its four
+/// edges) of thickness 0.1 m rests on its upper face, half the thickness above the square.
+static void an_open_mesh_is_a_shell(void)
+{
+    const char *square = SM_TEST_TMP "/square.obj";
+    FILE *f = fopen(square, "w");
+    ENSURE(f != NULL);
+    if (!f) return;
+    fputs("v -1 0 -1\nv 1 0 -1\nv 1 0 1\nv -1 0 1\nf 1 3 2\nf 1 4 3\n", f);
+    fclose(f);
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"substeps\": 2, \"colliders\": [{\"shape\": \"mesh\", \"mesh\": \"%s\", \"position\": [0, 0.5, 0], \"thickness\": 0.1,"
+             " \"cell\": 0.02, \"friction\": 0.5, \"restitution\": 0}],"
+             " \"objects\": [{\"shape\": \"box\", \"size\": [0.3, 0.3, 0.3], \"resolution\": [4, 4, 4], \"position\": [0.2, 1.2, -0.1],"
+             " \"mode\": \"linear\", \"damping\": 5}]}",
+             square);
+    sm_world *world = world_from_json(json);
+    remove(square);
+    if (!world) return;
+    sm_collider_info info;
+    ENSURE_OK(sm_world_get_collider(world, 0, &info));
+    ENSURE(!info.closed);
+    for (int s = 0; s < 180; s++) ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 2));
+    double *x = get_positions(world), lowest = INFINITY;
+    const int32_t n = sm_world_get_counts(world).particles;
+    for (int32_t i = 0; i < n; i++) lowest = fmin(lowest, x[3 * i + 1]);
+    printf("  an open square at 0.5 m, a shell 0.1 m thick: the box's lowest particle at %.4f m (its face: 0.55 m), fastest %.1e m/s\n",
+           lowest, max_speed(world, 0));
+    ENSURE_RANGE(lowest, 0.55 - 0.25 * info.cell, 0.55 + 0.25 * info.cell);
+    ENSURE(max_speed(world, 0) < 0.005);
+    free(x);
+    sm_world_destroy(world);
+}
+
+/// Bad mesh colliders are refused with a message naming the field or the figures.
+static void bad_mesh_colliders_are_refused(void)
+{
+    static const struct {
+        const char *fields, *expect;
+    } cases[] = {
+        {"\"mesh\": \"/nonexistent/bowl.obj\"", "field \"mesh\""},
+        {"\"mesh\": 3", "field \"mesh\": is required"},
+        {"\"mesh\": \"%s/meshes/bowl.obj\", \"scale\": 0", "field \"scale\""},
+        {"\"mesh\": \"%s/meshes/bowl.obj\", \"scale\": [1, -1, 1]", "field \"scale\""},
+        {"\"mesh\": \"%s/meshes/bowl.obj\", \"cell\": 0", "field \"cell\""},
+        {"\"mesh\": \"%s/meshes/bowl.obj\", \"thickness\": -1", "field \"thickness\""},
+        {"\"mesh\": \"%s/meshes/bowl.obj\", \"size\": [1, 1, 1]", "field \"size\": does not apply"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char fields[512], json[1024];
+        snprintf(fields, sizeof fields, cases[k].fields, SM_SCENES_DIR);
+        snprintf(json, sizeof json, "{\"colliders\": [{\"shape\": \"mesh\", %s}], \"objects\": [{\"shape\": \"box\"}]}", fields);
+        sm_scene *scene = NULL;
+        ENSURE(sm_scene_load_string(json, "test", &scene) == SM_ERROR_SCENE);
+        if (!strstr(sm_last_error(), cases[k].expect)) {
+            printf("  case %zu: \"%s\" does not contain \"%s\"\n", k, sm_last_error(), cases[k].expect);
+            ENSURE(false);
+        }
+        sm_scene_destroy(scene);
+    }
+    // through the API: no path, a cell too fine for the node limit, a file without triangles
+    sm_world_def wd = sm_world_def_default();
+    wd.backend = sm_test_backend;
+    sm_world *world = NULL;
+    ENSURE_OK(sm_world_create(&wd, &world));
+    if (!world) return;
+    char path[512];
+    snprintf(path, sizeof path, "%s/meshes/bowl.obj", SM_SCENES_DIR);
+    sm_collider_def cd = sm_collider_def_default();
+    cd.shape = SM_COLLIDER_MESH;
+    ENSURE(sm_world_add_collider(world, &cd, NULL) == SM_ERROR_INVALID_ARGUMENT);
+    ENSURE(strstr(sm_last_error(), "path") != NULL);
+    cd.mesh = path;
+    cd.cell = 1e-4;
+    ENSURE(sm_world_add_collider(world, &cd, NULL) == SM_ERROR_INVALID_ARGUMENT);
+    ENSURE(strstr(sm_last_error(), "a larger cell") != NULL);
+    const char *empty = SM_TEST_TMP "/empty.obj";
+    FILE *f = fopen(empty, "w");
+    if (f) fputs("v 0 0 0\nv 1 0 0\nv 0 1 0\n", f), fclose(f);
+    cd.mesh = empty, cd.cell = 0.0;
+    ENSURE(sm_world_add_collider(world, &cd, NULL) != SM_OK);
+    printf("  a mesh of no triangles: %s\n", sm_last_error());
+    remove(empty);
+    ENSURE(sm_world_get_collider_count(world) == 0);
+    // a good one: its field's figures
+    cd.mesh = path;
+    ENSURE_OK(sm_world_add_collider(world, &cd, NULL));
+    sm_collider_info info;
+    ENSURE_OK(sm_world_get_collider(world, 0, &info));
+    printf("  the bowl: cell %.4f m (its extent 2.4 m / 64), %d x %d x %d nodes, %s\n", info.cell, info.nodes[0], info.nodes[1],
+           info.nodes[2], info.closed ? "closed" : "open");
+    ENSURE_SMALL(info.cell - 2.4 / 64.0, 1e-6); // (the file's coordinates have 6 decimals)
+    ENSURE(info.closed);
+    sm_world_destroy(world);
+}
+
 int main(int argc, char **argv)
 {
     static const sm_test_case tests[] = {
@@ -284,6 +603,12 @@ int main(int argc, char **argv)
         TEST(scripted_motion),
         TEST(bad_colliders_are_refused),
         TEST(scene_springs_pull),
+        TEST(no_particle_ends_inside_a_closed_mesh),
+        TEST(a_box_comes_to_rest_on_a_mesh),
+        TEST(a_kinematic_mesh_carries_what_rests_on_it),
+        TEST(the_tunnelling_bound_holds),
+        TEST(an_open_mesh_is_a_shell),
+        TEST(bad_mesh_colliders_are_refused),
     };
     return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
 }

@@ -316,6 +316,7 @@ done:
     // the world releases its shared GL buffers before GL deletes them
     sm_world_destroy(v.world);
     if (v.has_gl) {
+        view_free_collider_meshes(&v);
         particles_free(&v.particles);
         surfaces_free(&v.surfaces);
         render_free(&v.renderer);

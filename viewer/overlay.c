@@ -170,6 +170,31 @@ void view_draw_blades(viewer *v)
     if (v->cut_closed > 0) v->cut_closed--;
 }
 
+void view_free_collider_meshes(viewer *v)
+{
+    for (int32_t i = 0; i < v->collider_mesh_count; i++) render_free_triangles(&v->collider_meshes[i]);
+    free(v->collider_meshes);
+    v->collider_meshes = NULL, v->collider_mesh_count = 0, v->collider_meshes_world = NULL;
+}
+
+/// Uploads the mesh colliders' triangles once per world (count colliders).
+static void make_collider_meshes(viewer *v, const sm_collider_info *colliders, int32_t count)
+{
+    if (v->collider_meshes_world == v->world && v->collider_mesh_count == count) return;
+    view_free_collider_meshes(v);
+    v->collider_meshes = calloc((size_t)count, sizeof *v->collider_meshes);
+    if (!v->collider_meshes) return;
+    v->collider_mesh_count = count, v->collider_meshes_world = v->world;
+    for (int32_t i = 0; i < count; i++) {
+        const sm_vec3 *vertices;
+        const int32_t *triangles;
+        int32_t vertex_count, triangle_count;
+        if (colliders[i].shape == SM_COLLIDER_MESH &&
+            sm_world_get_collider_mesh(v->world, i, &vertices, &vertex_count, &triangles, &triangle_count) == SM_OK)
+            v->collider_meshes[i] = render_make_triangles(vertices, triangles, triangle_count);
+    }
+}
+
 bool view_draw_colliders(viewer *v)
 {
     const int32_t count = sm_world_get_collider_count(v->world);
@@ -177,7 +202,9 @@ bool view_draw_colliders(viewer *v)
     sm_collider_info *colliders = malloc(sizeof *colliders * (size_t)count);
     bool ok = colliders != NULL;
     for (int32_t i = 0; ok && i < count; i++) ok = sm_world_get_collider(v->world, i, &colliders[i]) == SM_OK;
-    if (ok) render_colliders(&v->renderer, colliders, count, v->camera.target, 20.0 * fmax(v->extent, 1.0));
+    if (ok) make_collider_meshes(v, colliders, count);
+    if (ok)
+        render_colliders(&v->renderer, colliders, v->collider_meshes, count, v->camera.target, 20.0 * fmax(v->extent, 1.0));
     else view_say("error: %s", colliders ? sm_last_error() : "out of memory for the colliders");
     free(colliders);
     return ok;

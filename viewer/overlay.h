@@ -17,5 +17,7 @@ void view_draw_tools(viewer *v);
 void view_draw_blades(viewer *v);
 /// Every collider where it is now.
 bool view_draw_colliders(viewer *v);
+/// Frees the mesh colliders' triangles uploaded for drawing.
+void view_free_collider_meshes(viewer *v);
 
 #endif

@@ -227,6 +227,34 @@ static view_mesh make_mesh(const float *vertices, int vertex_count, const GLuint
     return m;
 }
 
+view_mesh render_make_triangles(const sm_vec3 *vertices, const int32_t *triangles, int triangle_count)
+{
+    // each triangle's corners with its face normal (flat shading: the colliders are solids)
+    float *data = malloc(sizeof(float) * 18 * (size_t)(triangle_count > 0 ? triangle_count : 1));
+    GLuint *indices = malloc(sizeof(GLuint) * 3 * (size_t)(triangle_count > 0 ? triangle_count : 1));
+    if (!data || !indices) {
+        free(data), free(indices);
+        return (view_mesh){0};
+    }
+    for (int t = 0; t < triangle_count; t++) {
+        const sm_vec3 a = vertices[triangles[3 * t]], b = vertices[triangles[3 * t + 1]], c = vertices[triangles[3 * t + 2]];
+        const double u[3] = {b.x - a.x, b.y - a.y, b.z - a.z}, w[3] = {c.x - a.x, c.y - a.y, c.z - a.z};
+        double n[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]};
+        const double length = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        for (int k = 0; k < 3; k++) n[k] = length > 0.0 ? n[k] / length : (k == 1);
+        const sm_vec3 corners[3] = {a, b, c};
+        for (int k = 0; k < 3; k++) {
+            float *out = data + 6 * (3 * t + k);
+            out[0] = (float)corners[k].x, out[1] = (float)corners[k].y, out[2] = (float)corners[k].z;
+            out[3] = (float)n[0], out[4] = (float)n[1], out[5] = (float)n[2];
+            indices[3 * t + k] = (GLuint)(3 * t + k);
+        }
+    }
+    view_mesh m = make_mesh(data, 3 * triangle_count, indices, 3 * triangle_count);
+    free(data), free(indices);
+    return m;
+}
+
 static void free_mesh(view_mesh *m)
 {
     GLuint buffers[2] = {m->vertices, m->indices};
@@ -475,13 +503,24 @@ static void frame_matrices(sm_vec3 a, sm_vec3 b, sm_vec3 c, sm_vec3 scale, sm_ve
 
 static sm_vec3 column(const sm_mat3 *m, int k) { return (sm_vec3){m->m[0][k], m->m[1][k], m->m[2][k]}; }
 
-void render_colliders(view_renderer *r, const sm_collider_info *colliders, int count, sm_vec3 focus, double plane_half)
+void render_free_triangles(view_mesh *m)
+{
+    if (m->vao) free_mesh(m);
+    *m = (view_mesh){0};
+}
+
+void render_colliders(view_renderer *r, const sm_collider_info *colliders, const view_mesh *meshes, int count, sm_vec3 focus,
+                      double plane_half)
 {
     static const float steel[4] = {0.48f, 0.58f, 0.74f, 1.0f}, glass[4] = {0.48f, 0.58f, 0.74f, 0.35f};
     float model[16], normal[9];
     for (int i = 0; i < count; i++) {
         const sm_collider_info *c = &colliders[i];
-        if (c->shape == SM_COLLIDER_BOX) {
+        if (c->shape == SM_COLLIDER_MESH && meshes && meshes[i].vao) { // (its vertices placed and turned: moved only)
+            frame_matrices((sm_vec3){1, 0, 0}, (sm_vec3){0, 1, 0}, (sm_vec3){0, 0, 1}, (sm_vec3){1, 1, 1}, c->center, model, normal);
+            set_lit(r, model, normal, steel);
+            draw_mesh(&meshes[i]);
+        } else if (c->shape == SM_COLLIDER_BOX) {
             frame_matrices(column(&c->axes, 0), column(&c->axes, 1), column(&c->axes, 2), c->size, c->center, model,
                            normal);
             set_lit(r, model, normal, steel);

@@ -42,10 +42,16 @@ void render_particles(view_renderer *r, const view_particles *p, view_colour col
                       int32_t count);
 /// The skinned surfaces, lit, in their objects' colours (back faces darker).
 void render_surfaces(view_renderer *r, const view_surfaces *s);
-/// The colliders, lit in a steel blue: boxes and spheres opaque, then planes as translucent squares
+/// The colliders, lit in a steel blue: boxes, spheres and meshes (meshes[i] for collider i: may be
+/// NULL, or {0} for the others) opaque, then planes as translucent squares
 /// of half side `plane_half` centred where the plane is nearest to `focus`. Draw them after
 /// everything else that is opaque.
-void render_colliders(view_renderer *r, const sm_collider_info *colliders, int count, sm_vec3 focus, double plane_half);
+void render_colliders(view_renderer *r, const sm_collider_info *colliders, const view_mesh *meshes, int count, sm_vec3 focus,
+                      double plane_half);
+/// A mesh collider's triangles (sm_world_get_collider_mesh()) uploaded for render_colliders(),
+/// flat-shaded; {0} when out of memory. render_free_triangles() frees it.
+view_mesh render_make_triangles(const sm_vec3 *vertices, const int32_t *triangles, int triangle_count);
+void render_free_triangles(view_mesh *m);
 /// Extra spheres: centres (4 floats each) and styles (rgb, radius).
 void render_spheres(view_renderer *r, const float *centres, const float *styles, int count);
 /// Line segments: 2 x (x, y, z, r, g, b) floats each.

@@ -143,6 +143,16 @@ static void add_colliders(const viewer *v, sm_vec3 *lo, sm_vec3 *hi)
         sm_collider_info c;
         if (sm_world_get_collider(v->world, i, &c) != SM_OK || c.shape == SM_COLLIDER_PLANE) continue;
         double half[3] = {c.radius, c.radius, c.radius};
+        const sm_vec3 *vertices;
+        const int32_t *triangles;
+        int32_t vertex_count, triangle_count;
+        if (c.shape == SM_COLLIDER_MESH &&
+            sm_world_get_collider_mesh(v->world, i, &vertices, &vertex_count, &triangles, &triangle_count) == SM_OK) {
+            half[0] = half[1] = half[2] = 0.0; // the farthest vertex along each axis
+            for (int32_t k = 0; k < vertex_count; k++)
+                half[0] = fmax(half[0], fabs(vertices[k].x)), half[1] = fmax(half[1], fabs(vertices[k].y)),
+                half[2] = fmax(half[2], fabs(vertices[k].z));
+        }
         if (c.shape == SM_COLLIDER_BOX)
             for (int row = 0; row < 3; row++) // the box's extent along each world axis
                 half[row] = 0.5 * (fabs(c.axes.m[row][0]) * c.size.x + fabs(c.axes.m[row][1]) * c.size.y +

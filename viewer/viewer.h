@@ -98,6 +98,11 @@ typedef struct viewer {
     cut_record cuts[256];
     int cut_count;
     int32_t cuts_seen; ///< the world's cuts taken so far (sm_world_get_cuts())
+    // the mesh colliders' triangles uploaded for drawing, per collider ({0} for the others), of the
+    // world they were made for (remade when the world is reopened)
+    view_mesh *collider_meshes;
+    int32_t collider_mesh_count;
+    const sm_world *collider_meshes_world;
     float *host_xyzw; ///< positions read for picking and following
     int32_t host_capacity; ///< particles host_xyzw has room for
 } viewer;

@@ -1,12 +1,16 @@
-/* Colliders: static and kinematic planes, boxes and spheres that particles cannot enter. Their
- * scripted motion and their geometry live here, shared by the CPU reference's ground pass and
- * the state the OpenCL backend uploads for its kernel. */
+/* Colliders: static and kinematic planes, boxes, spheres and meshes that particles cannot enter.
+ * Their scripted motion and their geometry live here, shared by the CPU reference's ground pass
+ * and the state the OpenCL backend uploads for its kernel. */
 #include "colliders.h"
+#include "../../kernels/sm_formulas.h"
 #include "math3.h"
 #include "world.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+SM_DEFINE_SDF_PUSH(sdf_push, ) // kernels/sm_formulas.h, shared with the ground kernel
 
 sm_collider_def sm_collider_def_default(void)
 {
@@ -19,6 +23,8 @@ sm_collider_def sm_collider_def_default(void)
     def.restitution = 0.3;
     def.friction = 0.2;
     def.motion.type = SM_MOTION_STATIC;
+    def.scale = v3(1.0, 1.0, 1.0);
+    def.center = true;
     def.internal_value = SM_DEF_COOKIE;
     return def;
 }
@@ -27,8 +33,17 @@ static sm_result check_def(const sm_collider_def *d)
 {
 #define BAD(...) sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_add_collider: " __VA_ARGS__)
     if (d->internal_value != SM_DEF_COOKIE) return BAD("the def was not made by sm_collider_def_default()");
-    if (d->shape != SM_COLLIDER_PLANE && d->shape != SM_COLLIDER_BOX && d->shape != SM_COLLIDER_SPHERE)
+    if (d->shape != SM_COLLIDER_PLANE && d->shape != SM_COLLIDER_BOX && d->shape != SM_COLLIDER_SPHERE &&
+        d->shape != SM_COLLIDER_MESH)
         return BAD("unknown shape %d", (int)d->shape);
+    if (d->shape == SM_COLLIDER_MESH) {
+        if (!d->mesh || !*d->mesh) return BAD("a mesh collider needs the path of its mesh file");
+        if (!(d->scale.x > 0.0 && d->scale.y > 0.0 && d->scale.z > 0.0 && v3_is_finite(d->scale)))
+            return BAD("a mesh's scale must be finite and > 0 (got %g, %g, %g)", d->scale.x, d->scale.y, d->scale.z);
+        if (!(d->cell >= 0.0 && isfinite(d->cell))) return BAD("a mesh's cell must be finite and >= 0 (got %g)", d->cell);
+        if (!(d->thickness >= 0.0 && isfinite(d->thickness)))
+            return BAD("a mesh's thickness must be finite and >= 0 (got %g)", d->thickness);
+    }
     if (!v3_is_finite(d->position) || !v3_is_finite(d->rotation)) return BAD("position and rotation must be finite");
     if (d->shape == SM_COLLIDER_PLANE && !(v3_length(d->normal) > 1e-12 && v3_is_finite(d->normal)))
         return BAD("a plane's normal must be finite and non-zero");
@@ -60,6 +75,70 @@ static sm_result check_def(const sm_collider_def *d)
 #undef BAD
 }
 
+/// The default cell of a mesh collider's field: the mesh's longest extent / 64, at most half the
+/// smallest lattice spacing of the world's objects, coarsened until the field fits
+/// SM_MESH_COLLIDER_MAX_NODES nodes.
+static double default_cell(const sm_world *world, sm_vec3 extent)
+{
+    const double longest = fmax(extent.x, fmax(extent.y, extent.z));
+    double cell = longest / 64.0;
+    for (int32_t o = 0; o < world->object_count; o++)
+        if (world->objects[o].spacing > 0.0) cell = fmin(cell, 0.5 * world->objects[o].spacing);
+    if (!(cell > 0.0)) cell = 1.0;
+    const double want = cell;
+    for (;;) { // (the nodes as sm_sdf_build() counts them: 3 cells beyond the mesh on each side)
+        const double nodes = (ceil(extent.x / cell) + 7.0) * (ceil(extent.y / cell) + 7.0) * (ceil(extent.z / cell) + 7.0);
+        if (nodes <= (double)SM_MESH_COLLIDER_MAX_NODES) break;
+        cell *= 1.1;
+    }
+    if (cell > want)
+        sm_log(world, SM_LOG_NOTICE, "sm_world_add_collider: the mesh's field takes cells of %g m rather than %g m (at most %d nodes)",
+               cell, want, SM_MESH_COLLIDER_MAX_NODES);
+    return cell;
+}
+
+/// Loads a mesh collider's file, places its vertices (scaled, centred) and builds its field.
+static sm_result add_mesh(sm_world *world, sm_collider *c, const sm_collider_def *def)
+{
+    sm_mesh mesh;
+    sm_result result = sm_mesh_load_file(def->mesh, &mesh);
+    if (result != SM_OK) return result;
+    char what[96];
+    snprintf(what, sizeof what, "sm_world_add_collider: mesh collider %d", world->collider_count);
+    if (mesh.triangle_count < 1) {
+        sm_mesh_free(&mesh);
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "%s: %s has no triangles", what, def->mesh);
+    }
+    // scaled, then centred on its bounding box (as mesh objects are), in the unturned frame
+    sm_vec3 lo = v3(INFINITY, INFINITY, INFINITY), hi = v3(-INFINITY, -INFINITY, -INFINITY);
+    for (int32_t i = 0; i < mesh.vertex_count; i++) {
+        sm_vec3 *p = &mesh.vertices[i];
+        *p = v3(p->x * def->scale.x, p->y * def->scale.y, p->z * def->scale.z);
+        lo = v3(fmin(lo.x, p->x), fmin(lo.y, p->y), fmin(lo.z, p->z));
+        hi = v3(fmax(hi.x, p->x), fmax(hi.y, p->y), fmax(hi.z, p->z));
+    }
+    const sm_vec3 middle = def->center ? v3_scale(v3_add(lo, hi), 0.5) : v3(0.0, 0.0, 0.0);
+    for (int32_t i = 0; i < mesh.vertex_count; i++) mesh.vertices[i] = v3_sub(mesh.vertices[i], middle);
+    c->closed = sm_mesh_open_edges(&mesh) == 0;
+    const double cell = def->cell > 0.0 ? def->cell : default_cell(world, v3_sub(hi, lo));
+    const double thickness = c->closed ? 0.0 : (def->thickness > 0.0 ? def->thickness : 2.0 * cell);
+    c->def.cell = cell, c->def.thickness = thickness;
+    result = sm_sdf_build(mesh.vertices, mesh.vertex_count, mesh.triangles, mesh.triangle_count, cell, thickness,
+                          SM_MESH_COLLIDER_MAX_NODES, what, &c->sdf);
+    if (result != SM_OK) {
+        sm_mesh_free(&mesh);
+        return result;
+    }
+    // the vertices as placed, turned, for drawing; the triangles kept
+    for (int32_t i = 0; i < mesh.vertex_count; i++) mesh.vertices[i] = m3_apply(c->axes, mesh.vertices[i]);
+    c->vertices = mesh.vertices, c->vertex_count = mesh.vertex_count;
+    c->triangles = mesh.triangles, c->triangle_count = mesh.triangle_count;
+    sm_log(world, SM_LOG_NOTICE, "%s: %s, %d triangles, %s, a field of %d x %d x %d nodes of %g m", what, def->mesh,
+           mesh.triangle_count, c->closed ? "closed (solid)" : "open (a shell)", c->sdf.nodes[0], c->sdf.nodes[1],
+           c->sdf.nodes[2], cell);
+    return SM_OK;
+}
+
 sm_result sm_world_add_collider(sm_world *world, const sm_collider_def *def, int32_t *out_collider)
 {
     if (!world || !def) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_add_collider: world and def must not be NULL");
@@ -87,7 +166,16 @@ sm_result sm_world_add_collider(sm_world *world, const sm_collider_def *def, int
         memcpy(c.offsets, def->motion.offsets, n * sizeof *c.offsets);
         c.def.motion.times = c.times, c.def.motion.offsets = c.offsets;
     }
-    c.axes = sm_rotation_from_euler_degrees(def->shape == SM_COLLIDER_BOX ? def->rotation : v3(0.0, 0.0, 0.0));
+    c.axes = sm_rotation_from_euler_degrees(def->shape == SM_COLLIDER_BOX || def->shape == SM_COLLIDER_MESH ? def->rotation
+                                                                                                             : v3(0.0, 0.0, 0.0));
+    c.def.mesh = NULL;
+    if (def->shape == SM_COLLIDER_MESH) {
+        result = add_mesh(world, &c, def);
+        if (result != SM_OK) {
+            free(c.times), free(c.offsets);
+            return result;
+        }
+    }
     if (def->shape == SM_COLLIDER_PLANE) {
         // an orthonormal frame whose second column is the normal, for drawing
         const sm_vec3 n = v3_scale(def->normal, 1.0 / v3_length(def->normal));
@@ -105,7 +193,11 @@ sm_result sm_world_add_collider(sm_world *world, const sm_collider_def *def, int
 
 void sm_colliders_free(sm_world *world)
 {
-    for (int32_t i = 0; i < world->collider_count; i++) free(world->colliders[i].times), free(world->colliders[i].offsets);
+    for (int32_t i = 0; i < world->collider_count; i++) {
+        sm_collider *c = &world->colliders[i];
+        free(c->times), free(c->offsets), free(c->vertices), free(c->triangles);
+        sm_sdf_free(&c->sdf);
+    }
     free(world->colliders);
 }
 
@@ -170,6 +262,16 @@ bool sm_collider_push_out(const sm_collider *c, sm_vec3 d, sm_vec3 *push, sm_vec
         *push = v3_scale(*normal, best_depth);
         return true;
     }
+    case SM_COLLIDER_MESH: {
+        // in the mesh's unturned frame, out along the field's gradient by its depth
+        const sm_vec3 local = m3_apply(m3_transpose(c->axes), d);
+        const double p[3] = {local.x, local.y, local.z}, origin[3] = {c->sdf.origin.x, c->sdf.origin.y, c->sdf.origin.z};
+        double depth, n[3];
+        if (!sdf_push(c->sdf.value, c->sdf.nodes, origin, c->sdf.cell, p, &depth, n)) return false;
+        *normal = m3_apply(c->axes, v3(n[0], n[1], n[2]));
+        *push = v3_scale(*normal, -depth);
+        return true;
+    }
     }
     return false;
 }
@@ -191,5 +293,23 @@ sm_result sm_world_get_collider(const sm_world *world, int32_t collider, sm_coll
     out->axes = c->axes;
     out->size = c->def.size;
     out->radius = c->def.radius;
+    if (c->def.shape == SM_COLLIDER_MESH) {
+        out->cell = c->sdf.cell;
+        memcpy(out->nodes, c->sdf.nodes, sizeof out->nodes);
+        out->closed = c->closed;
+    }
+    return SM_OK;
+}
+
+sm_result sm_world_get_collider_mesh(const sm_world *world, int32_t collider, const sm_vec3 **out_vertices,
+                                     int32_t *out_vertex_count, const int32_t **out_triangles, int32_t *out_triangle_count)
+{
+    if (!world || !out_vertices || !out_vertex_count || !out_triangles || !out_triangle_count)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_get_collider_mesh: world and outputs must not be NULL");
+    if (collider < 0 || collider >= world->collider_count || world->colliders[collider].def.shape != SM_COLLIDER_MESH)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_get_collider_mesh: collider %d is not a mesh collider", collider);
+    const sm_collider *c = &world->colliders[collider];
+    *out_vertices = c->vertices, *out_vertex_count = c->vertex_count;
+    *out_triangles = c->triangles, *out_triangle_count = c->triangle_count;
     return SM_OK;
 }

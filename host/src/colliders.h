@@ -2,15 +2,24 @@
 #ifndef SM_COLLIDERS_H
 #define SM_COLLIDERS_H
 
+#include "sdf.h"
 #include "shapematch/shapematch.h"
 
-/// A collider as the world keeps it: its def (the keyframes copied), its normal and axes.
+/// A collider as the world keeps it: its def (the keyframes copied), its normal and axes, and a
+/// mesh collider's triangles and field.
 typedef struct sm_collider {
-    sm_collider_def def; ///< motion.times and motion.offsets point at the copies below
+    sm_collider_def def; ///< motion.times and motion.offsets point at the copies below; mesh: NULL
     double *times;
     sm_vec3 *offsets;
     sm_vec3 normal;      ///< plane: the unit normal
-    sm_mat3 axes;        ///< box: rotation (columns: local axes); plane: column 1 is the normal
+    sm_mat3 axes;        ///< box, mesh: rotation (columns: local axes); plane: column 1 is the normal
+    // mesh: its vertices as placed (scaled, centred, turned; relative to the centre) and triangles,
+    // and its field in the collider's unturned frame (a point d from the centre: axes^T d)
+    sm_vec3 *vertices;
+    int32_t vertex_count, triangle_count;
+    int32_t *triangles;
+    bool closed;
+    sm_sdf sdf;
 } sm_collider;
 
 /// Where collider `c` is at time t: its centre and velocity.

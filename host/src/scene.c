@@ -47,6 +47,7 @@ typedef struct scene_collider {
     sm_collider_def def;
     double *times;
     sm_vec3 *offsets;
+    char *mesh; ///< a mesh collider's file, the scene file's folder prepended to a relative path
 } scene_collider;
 
 struct sm_scene {
@@ -757,8 +758,9 @@ static sm_result parse_motion(const context *ctx, const cJSON *item, scene_colli
 
 static sm_result parse_collider(const context *ctx, const cJSON *item, scene_collider *out)
 {
-    static const char *const known[] = {"name", "shape", "position", "normal", "rotation", "size", "radius",
-                                        "restitution", "friction", "motion", NULL};
+    static const char *const known[] = {"name",     "shape",  "position", "normal", "rotation", "size",
+                                        "radius",   "restitution", "friction", "motion", "mesh", "scale",
+                                        "center",   "cell",   "thickness", NULL};
     if (!cJSON_IsObject(item)) return field_error(ctx, "colliders", "each collider must be a JSON object, got %s", GOT(item));
     sm_result r = check_keys(ctx, item, "", known);
     if (r != SM_OK) return r;
@@ -768,12 +770,38 @@ static sm_result parse_collider(const context *ctx, const cJSON *item, scene_col
     if (cJSON_IsString(shape) && strcmp(shape->valuestring, "plane") == 0) d->shape = SM_COLLIDER_PLANE;
     else if (cJSON_IsString(shape) && strcmp(shape->valuestring, "box") == 0) d->shape = SM_COLLIDER_BOX;
     else if (cJSON_IsString(shape) && strcmp(shape->valuestring, "sphere") == 0) d->shape = SM_COLLIDER_SPHERE;
-    else return field_error(ctx, "shape", "must be \"plane\", \"box\" or \"sphere\", got %s", shape ? GOT(shape) : "nothing");
-    static const struct { const char *field; sm_collider_shape shape; } specific[] = {
-        {"normal", SM_COLLIDER_PLANE}, {"rotation", SM_COLLIDER_BOX}, {"size", SM_COLLIDER_BOX}, {"radius", SM_COLLIDER_SPHERE}};
+    else if (cJSON_IsString(shape) && strcmp(shape->valuestring, "mesh") == 0) d->shape = SM_COLLIDER_MESH;
+    else
+        return field_error(ctx, "shape", "must be \"plane\", \"box\", \"sphere\" or \"mesh\", got %s",
+                           shape ? GOT(shape) : "nothing");
+    static const struct { const char *field; sm_collider_shape shape, also; } specific[] = {
+        {"normal", SM_COLLIDER_PLANE, SM_COLLIDER_PLANE}, {"rotation", SM_COLLIDER_BOX, SM_COLLIDER_MESH},
+        {"size", SM_COLLIDER_BOX, SM_COLLIDER_BOX},       {"radius", SM_COLLIDER_SPHERE, SM_COLLIDER_SPHERE},
+        {"mesh", SM_COLLIDER_MESH, SM_COLLIDER_MESH},     {"scale", SM_COLLIDER_MESH, SM_COLLIDER_MESH},
+        {"center", SM_COLLIDER_MESH, SM_COLLIDER_MESH},   {"cell", SM_COLLIDER_MESH, SM_COLLIDER_MESH},
+        {"thickness", SM_COLLIDER_MESH, SM_COLLIDER_MESH}};
     for (size_t k = 0; k < sizeof specific / sizeof specific[0]; k++)
-        if (d->shape != specific[k].shape && cJSON_GetObjectItemCaseSensitive(item, specific[k].field))
+        if (d->shape != specific[k].shape && d->shape != specific[k].also &&
+            cJSON_GetObjectItemCaseSensitive(item, specific[k].field))
             return field_error(ctx, specific[k].field, "does not apply to shape \"%s\"", shape->valuestring);
+    if (d->shape == SM_COLLIDER_MESH) {
+        const cJSON *mesh = cJSON_GetObjectItemCaseSensitive(item, "mesh");
+        if (!cJSON_IsString(mesh))
+            return field_error(ctx, "mesh", "is required for shape \"mesh\": the path of a mesh file (OBJ, PLY, glTF, ...), got %s",
+                               mesh ? GOT(mesh) : "nothing");
+        const char *folder = mesh->valuestring[0] != '/' && ctx->folder ? ctx->folder : "";
+        const size_t length = strlen(folder) + strlen(mesh->valuestring) + 1;
+        if (!(out->mesh = malloc(length))) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx->origin);
+        snprintf(out->mesh, length, "%s%s", folder, mesh->valuestring);
+        d->mesh = out->mesh;
+        // read now, so that a file that cannot be read is refused with the scene, naming the field
+        sm_mesh check = {0};
+        r = sm_mesh_load_file(out->mesh, &check);
+        const int32_t triangles = check.triangle_count;
+        sm_mesh_free(&check);
+        if (r != SM_OK) return field_error(ctx, "mesh", "%s", sm_last_error());
+        if (triangles < 1) return field_error(ctx, "mesh", "%s has no triangles", out->mesh);
+    }
     for (const cJSON *e = item->child; e; e = e->next) {
         const char *f = e->string;
         if (strcmp(f, "shape") == 0) continue;
@@ -791,6 +819,12 @@ static sm_result parse_collider(const context *ctx, const cJSON *item, scene_col
         else if (strcmp(f, "restitution") == 0) r = read_range(ctx, e, f, 0.0, 1.0, false, "", &d->restitution);
         else if (strcmp(f, "friction") == 0) r = read_range(ctx, e, f, 0.0, 1.0, false, "", &d->friction);
         else if (strcmp(f, "motion") == 0) r = parse_motion(ctx, e, out);
+        else if (strcmp(f, "scale") == 0) r = read_scale(ctx, e, &d->scale);
+        else if (strcmp(f, "center") == 0) {
+            if (!cJSON_IsBool(e)) r = field_error(ctx, f, "must be true or false, got %s", GOT(e));
+            else d->center = cJSON_IsTrue(e);
+        } else if (strcmp(f, "cell") == 0) r = read_range(ctx, e, f, 0.0, INFINITY, true, "m", &d->cell);
+        else if (strcmp(f, "thickness") == 0) r = read_range(ctx, e, f, 0.0, INFINITY, true, "m", &d->thickness);
         if (r != SM_OK) return r;
     }
     return SM_OK;
@@ -1061,7 +1095,8 @@ void sm_scene_destroy(sm_scene *scene)
         }
     free(scene->storage);
     free(scene->objects);
-    for (int32_t i = 0; i < scene->collider_count; i++) free(scene->colliders[i].times), free(scene->colliders[i].offsets);
+    for (int32_t i = 0; i < scene->collider_count; i++)
+        free(scene->colliders[i].times), free(scene->colliders[i].offsets), free(scene->colliders[i].mesh);
     free(scene->colliders);
     free(scene->springs);
     free(scene->cuts);

@@ -719,6 +719,10 @@ typedef enum sm_collider_shape {
     SM_COLLIDER_PLANE,  ///< the half-space behind a plane through `position` with normal `normal`
     SM_COLLIDER_BOX,    ///< a box of edges `size` centred on `position`, turned by `rotation`
     SM_COLLIDER_SPHERE, ///< a ball of `radius` centred on `position`
+    /// a triangle mesh read from the file `mesh`, scaled by `scale`, turned by `rotation` and
+    /// placed at `position`, held as a signed distance field (docs/algorithm.md step 7a): a closed
+    /// mesh (every edge shared by two triangles) is solid, an open one a shell of `thickness`
+    SM_COLLIDER_MESH,
 } sm_collider_shape;
 
 /// How a collider moves: it is kinematic, following a script, and nothing pushes it back.
@@ -744,9 +748,18 @@ typedef struct sm_motion {
 
 /// A static or kinematic solid that particles cannot enter (docs/algorithm.md step 7a). A particle found
 /// inside after the ground is moved out along the shortest way (the plane's normal, the line from
-/// the sphere's centre, the box's nearest face), the inward part of its velocity relative to the
-/// collider is reflected with `restitution`, and its tangential relative velocity is reduced by
-/// `friction`, as on the ground. Colliders act on particle centres, like the ground.
+/// the sphere's centre, the box's nearest face, a mesh's distance field's gradient), the inward
+/// part of its velocity relative to the collider is reflected with `restitution`, and its
+/// tangential relative velocity is reduced by `friction`, as on the ground. Colliders act on
+/// particle centres, like the ground.
+///
+/// A mesh collider's field is sampled on a grid of cubic cells of edge `cell` over the mesh's
+/// bounds and 3 cells beyond, 4 bytes a node, at most SM_MESH_COLLIDER_MAX_NODES nodes; exact
+/// within 3 cells of the surface (the distance to the nearest triangle), a chamfer estimate
+/// beyond, read between nodes by trilinear interpolation. A particle that moves less than half
+/// the solid's local thickness (a shell's: `thickness`) minus a cell in one solver step is
+/// pushed back out the side it came in; a faster one may pass through (the tunnelling bound,
+/// test_colliders).
 typedef struct sm_collider_def {
     sm_collider_shape shape; ///< default SM_COLLIDER_BOX
     sm_vec3 position;        ///< m: the box's or sphere's centre, a point on the plane; default 0
@@ -757,8 +770,24 @@ typedef struct sm_collider_def {
     double restitution;      ///< in [0, 1], default 0.3
     double friction;         ///< in [0, 1], default 0.2
     sm_motion motion;        ///< default static
+    /// mesh: the path of a mesh file assimp reads (OBJ, PLY, STL, glTF, ...; sm_mesh_load_file())
+    const char *mesh;
+    sm_vec3 scale;           ///< mesh: multiplies the file's coordinates, each > 0, default (1, 1, 1)
+    /// mesh: true (default): the mesh's bounding-box centre is placed at `position`; false: the
+    /// file's origin is
+    bool center;
+    /// mesh: the field's cell edge, m; 0 (default): the scaled mesh's longest extent / 64, and
+    /// no more than half the smallest lattice spacing of the objects already in the world, made
+    /// coarser where that would exceed SM_MESH_COLLIDER_MAX_NODES nodes (a notice in the log)
+    double cell;
+    /// mesh, open (some edge not shared by two triangles): the shell's thickness, m; 0
+    /// (default): two cells. A closed mesh is solid and ignores it.
+    double thickness;
     int32_t internal_value;  ///< set by sm_collider_def_default(); do not touch
 } sm_collider_def;
+
+/// The most nodes a mesh collider's distance field may have (32 MB of floats).
+#define SM_MESH_COLLIDER_MAX_NODES (1 << 23)
 
 /// A collider def with every field at its documented default.
 SM_API sm_collider_def sm_collider_def_default(void);
@@ -774,6 +803,9 @@ typedef struct sm_collider_info {
     sm_mat3 axes;      ///< box: its rotation (columns are its local axes); plane: column 1 is the normal
     sm_vec3 size;      ///< box: edge lengths, m
     double radius;     ///< sphere: m
+    double cell;       ///< mesh: the field's cell edge, m
+    int32_t nodes[3];  ///< mesh: the field's nodes along its x, y and z
+    bool closed;       ///< mesh: closed (solid) rather than a shell
 } sm_collider_info;
 
 /// The number of colliders in the world.
@@ -781,6 +813,14 @@ SM_API int32_t sm_world_get_collider_count(const sm_world *world);
 
 /// Describes collider `collider` at the world's current time.
 SM_API sm_result sm_world_get_collider(const sm_world *world, int32_t collider, sm_collider_info *out);
+
+/// Mesh collider `collider`'s triangles as it was added: *out_vertices (vertex_count of them,
+/// m) in its frame, scaled, turned and centred as placed (add sm_collider_info.center for the
+/// world), *out_triangles (3 indices each); valid while the world lives. SM_ERROR_INVALID_ARGUMENT
+/// for another shape.
+SM_API sm_result sm_world_get_collider_mesh(const sm_world *world, int32_t collider, const sm_vec3 **out_vertices,
+                                            int32_t *out_vertex_count, const int32_t **out_triangles,
+                                            int32_t *out_triangle_count);
 
 /// Seconds simulated since the world was created (the sum of the steps' lengths).
 SM_API double sm_world_get_time(const sm_world *world);

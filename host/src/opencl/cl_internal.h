@@ -14,7 +14,7 @@ _Static_assert(sizeof(sm_k_mat39) == 144, "sm_k_mat39 must match the kernels' la
 _Static_assert(sizeof(sm_k_weights) == 36, "sm_k_weights must match the kernels' layout");
 _Static_assert(sizeof(sm_k_cluster_rest) == 296, "sm_k_cluster_rest must match the kernels' layout");
 _Static_assert(sizeof(sm_k_slot) == 32, "sm_k_slot must match the kernels' layout");
-_Static_assert(sizeof(sm_k_collider) == 96, "sm_k_collider must match the kernels' layout");
+_Static_assert(sizeof(sm_k_collider) == 128, "sm_k_collider must match the kernels' layout");
 _Static_assert(sizeof(sm_k_collider_state) == 48, "sm_k_collider_state must match the kernels' layout");
 _Static_assert(SM_K_COLLIDER_PLANE == SM_COLLIDER_PLANE && SM_K_COLLIDER_BOX == SM_COLLIDER_BOX &&
                    SM_K_COLLIDER_SPHERE == SM_COLLIDER_SPHERE,
@@ -48,6 +48,7 @@ typedef struct sm_cl_buffers {
     cl_mem contact_moved[2], contact_dv;
     // the colliders' shapes, and their state in each step of one sm_cl_step() (step-major)
     cl_mem colliders, collider_state;
+    cl_mem collider_fields; ///< the mesh colliders' distance fields, one after another (a float at least)
     // the host's targets (sm_world_set_target()), made when the first is set
     cl_mem target;
     // the state check's answer: the lowest index of a non-finite particle

@@ -313,9 +313,9 @@ static sm_result ground(sm_world *world)
     const cl_int colliders = world->collider_count, state_first = world->cl->substep * colliders;
     const size_t m = sizeof(cl_mem);
     const size_t sizes[] = {sizeof n, sizeof flags, sizeof plane, sizeof sphere, sizeof sphere_lo, sizeof sphere_velocity,
-                            sizeof colliders, m, sizeof state_first, m, m, m, m, m};
+                            sizeof colliders, m, m, sizeof state_first, m, m, m, m, m};
     const void *values[] = {&n, &flags, &plane, &sphere, &sphere_lo, &sphere_velocity, &colliders, &b->colliders,
-                            &state_first, &b->collider_state, &b->force, &b->position, &b->position_lo, &b->velocity};
+                            &b->collider_fields, &state_first, &b->collider_state, &b->force, &b->position, &b->position_lo, &b->velocity};
     return launch(world, SM_PASS_GROUND, SM_CLK_GROUND, n, COUNT(values), sizes, values);
 }
 
