@@ -99,7 +99,8 @@ for scene in "$src"/scenes/*.json "$src"/scenes/paper/*.json; do
     name=$(basename "$scene" .json)
     case $name in paper384 | fig1_teaser | fig9_massive) continue ;; esac
     surfaces=""
-    grep -q '"mesh"' "$scene" && surfaces="--mesh-out ${name}_meshes"
+    # (a mesh object has a skinned surface; a mesh collider has none)
+    "$tool" info "$scene" 2> /dev/null | grep -q ' shape=mesh ' && surfaces="--mesh-out ${name}_meshes"
     steps=50
     [ "$name" = tower30 ] && steps=2 # (32 solver steps a frame)
     runs+=("cli_$name|$cli|$tool run $scene --steps $steps --every 10 --out $name.npy --backend cpu $surfaces")

@@ -797,7 +797,7 @@ SM_API sm_result sm_world_add_collider(sm_world *world, const sm_collider_def *d
 
 /// A collider where it is at the world's current time.
 typedef struct sm_collider_info {
-    sm_collider_shape shape; ///< plane, box or sphere
+    sm_collider_shape shape; ///< plane, box, sphere or mesh
     sm_vec3 center;    ///< m: position plus the motion's displacement now
     sm_vec3 velocity;  ///< m/s, now
     sm_mat3 axes;      ///< box: its rotation (columns are its local axes); plane: column 1 is the normal
