@@ -75,10 +75,16 @@ static sm_result check_def(const sm_collider_def *d)
 #undef BAD
 }
 
+/// The thickness of a mesh collider's field: 0 for a closed mesh, else the def's or two cells.
+static double shell_thickness(const sm_collider_def *def, bool closed, double cell)
+{
+    return closed ? 0.0 : (def->thickness > 0.0 ? def->thickness : 2.0 * cell);
+}
+
 /// The default cell of a mesh collider's field: the mesh's longest extent / 64, at most half the
 /// smallest lattice spacing of the world's objects, coarsened until the field fits
 /// SM_MESH_COLLIDER_MAX_NODES nodes.
-static double default_cell(const sm_world *world, sm_vec3 extent)
+static double default_cell(const sm_world *world, const sm_collider_def *def, bool closed, sm_vec3 extent)
 {
     const double longest = fmax(extent.x, fmax(extent.y, extent.z));
     double cell = longest / 64.0;
@@ -86,11 +92,7 @@ static double default_cell(const sm_world *world, sm_vec3 extent)
         if (world->objects[o].spacing > 0.0) cell = fmin(cell, 0.5 * world->objects[o].spacing);
     if (!(cell > 0.0)) cell = 1.0;
     const double want = cell;
-    for (;;) { // (the nodes as sm_sdf_build() counts them: 3 cells beyond the mesh on each side)
-        const double nodes = (ceil(extent.x / cell) + 7.0) * (ceil(extent.y / cell) + 7.0) * (ceil(extent.z / cell) + 7.0);
-        if (nodes <= (double)SM_MESH_COLLIDER_MAX_NODES) break;
-        cell *= 1.1;
-    }
+    while (sm_sdf_nodes(extent, cell, shell_thickness(def, closed, cell)) > (double)SM_MESH_COLLIDER_MAX_NODES) cell *= 1.1;
     if (cell > want)
         sm_log(world, SM_LOG_NOTICE, "sm_world_add_collider: the mesh's field takes cells of %g m rather than %g m (at most %d nodes)",
                cell, want, SM_MESH_COLLIDER_MAX_NODES);
@@ -120,8 +122,8 @@ static sm_result add_mesh(sm_world *world, sm_collider *c, const sm_collider_def
     const sm_vec3 middle = def->center ? v3_scale(v3_add(lo, hi), 0.5) : v3(0.0, 0.0, 0.0);
     for (int32_t i = 0; i < mesh.vertex_count; i++) mesh.vertices[i] = v3_sub(mesh.vertices[i], middle);
     c->closed = sm_mesh_open_edges(&mesh) == 0;
-    const double cell = def->cell > 0.0 ? def->cell : default_cell(world, v3_sub(hi, lo));
-    const double thickness = c->closed ? 0.0 : (def->thickness > 0.0 ? def->thickness : 2.0 * cell);
+    const double cell = def->cell > 0.0 ? def->cell : default_cell(world, def, c->closed, v3_sub(hi, lo));
+    const double thickness = shell_thickness(def, c->closed, cell);
     c->def.cell = cell, c->def.thickness = thickness;
     result = sm_sdf_build(mesh.vertices, mesh.vertex_count, mesh.triangles, mesh.triangle_count, cell, thickness,
                           SM_MESH_COLLIDER_MAX_NODES, what, &c->sdf);

@@ -149,6 +149,18 @@ static void chamfer_sweep(sm_sdf *f, int dir)
             }
 }
 
+/// The field's margin beyond the mesh on each side, and its nodes along an axis of extent e.
+static double margin_of(double cell, double thickness) { return BAND * cell + 0.5 * thickness; }
+static double axis_nodes(double e, double cell, double thickness)
+{
+    return fmax(ceil((e + 2.0 * margin_of(cell, thickness)) / cell) + 1.0, 2.0);
+}
+
+double sm_sdf_nodes(sm_vec3 extent, double cell, double thickness)
+{
+    return axis_nodes(extent.x, cell, thickness) * axis_nodes(extent.y, cell, thickness) * axis_nodes(extent.z, cell, thickness);
+}
+
 sm_result sm_sdf_build(const sm_vec3 *v, int32_t vertex_count, const int32_t *tri, int32_t triangle_count, double cell,
                        double thickness, int64_t max_nodes, const char *what, sm_sdf *out)
 {
@@ -167,16 +179,13 @@ sm_result sm_sdf_build(const sm_vec3 *v, int32_t vertex_count, const int32_t *tr
     for (int32_t t = 0; t < 3 * triangle_count; t++)
         if (tri[t] < 0 || tri[t] >= vertex_count)
             return sm_fail(SM_ERROR_INVALID_ARGUMENT, "%s: triangle %d names vertex %d of %d", what, t / 3, tri[t], vertex_count);
-    const double margin = BAND * cell + 0.5 * thickness;
-    const double extent[3] = {hi.x - lo.x + 2.0 * margin, hi.y - lo.y + 2.0 * margin, hi.z - lo.z + 2.0 * margin};
-    double nodes = 1.0;
-    for (int a = 0; a < 3; a++) nodes *= fmax(ceil(extent[a] / cell) + 1.0, 2.0);
+    const double margin = margin_of(cell, thickness), nodes = sm_sdf_nodes(v3_sub(hi, lo), cell, thickness);
     if (!(nodes <= (double)max_nodes))
         return sm_fail(SM_ERROR_INVALID_ARGUMENT,
                        "%s: a field of cell %g m over the mesh's %g x %g x %g m would have %.3g nodes, more than %lld: a larger cell",
                        what, cell, hi.x - lo.x, hi.y - lo.y, hi.z - lo.z, nodes, (long long)max_nodes);
-    for (int a = 0; a < 3; a++) out->nodes[a] = (int32_t)fmax(ceil(extent[a] / cell) + 1.0, 2.0);
-    const int64_t total = (int64_t)out->nodes[0] * out->nodes[1] * out->nodes[2];
+    for (int a = 0; a < 3; a++) out->nodes[a] = (int32_t)axis_nodes(v3_get(hi, a) - v3_get(lo, a), cell, thickness);
+    const int64_t total = sm_sdf_node_count(out);
     out->origin = v3_sub(lo, v3(margin, margin, margin));
     out->cell = cell;
     const int32_t nx = out->nodes[0], ny = out->nodes[1];

@@ -23,5 +23,10 @@ typedef struct sm_sdf {
 sm_result sm_sdf_build(const sm_vec3 *vertices, int32_t vertex_count, const int32_t *triangles, int32_t triangle_count,
                        double cell, double thickness, int64_t max_nodes, const char *what, sm_sdf *out);
 void sm_sdf_free(sm_sdf *sdf);
+/// The nodes sm_sdf_build() would lay over a mesh whose bounding box has edges `extent`, with
+/// `cell` and `thickness` (a double: a count beyond any integer still compares).
+double sm_sdf_nodes(sm_vec3 extent, double cell, double thickness);
+/// The nodes a field holds.
+static inline int64_t sm_sdf_node_count(const sm_sdf *f) { return (int64_t)f->nodes[0] * f->nodes[1] * f->nodes[2]; }
 
 #endif

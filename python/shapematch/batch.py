@@ -12,6 +12,7 @@ devices its workers take one each (worker k device k, GPUs first); else a worker
 its default one ($SM_DEVICE in the worker's environment chooses another). Backend "default"
 takes OpenCL where the worker has a device and the CPU reference where it has none."""
 
+import functools
 import os
 import time
 import traceback
@@ -64,10 +65,12 @@ def run_one(scene_text, origin, overrides, steps, every, backend, index, out_dir
     return result
 
 
+@functools.lru_cache(maxsize=1)
 def _worker_device():
     """On a Dask worker of a machine with several OpenCL devices, one device per worker: the
     worker of name k (LocalCluster names them 0, 1, ...) takes device k modulo their count, the
-    GPUs first when there are any; else None (the library's default, $SM_DEVICE)."""
+    GPUs first when there are any; else None (the library's default, $SM_DEVICE). Found once per
+    worker process."""
     try:
         from dask.distributed import get_worker  # pylint: disable=import-outside-toplevel
 

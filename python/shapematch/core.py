@@ -105,14 +105,15 @@ class Scene(_Owned):
     _free = staticmethod(N.sm_scene_destroy)
 
     def __init__(self, text, origin="scene", path=None):
+        """The scene of JSON `text` (`origin` names it in messages); with `path`, read by the library
+        from that file instead, which resolves a mesh's relative path against the file's folder
+        (the text is kept for copies with overrides, with_overrides())."""
         self._handle = ctypes.c_void_p()
-        self.text = text
-        self.origin = origin
-        self.path = path
-        _check(N.sm_scene_load_string(text.encode("utf-8"), origin.encode("utf-8"), ctypes.byref(self._handle)))
-        self._read_info()
-
-    def _read_info(self):
+        self.text, self.origin, self.path = text, origin, path
+        if path is None:
+            _check(N.sm_scene_load_string(text.encode("utf-8"), origin.encode("utf-8"), ctypes.byref(self._handle)))
+        else:
+            _check(N.sm_scene_load_file(os.fsencode(path), ctypes.byref(self._handle)))
         info = N.sm_scene_get_info(self._handle)
         self.dt, self.substeps, self.steps = info.dt, info.substeps, info.steps
         self.object_count, self.cut_count = info.object_count, info.cut_count
@@ -125,14 +126,7 @@ class Scene(_Owned):
                 text = f.read()
         except OSError as error:
             raise FileError(3, "cannot read %s: %s" % (path, error.strerror)) from error
-        # the library resolves a mesh's relative path against the scene file's folder: loading from
-        # the file keeps that; the text is kept for copies with overrides (apply_overrides())
-        scene = cls.__new__(cls)
-        scene._handle = ctypes.c_void_p()
-        scene.text, scene.origin, scene.path = text, path, path
-        _check(N.sm_scene_load_file(os.fsencode(path), ctypes.byref(scene._handle)))
-        scene._read_info()
-        return scene
+        return cls(text, path, path=path)
 
     @classmethod
     def from_json(cls, text, origin="scene"):

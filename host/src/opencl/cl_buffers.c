@@ -251,8 +251,7 @@ sm_memory sm_world_get_memory(const sm_world *world)
     int64_t fields = 0; // the mesh colliders' distance fields, a float a node
     for (int32_t c = 0; c < world->collider_count && c < cl->colliders_on_device; c++)
         if (world->colliders[c].def.shape == SM_COLLIDER_MESH)
-            fields += (int64_t)sizeof(float) * world->colliders[c].sdf.nodes[0] * world->colliders[c].sdf.nodes[1] *
-                      world->colliders[c].sdf.nodes[2];
+            fields += (int64_t)sizeof(float) * sm_sdf_node_count(&world->colliders[c].sdf);
     m.other_bytes = fields + (int64_t)sizeof(sm_k_collider) * (cl->colliders_on_device > 0 ? cl->colliders_on_device : 0) +
                     (int64_t)sizeof(sm_k_collider_state) * cl->collider_state_capacity +
                     (int64_t)sizeof(cl_float4) * cl->target_capacity;

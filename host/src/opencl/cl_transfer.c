@@ -652,11 +652,15 @@ sm_result sm_cl_upload_colliders(sm_world *world)
         const sm_collider *collider = &world->colliders[c];
         k[c].shape = collider->def.shape;
         if (collider->def.shape == SM_COLLIDER_MESH) {
+            if (field_nodes + sm_sdf_node_count(&collider->sdf) > INT32_MAX) { // (the kernel indexes them with an int)
+                free(k);
+                return sm_fail(SM_ERROR_OUT_OF_MEMORY, "the mesh colliders' fields hold more than %d nodes in all", INT32_MAX);
+            }
             k[c].field_first = (cl_int)field_nodes;
             for (int a = 0; a < 3; a++) k[c].nodes[a] = collider->sdf.nodes[a];
             k[c].origin[0] = (float)collider->sdf.origin.x, k[c].origin[1] = (float)collider->sdf.origin.y;
             k[c].origin[2] = (float)collider->sdf.origin.z, k[c].origin[3] = (float)collider->sdf.cell;
-            field_nodes += (int64_t)collider->sdf.nodes[0] * collider->sdf.nodes[1] * collider->sdf.nodes[2];
+            field_nodes += sm_sdf_node_count(&collider->sdf);
         }
         for (int r = 0; r < 3; r++)
             for (int col = 0; col < 3; col++) // row r: local axis r, the axes matrix's column r
@@ -671,18 +675,17 @@ sm_result sm_cl_upload_colliders(sm_world *world)
         k[c].friction = (float)collider->def.friction;
     }
     result = write_buffer(cl, cl->buffers.colliders, sizeof *k, 0, world->collider_count, k);
-    free(k);
-    // the mesh colliders' fields, one after another (a float when there is none)
+    // the mesh colliders' fields, one after another at their field_first (a float when there is none)
     if (cl->buffers.collider_fields) clReleaseMemObject(cl->buffers.collider_fields);
     cl->buffers.collider_fields = NULL;
     if (result == SM_OK) result = sm_cl_make_buffer(cl, &cl->buffers.collider_fields, sizeof(float), field_nodes > 0 ? field_nodes : 1);
-    for (int32_t c = 0, first = 0; c < world->collider_count && result == SM_OK; c++) {
+    for (int32_t c = 0; c < world->collider_count && result == SM_OK; c++) {
         const sm_collider *collider = &world->colliders[c];
-        if (collider->def.shape != SM_COLLIDER_MESH) continue;
-        const int64_t n = (int64_t)collider->sdf.nodes[0] * collider->sdf.nodes[1] * collider->sdf.nodes[2];
-        result = write_buffer(cl, cl->buffers.collider_fields, sizeof(float), first, n, collider->sdf.value);
-        first += (int32_t)n;
+        if (collider->def.shape == SM_COLLIDER_MESH)
+            result = write_buffer(cl, cl->buffers.collider_fields, sizeof(float), k[c].field_first,
+                                  sm_sdf_node_count(&collider->sdf), collider->sdf.value);
     }
+    free(k);
     if (result == SM_OK) cl->colliders_on_device = world->collider_count;
     cl->static_states_written = 0; // (the states are written again for the new list)
     return result;
