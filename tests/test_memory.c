@@ -9,7 +9,8 @@
  *   - a scene far beyond the host's memory (2^26 particles, 64 such objects) is refused before
  *     it is sampled: the process's peak memory does not grow;
  *   - $SM_MEMORY_BUDGET takes byte counts with K, M, G, T and "none", and names itself when
- *     it is anything else. */
+ *     it is anything else;
+ *   - a mesh collider's distance field counts against the budget, before it is built. */
 #include "support.h"
 
 #include <stdlib.h>
@@ -337,6 +338,75 @@ static void memory_budget_variable(void)
     ENSURE(sm_world_create(&negative, &world) == SM_ERROR_INVALID_ARGUMENT && !world);
 }
 
+/// A mesh collider's field (4 bytes a node, on the host and on the device) counts against the
+/// budget, checked before the field is built: 8 draws of a mesh (the bowl, the stairs), a scale
+/// in [0.5, 2] and a cell in [0.03, 0.12] m. In a world with a budget 1 byte short of its
+/// estimate plus the field the collider is refused with SM_ERROR_OUT_OF_MEMORY naming the
+/// field's nodes and the world keeps no collider; at the bound it is added; and the world's
+/// estimate then counts the field, exactly. On OpenCL the same through $SM_DEVICE_MEMORY_LIMIT.
+static void mesh_collider_fields_count_against_the_budget(void)
+{
+    rng r = {31};
+    for (int draw = 0; draw < 8; draw++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/meshes/%s", SM_SCENES_DIR, draw % 2 ? "stairs.obj" : "bowl.obj");
+        sm_collider_def def = sm_collider_def_default();
+        def.shape = SM_COLLIDER_MESH;
+        def.mesh = path;
+        const double scale = rng_uniform(&r, 0.5, 2.0);
+        def.scale = (sm_vec3){scale, scale * rng_uniform(&r, 0.8, 1.25), scale};
+        def.cell = rng_uniform(&r, 0.03, 0.12);
+        // the field's nodes, from a world without a budget
+        sm_world *probe = empty_world(SM_BACKEND_CPU, false, INT64_MAX);
+        if (!probe) return;
+        ENSURE_OK(sm_world_add_collider(probe, &def, NULL));
+        sm_collider_info info;
+        ENSURE_OK(sm_world_get_collider(probe, 0, &info));
+        const int64_t nodes = (int64_t)info.nodes[0] * info.nodes[1] * info.nodes[2], field = 4 * nodes;
+        sm_world_destroy(probe);
+        char named[96];
+        snprintf(named, sizeof named, "a mesh collider's field of %lld nodes", (long long)nodes);
+
+        // the host
+        sm_world *empty = empty_world(SM_BACKEND_CPU, false, INT64_MAX);
+        sm_memory_estimate before, after;
+        ENSURE_OK(sm_world_estimate_memory(empty, NULL, 0, &before));
+        sm_world_destroy(empty);
+        sm_world *tight = empty_world(SM_BACKEND_CPU, false, before.host_bytes + field - 1);
+        ENSURE(sm_world_add_collider(tight, &def, NULL) == SM_ERROR_OUT_OF_MEMORY);
+        ENSURE(strstr(sm_last_error(), named) && strstr(sm_last_error(), "larger cells"));
+        ENSURE(sm_world_get_collider_count(tight) == 0);
+        sm_world_destroy(tight);
+        sm_world *exact = empty_world(SM_BACKEND_CPU, false, before.host_bytes + field);
+        ENSURE_OK(sm_world_add_collider(exact, &def, NULL));
+        ENSURE_OK(sm_world_estimate_memory(exact, NULL, 0, &after));
+        ENSURE(after.host_bytes == before.host_bytes + field);
+        sm_world_destroy(exact);
+        printf("  draw %d: %s at scale %.2f, cell %.3f m: %lld nodes; refused 1 byte short, added at the bound\n", draw,
+               draw % 2 ? "stairs" : "bowl", scale, def.cell, (long long)nodes);
+
+        // the device
+        sm_world *device = empty_world(SM_BACKEND_OPENCL, false, INT64_MAX);
+        if (!device) continue;
+        ENSURE_OK(sm_world_estimate_memory(device, NULL, 0, &before));
+        char limit[64];
+        snprintf(limit, sizeof limit, "%lld", (long long)(before.device_bytes + field - 1));
+        setenv("SM_DEVICE_MEMORY_LIMIT", limit, 1);
+        ENSURE(sm_world_add_collider(device, &def, NULL) == SM_ERROR_OUT_OF_MEMORY);
+        snprintf(named, sizeof named, "with mesh-collider fields of %lld nodes", (long long)nodes);
+        ENSURE(strstr(sm_last_error(), named) && strstr(sm_last_error(), "$SM_DEVICE_MEMORY_LIMIT"));
+        ENSURE(sm_world_get_collider_count(device) == 0);
+        snprintf(limit, sizeof limit, "%lld", (long long)(before.device_bytes + field));
+        setenv("SM_DEVICE_MEMORY_LIMIT", limit, 1);
+        ENSURE_OK(sm_world_add_collider(device, &def, NULL));
+        unsetenv("SM_DEVICE_MEMORY_LIMIT");
+        ENSURE_OK(sm_world_estimate_memory(device, NULL, 0, &after));
+        ENSURE(after.device_bytes == before.device_bytes + field);
+        ENSURE_OK(sm_world_step(device, 1.0 / 60.0, 1)); // (the field reaches the device)
+        sm_world_destroy(device);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "measure-host-peak") == 0) return measure_host_peak(atoi(argv[2]));
@@ -346,6 +416,7 @@ int main(int argc, char **argv)
         TEST(a_budget_one_byte_short_refuses),
         TEST(a_memory_bomb_is_refused_before_it_is_sampled),
         TEST(memory_budget_variable),
+        TEST(mesh_collider_fields_count_against_the_budget),
     };
     return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
 }

@@ -4,6 +4,7 @@
 #include "colliders.h"
 #include "../../kernels/sm_formulas.h"
 #include "math3.h"
+#include "memory.h"
 #include "world.h"
 
 #include <stdio.h>
@@ -125,8 +126,16 @@ static sm_result add_mesh(sm_world *world, sm_collider *c, const sm_collider_def
     const double cell = def->cell > 0.0 ? def->cell : default_cell(world, def, c->closed, v3_sub(hi, lo));
     const double thickness = shell_thickness(def, c->closed, cell);
     c->def.cell = cell, c->def.thickness = thickness;
-    result = sm_sdf_build(mesh.vertices, mesh.vertex_count, mesh.triangles, mesh.triangle_count, cell, thickness,
-                          SM_MESH_COLLIDER_MAX_NODES, what, &c->sdf);
+    // the field against the memory budget, before it is built (a field past the limit of nodes
+    // is refused by sm_sdf_build(), naming the limit)
+    const double nodes = sm_sdf_nodes(v3_sub(hi, lo), cell, thickness);
+    if (nodes <= (double)SM_MESH_COLLIDER_MAX_NODES) {
+        const sm_footprint field = {.field_nodes = (int64_t)nodes};
+        result = sm_check_memory(world, &field, what);
+    }
+    if (result == SM_OK)
+        result = sm_sdf_build(mesh.vertices, mesh.vertex_count, mesh.triangles, mesh.triangle_count, cell, thickness,
+                              SM_MESH_COLLIDER_MAX_NODES, what, &c->sdf);
     if (result != SM_OK) {
         sm_mesh_free(&mesh);
         return result;

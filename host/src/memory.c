@@ -20,6 +20,7 @@
      sizeof(sm_vec3) + sizeof(double) + 3 * sizeof(int32_t))
 #define SM_HOST_BYTES_PER_MEMBERSHIP (2 * sizeof(int32_t) + 2 * sizeof(sm_vec3) + sizeof(int32_t) + 16)
 #define SM_HOST_BYTES_PER_CLUSTER (sizeof(sm_cluster) + 512)
+#define SM_HOST_BYTES_PER_FIELD_NODE sizeof(float)
 #define SM_HOST_BYTES_PER_CONTACT_PARTICLE ((4 + 1 + SM_CONTACTS_PER_PARTICLE + 1) * sizeof(int32_t) + 3 * sizeof(sm_vec3))
 #define SM_HOST_BYTES_PER_SURFACE_VERTEX (4 * sizeof(sm_vec3) + 4 * sizeof(int32_t))
 #define SM_HOST_BYTES_PER_SURFACE_BINDING (sizeof(int32_t) + sizeof(sm_vec3))
@@ -43,6 +44,8 @@ sm_footprint sm_world_footprint(const sm_world *world)
         f.quadratic |= object->mode == SM_MODE_QUADRATIC;
         if (object->collides) f.colliding += object->particle_count; // (their particles have a radius, the others none)
     }
+    for (int32_t c = 0; c < world->collider_count; c++)
+        if (world->colliders[c].def.shape == SM_COLLIDER_MESH) f.field_nodes += sm_sdf_node_count(&world->colliders[c].sdf);
     return f;
 }
 
@@ -57,6 +60,7 @@ void sm_footprint_add(sm_footprint *to, const sm_footprint *add)
     to->surface_vertices += add->surface_vertices;
     to->surface_bindings += add->surface_bindings;
     to->surface_triangles += add->surface_triangles;
+    to->field_nodes += add->field_nodes;
     to->quadratic |= add->quadratic;
 }
 
@@ -107,7 +111,8 @@ int64_t sm_host_bytes(const sm_footprint *f)
            (f->colliding > 0 ? f->particles * (int64_t)SM_HOST_BYTES_PER_CONTACT_PARTICLE + 4 * 4 * table : 0) +
            f->surface_vertices * (int64_t)SM_HOST_BYTES_PER_SURFACE_VERTEX +
            f->surface_bindings * (int64_t)SM_HOST_BYTES_PER_SURFACE_BINDING +
-           f->surface_triangles * (int64_t)SM_HOST_BYTES_PER_SURFACE_TRIANGLE;
+           f->surface_triangles * (int64_t)SM_HOST_BYTES_PER_SURFACE_TRIANGLE +
+           f->field_nodes * (int64_t)SM_HOST_BYTES_PER_FIELD_NODE;
 }
 
 /// A byte count from $SM_MEMORY_BUDGET: digits with an optional K, M, G or T (powers of 1024),
@@ -180,6 +185,13 @@ sm_result sm_check_memory(const sm_world *world, const sm_footprint *add, const 
     const sm_footprint now = sm_world_footprint(world);
     sm_footprint after = now;
     sm_footprint_add(&after, add);
+    // a mesh collider's field, named where it is part of what is added
+    char fields[96] = "", field[96] = "";
+    if (add->field_nodes > 0) {
+        snprintf(fields, sizeof fields, ", with mesh-collider fields of %lld nodes", (long long)after.field_nodes);
+        snprintf(field, sizeof field, ", and a mesh collider's field of %lld nodes", (long long)add->field_nodes);
+    }
+    const char *coarser = add->field_nodes > 0 ? "a mesh collider of larger cells" : "fewer or coarser objects";
 
     // the device: every buffer, and the largest one, against its memory (exact: the same plan
     // the buffers are made from)
@@ -196,18 +208,18 @@ sm_result sm_check_memory(const sm_world *world, const sm_footprint *add, const 
         if (device_after > global)
             return sm_fail(SM_ERROR_OUT_OF_MEMORY,
                            "%s needs %s of OpenCL device memory (%lld bytes for a world of %lld particles, %lld "
-                           "cluster memberships and %lld cluster%s), and %s has %s (%s); use fewer or coarser objects%s",
+                           "cluster memberships and %lld cluster%s%s), and %s has %s (%s); use %s%s",
                            what, gigabytes(device_after, need, sizeof need), (long long)device_after,
                            (long long)after.particles, (long long)after.memberships, (long long)after.clusters,
-                           after.clusters == 1 ? "" : "s",
-                           sm_cl_device_name(world), gigabytes(global, have, sizeof have), global_from,
+                           after.clusters == 1 ? "" : "s", fields,
+                           sm_cl_device_name(world), gigabytes(global, have, sizeof have), global_from, coarser,
                            global_from == budget_from ? ", or raise the budget" : ", or a device with more memory");
         if (largest > alloc)
             return sm_fail(SM_ERROR_OUT_OF_MEMORY,
                            "%s needs an OpenCL buffer of %s (%lld bytes, one of its %s buffers), and %s allocates at most "
-                           "%s in one buffer (%s); use fewer or coarser objects",
+                           "%s in one buffer (%s); use %s",
                            what, gigabytes(largest, need, sizeof need), (long long)largest, kind, sm_cl_device_name(world),
-                           gigabytes(alloc, have, sizeof have), alloc_from);
+                           gigabytes(alloc, have, sizeof have), alloc_from, coarser);
     }
 
     // the host: what the world adds (with the device's buffers, where they live in host memory)
@@ -220,13 +232,14 @@ sm_result sm_check_memory(const sm_world *world, const sm_footprint *add, const 
         char need[32], have[32];
         return sm_fail(SM_ERROR_OUT_OF_MEMORY,
                        "%s needs about %s of host memory (%lld bytes for %lld particles, %lld cluster memberships and "
-                       "%lld cluster%s%s), and %s %s (%s); use fewer or coarser objects, or raise the budget with "
+                       "%lld cluster%s%s%s), and %s %s (%s); use %s, or raise the budget with "
                        "$SM_MEMORY_BUDGET (e.g. SM_MEMORY_BUDGET=64G) or sm_world_def.memory_budget",
                        what, gigabytes(host_after - host_now, need, sizeof need), (long long)(host_after - host_now),
                        (long long)(after.particles - now.particles), (long long)(after.memberships - now.memberships),
-                       (long long)(after.clusters - now.clusters), after.clusters - now.clusters == 1 ? "" : "s", unified ? ", with the OpenCL device's buffers" : "",
+                       (long long)(after.clusters - now.clusters), after.clusters - now.clusters == 1 ? "" : "s",
+                       field, unified ? ", with the OpenCL device's buffers" : "",
                        budget > 0 ? "the budget leaves" : "the host has", gigabytes(available, have, sizeof have),
-                       available_from);
+                       available_from, coarser);
     }
     return SM_OK;
 }

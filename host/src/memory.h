@@ -10,6 +10,7 @@ typedef struct sm_footprint {
     int64_t colliding; ///< particles with a collision radius
     int64_t large_clusters; ///< OpenCL: clusters reduced by a work-group (sm_cl_large_threshold())
     int64_t surface_vertices, surface_bindings, surface_triangles;
+    int64_t field_nodes; ///< the nodes of the mesh colliders' distance fields (a float each)
     bool quadratic; ///< any quadratic object (the quadratic buffers are made only then)
 } sm_footprint;
 sm_footprint sm_world_footprint(const sm_world *world);

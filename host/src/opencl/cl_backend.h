@@ -18,7 +18,8 @@ sm_result sm_cl_create(sm_world *world, const char *device);
 /// Members from which the device reduces a cluster with a whole work-group (INT32_MAX: never).
 int32_t sm_cl_large_threshold(const sm_world *world);
 /// The device bytes of the buffers of a world of footprint f, all of them and (may be NULL) the
-/// largest with the kind of buffer it is: the plan the buffers are made from.
+/// largest with the kind of buffer it is: the plan the buffers are made from, and the mesh
+/// colliders' fields.
 void sm_cl_plan_bytes(const sm_world *world, const sm_footprint *f, int64_t *out_total, int64_t *out_largest,
                       const char **out_kind);
 /// What the world's device can hold: CL_DEVICE_GLOBAL_MEM_SIZE in all, CL_DEVICE_MAX_MEM_ALLOC_SIZE

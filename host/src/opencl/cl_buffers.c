@@ -189,6 +189,13 @@ void sm_cl_plan_bytes(const sm_world *world, const sm_footprint *f, int64_t *out
 {
     buffer_plan plan[SM_CL_PLAN_BUFFERS];
     plan_totals(plan, plan_buffers(world->cl, f, plan), out_total, out_largest, out_kind);
+    // the mesh colliders' fields, one buffer (sm_cl_upload_colliders())
+    const int64_t fields = (int64_t)sizeof(cl_float) * f->field_nodes;
+    *out_total += fields;
+    if (out_largest && fields > *out_largest) {
+        *out_largest = fields;
+        if (out_kind) *out_kind = "mesh-collider field";
+    }
 }
 
 void sm_cl_release_buffers(sm_cl_backend *cl)
