@@ -15,8 +15,9 @@
 #   - the viewer drawing paper384 on the GPU with no window system (--headless: EGL), with CL-GL
 #     sharing where the GPU's OpenCL offers it and with the host copy, frames per second of each
 #     (needs the viewer: SM_VIEW, or a build with it).
-# Everything printed goes to OUT_DIR/*.txt too; copy the figures into bench/RESULTS.md with the
-# machine and the date.
+# Everything printed goes to OUT_DIR/*.txt too, and the ratios issue 29 sets targets for (contact
+# against no contact on paper384, the spawn on the GPU against the CPU reference) to
+# OUT_DIR/summary.txt; copy the figures into bench/RESULTS.md with the machine and the date.
 #
 # OpenCL: the build needs an ICD loader (libOpenCL) and the headers. Where they are missing it
 # installs Debian's (ocl-icd-opencl-dev opencl-headers) when apt-get and root are available, and
@@ -97,6 +98,17 @@ else
     echo "gpu.sh: no viewer (set SM_VIEW): the drawing is not measured" | tee "$out/viewer.txt"
 fi
 measure fig8.txt "$tool" bench fig8 --backend opencl --out "$out"
+
+# the two ratios issue 29 sets targets for, from the rates above (in the order measured)
+rates() { grep -o 'steps_per_second=[0-9.]*' "$out/$1" 2> /dev/null | cut -d= -f2 || true; }
+ratio() { # ratio FILE FIRST SECOND TEXT: rate number SECOND over rate number FIRST (from 1)
+    rates "$1" | awk -v a="$2" -v b="$3" -v text="$4" \
+        '{r[NR] = $1} END {if (r[a] > 0 && r[b] != "") printf "gpu.sh: %s: %.1f against %.1f steps/s, %.2f times\n", text, r[b], r[a], r[b] / r[a]}'
+}
+{
+    ratio paper384.txt 2 3 "paper384 at its 3 substeps, with contact against without (the target: 0.5 or more)"
+    ratio spawn1000.txt 2 1 "the 1,000-box spawn, the GPU against the CPU reference (the target: 5 or more)"
+} | tee "$out/summary.txt"
 echo "gpu.sh: the figures are in $out"
 if [ ${#failed[@]} -gt 0 ]; then
     printf 'gpu.sh: failed: %s\n' "${failed[@]}" >&2
