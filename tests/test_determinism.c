@@ -1,6 +1,7 @@
 /* Determinism: scenes/paper384.json (384 objects, 55,200 particles, contact between objects on)
- * run for 1,000 steps of the scene's dt and substeps, and its state hashed: FNV-1a 64 over the
- * bytes of every position and velocity, as doubles in the world's particle order.
+ * run for 500 steps of the scene's dt and substeps (objects first touch after about 40 steps,
+ * and by 500 the pile has formed), and its state hashed: FNV-1a 64 over the bytes of every
+ * position and velocity, as doubles in the world's particle order.
  *
  * The CPU reference matches a golden hash, so that any change of its results shows. The library
  * is built with -ffp-contract=off, so the hash does not depend on whether the compiler fuses
@@ -29,11 +30,12 @@
 #include <stdlib.h>
 #include <time.h>
 
-/// paper384's state after STEPS steps on the CPU reference (see the top of the file). Changed by
+/// paper384's state after STEPS steps on the CPU reference (see the top of the file). Taken again
+/// when the run was shortened from 1,000 steps to 500, to keep CI short; before, changed by
 /// the contact passes of one search a step, the bound on pushing overlaps out and friction on
 /// positions (docs/contact.md).
-#define GOLDEN_CPU_HASH 0x973be8d64202bfffull
-#define STEPS 1000
+#define GOLDEN_CPU_HASH 0x24583f72a8dc1d89ull
+#define STEPS 500
 /// Steps of the runs with the other work-group sizes, to keep the test short (the two runs with
 /// the default size are full): objects first touch after about 40 steps, and by step 60 a
 /// hundred pairs or so overlap before the contact passes separate them.

@@ -312,7 +312,9 @@ static void run_scene_checked(const char *folder, const char *file, int *ran)
 }
 
 /// The state check, with its default bounds, never stops a scene of scenes/ or scenes/paper/,
-/// each run for its length on OpenCL.
+/// each run for its length on OpenCL; but for scenes/paper/fig9_massive.json, paper384's objects
+/// with skinned surfaces (the state check reads particles and clusters alone): the same run as
+/// scenes/paper384.json, which is run.
 static void state_check_never_fires_on_the_scenes(void)
 {
     const char *folders[] = {SM_SCENES_DIR, SM_SCENES_DIR "/paper"};
@@ -323,7 +325,8 @@ static void state_check_never_fires_on_the_scenes(void)
         if (!dir) continue;
         for (struct dirent *e; (e = readdir(dir)) != NULL;) {
             const size_t length = strlen(e->d_name);
-            if (length > 5 && strcmp(e->d_name + length - 5, ".json") == 0) run_scene_checked(folders[f], e->d_name, &ran);
+            if (length > 5 && strcmp(e->d_name + length - 5, ".json") == 0 && strcmp(e->d_name, "fig9_massive.json") != 0)
+                run_scene_checked(folders[f], e->d_name, &ran);
         }
         closedir(dir);
     }
