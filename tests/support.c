@@ -118,6 +118,14 @@ sm_world *world_from_json_on(const char *json, sm_backend backend)
     return world;
 }
 
+bool write_text_file(const char *path, const char *text)
+{
+    FILE *file = fopen(path, "w");
+    if (!file) return false;
+    const bool ok = fputs(text, file) >= 0;
+    return fclose(file) == 0 && ok;
+}
+
 typedef sm_result getter(const sm_world *, int32_t, int32_t, double *);
 
 static double *get_all(const sm_world *world, getter *get, int per_particle)

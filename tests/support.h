@@ -70,5 +70,7 @@ uint64_t state_hash(const sm_world *world);
 sm_world *world_from_json_on(const char *json, sm_backend backend);
 /// Whether any position or velocity of the world is not finite.
 bool world_has_nan(const sm_world *world);
+/// Writes `text` to the file `path` (a mesh or a scene for a test to load); false when it cannot.
+bool write_text_file(const char *path, const char *text);
 
 #endif

@@ -451,14 +451,12 @@ static void a_kinematic_mesh_carries_what_rests_on_it(void)
 static void the_tunnelling_bound_holds(void)
 {
     const char *slab = SM_TEST_TMP "/slab.obj";
-    FILE *f = fopen(slab, "w");
-    ENSURE(f != NULL);
-    if (!f) return;
     // a 4 x 0.4 x 4 m box, its faces wound outward
-    fputs("v -2 -0.2 -2\nv 2 -0.2 -2\nv 2 0.2 -2\nv -2 0.2 -2\nv -2 -0.2 2\nv 2 -0.2 2\nv 2 0.2 2\nv -2 0.2 2\n"
-          "f 1 3 2\nf 1 4 3\nf 5 6 7\nf 5 7 8\nf 1 2 6\nf 1 6 5\nf 4 8 7\nf 4 7 3\nf 1 5 8\nf 1 8 4\nf 2 3 7\nf 2 7 6\n",
-          f);
-    fclose(f);
+    const bool written = write_text_file(
+        slab, "v -2 -0.2 -2\nv 2 -0.2 -2\nv 2 0.2 -2\nv -2 0.2 -2\nv -2 -0.2 2\nv 2 -0.2 2\nv 2 0.2 2\nv -2 0.2 2\n"
+              "f 1 3 2\nf 1 4 3\nf 5 6 7\nf 5 7 8\nf 1 2 6\nf 1 6 5\nf 4 8 7\nf 4 7 3\nf 1 5 8\nf 1 8 4\nf 2 3 7\nf 2 7 6\n");
+    ENSURE(written);
+    if (!written) return;
     const double thickness = 0.4, cell = 0.02, h = 1.0 / 60.0;
     rng r = {29};
     for (int fast = 0; fast < 2; fast++) {
@@ -501,11 +499,9 @@ static void the_tunnelling_bound_holds(void)
 static void an_open_mesh_is_a_shell(void)
 {
     const char *square = SM_TEST_TMP "/square.obj";
-    FILE *f = fopen(square, "w");
-    ENSURE(f != NULL);
-    if (!f) return;
-    fputs("v -1 0 -1\nv 1 0 -1\nv 1 0 1\nv -1 0 1\nf 1 3 2\nf 1 4 3\n", f);
-    fclose(f);
+    const bool written = write_text_file(square, "v -1 0 -1\nv 1 0 -1\nv 1 0 1\nv -1 0 1\nf 1 3 2\nf 1 4 3\n");
+    ENSURE(written);
+    if (!written) return;
     char json[1024];
     snprintf(json, sizeof json,
              "{\"substeps\": 2, \"colliders\": [{\"shape\": \"mesh\", \"mesh\": \"%s\", \"position\": [0, 0.5, 0], \"thickness\": 0.1,"
@@ -574,8 +570,7 @@ static void bad_mesh_colliders_are_refused(void)
     ENSURE(sm_world_add_collider(world, &cd, NULL) == SM_ERROR_INVALID_ARGUMENT);
     ENSURE(strstr(sm_last_error(), "a larger cell") != NULL);
     const char *empty = SM_TEST_TMP "/empty.obj";
-    FILE *f = fopen(empty, "w");
-    if (f) fputs("v 0 0 0\nv 1 0 0\nv 0 1 0\n", f), fclose(f);
+    ENSURE(write_text_file(empty, "v 0 0 0\nv 1 0 0\nv 0 1 0\n"));
     cd.mesh = empty, cd.cell = 0.0;
     ENSURE(sm_world_add_collider(world, &cd, NULL) != SM_OK);
     printf("  a mesh of no triangles: %s\n", sm_last_error());

@@ -428,15 +428,6 @@ static void mesh_scale_and_center_act(void)
     sm_scene_destroy(scene);
 }
 
-/// Writes `text` to `path`; false when it cannot.
-static bool write_text(const char *path, const char *text)
-{
-    FILE *file = fopen(path, "w");
-    if (!file) return false;
-    bool ok = fputs(text, file) >= 0;
-    return fclose(file) == 0 && ok;
-}
-
 /// A relative "mesh" path is taken from the scene file's folder when the scene is a file (by an
 /// absolute or a relative path, from any working directory), and from the working directory
 /// for a scene given as a string.
@@ -450,8 +441,8 @@ static void mesh_paths_are_relative_to_the_scene_file(void)
     static const char json[] = "{\"objects\": [{\"shape\": \"mesh\", \"mesh\": \"cube.ply\", \"scale\": 0.5}]}";
     const char *folder = SM_TEST_TMP "/scene_mesh";
     mkdir(folder, 0755);
-    ENSURE(write_text(SM_TEST_TMP "/scene_mesh/cube.ply", cube));
-    ENSURE(write_text(SM_TEST_TMP "/scene_mesh/scene.json", json));
+    ENSURE(write_text_file(SM_TEST_TMP "/scene_mesh/cube.ply", cube));
+    ENSURE(write_text_file(SM_TEST_TMP "/scene_mesh/scene.json", json));
     char cwd[4096];
     ENSURE(getcwd(cwd, sizeof cwd) != NULL);
 
@@ -480,7 +471,7 @@ static void mesh_paths_are_relative_to_the_scene_file(void)
 /// A file assimp cannot read fails with assimp's reason, the object and the field.
 static void non_mesh_files_fail_with_assimps_reason(void)
 {
-    ENSURE(write_text(SM_TEST_TMP "/not_a_mesh.txt", "this is not a mesh\n"));
+    ENSURE(write_text_file(SM_TEST_TMP "/not_a_mesh.txt", "this is not a mesh\n"));
     sm_scene *scene = NULL;
     ENSURE(sm_scene_load_string("{\"objects\": [{\"shape\": \"mesh\", \"mesh\": \"" SM_TEST_TMP "/not_a_mesh.txt\"}]}",
                                 "test", &scene) == SM_ERROR_SCENE);
