@@ -1,12 +1,14 @@
-/* Pass 6, collide (docs/algorithm.md step 6; docs/contact.md): contact between particles, in
- * `iterations` sweeps of sm_collide and one sm_apply_contacts. The first sweep finds each
- * particle's candidates in pass 5's grid and keeps them for the others. Every sweep computes
- * each particle's correction from the positions at the start of the sweep: the step's
- * positions plus the corrections of the sweeps before it, which it reads from one buffer and
- * writes, with its own added, to another, so that no work-item writes what another reads and
- * the positions themselves change once, in sm_apply_contacts. Every contact's correction is
- * weighted by its depth: a contact that just begins weighs nothing, so the response is
- * continuous in the positions. */
+/* Pass 6, collide (docs/algorithm.md step 6; docs/contact.md): contact between particles.
+ * sm_find_contacts finds each particle's candidates in pass 5's grid and its weight (the sum of
+ * its contacts' depths at the step's positions); then `iterations` sweeps of sm_collide. Every
+ * sweep computes each particle's correction from the positions at the start of the sweep: the
+ * step's positions plus the corrections of the sweeps before it, which it reads from one buffer
+ * and writes, with its own added, to another, so that no work-item writes what another reads;
+ * the positions themselves change once, at the start of pass 7 (sm_ground). Each particle takes
+ * its part of each contact by mass splitting over the contacts' depths at the step's positions
+ * (sm_contact_split): a contact that just begins weighs nothing, so the response is continuous
+ * in the positions, and the two particles of a pair take parts of equal momentum, so contact
+ * conserves momentum. */
 #include "sm_formulas.h"
 
 /// Particle i's candidates (docs/contact.md): the particles j of the 27 cells around its own
@@ -65,24 +67,36 @@ inline int sm_find_candidates(const int i, const float3 x_i, const float4 c_i, c
     return found;
 }
 
-/// Adds the contact of particle i with particle j, if they overlap, to the sums: `base` is
-/// x_i - x_j at the step's positions, `moved` the corrections of i and j so far (c_i - c_j),
-/// v_rel = v_i - v_j at the start of the contact pass.
-inline void sm_contact(const int i, const int j, const float h, const int respond, const float restitution,
-                       const float friction, const float push, const float w_i, const float w_j, const float reach,
-                       const float3 base, const float3 moved, const float3 v_rel, float3 *sum_dx, float3 *sum_dv,
-                       float *weight)
+/// The normal of the pair (i, j): its direction at the start of the step, base - h v_rel
+/// normalised (base = x_i - x_j at the step's positions), else base's direction, else +y for the
+/// higher index; returns |base - h v_rel|.
+inline float sm_pair_normal(const int i, const int j, const float3 base, const float3 v_rel, const float h, float3 *n)
+{
+    const float3 before = base - v_rel * h;
+    const float before_length = length(before), base_length = length(base);
+    *n = before_length > 0.0f ? before / before_length
+         : base_length > 0.0f ? base / base_length
+                              : (float3)(0.0f, i > j ? 1.0f : -1.0f, 0.0f);
+    return before_length;
+}
+
+/// The pair's depth at the step's positions along its normal, reach - base·n, where the pair
+/// overlaps there (|base| < reach), else 0: its weight in every sweep of the step.
+inline float sm_pair_depth(const float3 base, const float3 n, const float reach)
+{
+    return dot(base, base) < reach * reach ? fmax(reach - dot(base, n), 0.0f) : 0.0f;
+}
+
+/// Adds the contact of particle i with particle j to the sums, i's part of it `w`
+/// (sm_contact_split: the pair's corrections change no momentum): `base` is x_i - x_j at the
+/// step's positions, `moved` the corrections of i and j so far (c_i - c_j), n the pair's normal
+/// (sm_pair_normal), v_rel = v_i - v_j at the start of the contact pass.
+inline void sm_contact(const float w, const float h, const int respond, const float restitution, const float friction,
+                       const float push, const float reach, const float before_length, const float3 n, const float3 base,
+                       const float3 moved, const float3 v_rel, float3 *sum_dx, float3 *sum_dv)
 {
     const float3 d = base + moved;
-    const float dist2 = dot(d, d);
-    if (!(dist2 < reach * reach)) return;
-    // the normal: the pair's direction at the start of the step, x - h v
-    const float3 before = base - v_rel * h;
-    const float before_length = length(before), dist = sqrt(dist2);
-    const float3 n = before_length > 0.0f ? before / before_length
-                     : dist > 0.0f        ? d / dist
-                                          : (float3)(0.0f, i > j ? 1.0f : -1.0f, 0.0f);
-    const float share = w_i / (w_i + w_j);
+    if (!(dot(d, d) < reach * reach)) return;
     const float depth = reach - dot(d, n);
     if (!(depth > 0.0f)) return;
     const float target = sm_contact_target(depth, reach, before_length, push);
@@ -92,95 +106,99 @@ inline void sm_contact(const int i, const int j, const float h, const int respon
         const float3 motion = v_rel * h;
         const float3 slide = motion - n * dot(motion, n);
         const float keep = sm_contact_friction(length(slide), friction, target);
-        *sum_dx += (n * target - slide * keep) * (share * depth);
+        *sum_dx += (n * target - slide * keep) * w;
     }
     if (respond) { // the correction's velocity stops the approach; restitution returns part of it
         const float vn = dot(v_rel, n);
-        if (vn < 0.0f) *sum_dv += n * (-restitution * vn * share * depth);
+        if (vn < 0.0f) *sum_dv += n * (-restitution * vn * w);
     }
-    *weight += depth;
 }
 
-/// One sweep (`sweep` from 0): every particle's correction so far, moved_out[i] = moved_in[i] +
-/// relaxation dx / weight (moved_in: zero in the first sweep, and not read), with dx and weight
-/// the depth-weighted sums of its contacts with its candidates; in the first sweep its
-/// candidates are found and kept (list, count), and dv[i] = the depth-weighted mean velocity
-/// change of restitution. contact = (rest position, radius); force.w: inverse mass; push =
-/// push_speed h / relaxation (sm_contact_target). Particles that do not collide or are fixed
-/// have no correction.
+/// x_i - x_j from the double-float pairs: the difference of the high parts is exact for nearby
+/// particles, so only the small result is rounded.
+inline float3 sm_pair_offset(const int i, const int j, __global const float4 *position, __global const float4 *position_lo)
+{
+    return (position[i].xyz - position[j].xyz) + (position_lo[i].xyz - position_lo[j].xyz);
+}
+
+/// Each colliding particle's candidates (sm_find_candidates; none without another object's
+/// particle in the cells around its own, pass 5) into list and count, and its weight W_i, the sum
+/// of its candidates' depths at the step's positions (sm_pair_depth), into moved[i].w, with
+/// moved[i].xyz = 0: the first sweep's corrections so far.
+__kernel void sm_find_contacts(const int particle_count, const float h, const int mask, const float inv_cell,
+                               const float skin, __global const sm_k_object *objects,
+                               __global const int *particle_object, __global const float4 *contact,
+                               __global const int2 *bucket, __global const int *bucket_start,
+                               __global const int *bucket_object, __global const int *bucket_near,
+                               __global const sm_k_slot *slots, __global int *list, __global int *count,
+                               __global const float4 *position, __global const float4 *position_lo,
+                               __global const float4 *velocity, __global float4 *moved)
+{
+    SM_K_CHUNK(i, particle_count) {
+        const float4 c_i = contact[i];
+        float weight = 0.0f;
+        int candidates = 0;
+        if (c_i.w > 0.0f) { // colliding
+            const int object = particle_object[i];
+            const bool self = (objects[object].flags & SM_K_SELF_COLLIDE) != 0;
+            int own[SM_K_CONTACTS];
+            if (self || bucket_near[bucket[i].x])
+                candidates = sm_find_candidates(i, position[i].xyz, c_i, object, self, mask, inv_cell, skin, contact,
+                                                bucket_start, bucket_object, slots, own);
+            __global int *kept = list + (size_t)i * SM_K_CONTACTS;
+            const float3 v_i = velocity[i].xyz;
+            for (int k = 0; k < candidates; k++) {
+                const int j = own[k];
+                kept[k] = j;
+                const float3 base = sm_pair_offset(i, j, position, position_lo);
+                float3 n;
+                sm_pair_normal(i, j, base, v_i - velocity[j].xyz, h, &n);
+                weight += sm_pair_depth(base, n, c_i.w + contact[j].w);
+            }
+        }
+        count[i] = candidates;
+        moved[i] = (float4)(0.0f, 0.0f, 0.0f, weight);
+    }
+}
+
+/// One sweep (`sweep` from 0): every particle's correction so far, moved_out[i].xyz =
+/// moved_in[i].xyz + relaxation Σ_j s_ij (t n - k s) over its candidates j (sm_contact), with i's
+/// part of the pair s_ij = sm_contact_split(the pair's depth at the step's positions, the inverse
+/// masses, W_i, W_j), W = moved_in[].w (sm_find_contacts; carried on in moved_out[i].w); in the
+/// first sweep also dv[i] = the velocity change of restitution. m_i s_ij = m_j s_ji, so the
+/// corrections of a pair on both its particles' lists change no momentum, and Σ_j s_ij <= 1
+/// bounds a particle's correction by its deepest contact's.
+/// contact = (rest position, radius); force.w: inverse mass; push = push_speed h / relaxation
+/// (sm_contact_target). Particles that do not collide or are fixed have no correction.
 __kernel void sm_collide(const int particle_count, const int sweep, const float h, const float restitution,
-                         const float friction, const float relaxation, const float push, const int mask,
-                         const float inv_cell, const float skin, __global const sm_k_object *objects,
-                         __global const int *particle_object, __global const float4 *contact,
-                         __global const int2 *bucket, __global const int *bucket_start,
-                         __global const int *bucket_object, __global const int *bucket_near,
-                         __global const sm_k_slot *slots, __global int *list,
-                         __global int *count, __global const float4 *force, __global const float4 *position,
+                         const float friction, const float relaxation, const float push,
+                         __global const float4 *contact, __global const int *list, __global const int *count,
+                         __global const float4 *force, __global const float4 *position,
                          __global const float4 *position_lo, __global const float4 *velocity,
                          __global const float4 *moved_in, __global float4 *moved_out, __global float4 *dv)
 {
     SM_K_CHUNK(i, particle_count) {
-        const float4 c_i = contact[i];
+        const float4 c_i = contact[i], in_i = moved_in[i];
         const float w_i = force[i].w;
-        const float3 moved_i = sweep > 0 ? moved_in[i].xyz : (float3)(0.0f);
+        const float3 moved_i = sweep > 0 ? in_i.xyz : (float3)(0.0f);
         float3 sum_dx = (float3)(0.0f), sum_dv = (float3)(0.0f);
-        float weight = 0.0f;
-        if (c_i.w > 0.0f) { // colliding
-            const float3 x_i = position[i].xyz, x_lo_i = position_lo[i].xyz, v_i = velocity[i].xyz;
-            int own[SM_K_CONTACTS];
-            __global int *kept = list + (size_t)i * SM_K_CONTACTS;
-            int candidates = 0;
-            if (sweep == 0) {
-                const int object = particle_object[i];
-                const bool self = (objects[object].flags & SM_K_SELF_COLLIDE) != 0;
-                // (no other object's particle in the cells around its own: no candidate, pass 5)
-                if (self || bucket_near[bucket[i].x])
-                    candidates = sm_find_candidates(i, x_i, c_i, object, self, mask, inv_cell, skin, contact,
-                                                    bucket_start, bucket_object, slots, own);
-                for (int k = 0; k < candidates; k++) kept[k] = own[k];
-                count[i] = candidates;
-            } else {
-                candidates = count[i];
-                for (int k = 0; k < candidates; k++) own[k] = kept[k];
-            }
-            if (w_i != 0.0f) // (a fixed particle does not move)
-                for (int k = 0; k < candidates; k++) {
-                    const int j = own[k];
-                    // x_i - x_j from the double-float pairs: the difference of the high parts is exact
-                    // for nearby particles, so only the small result is rounded
-                    const float3 base = (x_i - position[j].xyz) + (x_lo_i - position_lo[j].xyz);
-                    const float3 moved = sweep > 0 ? moved_i - moved_in[j].xyz : (float3)(0.0f);
-                    sm_contact(i, j, h, sweep == 0, restitution, friction, push, w_i, force[j].w, c_i.w + contact[j].w,
-                               base, moved, v_i - velocity[j].xyz, &sum_dx, &sum_dv, &weight);
-                }
+        const int candidates = c_i.w > 0.0f && w_i != 0.0f ? count[i] : 0; // (a fixed particle does not move)
+        __global const int *kept = list + (size_t)i * SM_K_CONTACTS;
+        const float3 v_i = velocity[i].xyz;
+        for (int k = 0; k < candidates; k++) {
+            const int j = kept[k];
+            const float4 in_j = moved_in[j];
+            const float3 base = sm_pair_offset(i, j, position, position_lo), v_rel = v_i - velocity[j].xyz;
+            const float reach = c_i.w + contact[j].w;
+            float3 n;
+            const float before_length = sm_pair_normal(i, j, base, v_rel, h, &n);
+            const float w = sm_contact_split(sm_pair_depth(base, n, reach), w_i, in_i.w, force[j].w, in_j.w);
+            if (!(w > 0.0f)) continue;
+            const float3 moved = sweep > 0 ? moved_i - in_j.xyz : (float3)(0.0f);
+            sm_contact(w, h, sweep == 0, restitution, friction, push, reach, before_length, n, base, moved, v_rel, &sum_dx,
+                       &sum_dv);
         }
-        const float inv = weight > 0.0f ? 1.0f / weight : 0.0f;
-        moved_out[i] = (float4)(moved_i + sum_dx * (relaxation * inv), 0.0f);
-        if (sweep == 0) dv[i] = (float4)(sum_dv * inv, 0.0f);
-    }
-}
-
-/// x += c (in double-float) and v += c / h + dv: each particle takes its correction c of all
-/// the sweeps (`moved`), and the velocity of that move, and the first sweep's velocity change.
-/// The objects and cells of the buckets (pass 5) are -1 again for the next step.
-__kernel void sm_apply_contacts(const int particle_count, const float h, __global const float4 *moved,
-                                __global const float4 *dv, __global const int2 *bucket, __global int *bucket_object,
-                                __global int *bucket_cell, __global float4 *position, __global float4 *position_lo,
-                                __global float4 *velocity)
-{
-    SM_K_CHUNK(i, particle_count) {
-        const int own_bucket = bucket[i].x;
-        if (own_bucket >= 0) bucket_object[own_bucket] = bucket_cell[own_bucket] = -1; // (every writer writes the same)
-        const float3 step = moved[i].xyz, change = dv[i].xyz;
-        if (all(step == (float3)(0.0f)) && all(change == (float3)(0.0f))) continue;
-        const float4 x = position[i];
-        // TwoSum keeps the rounding of x + step in the low part, as in the position update
-        const float3 s = x.xyz + step;
-        const float3 b = s - x.xyz;
-        const float3 e = (x.xyz - (s - b)) + (step - b) + position_lo[i].xyz;
-        const float3 hi = s + e;
-        position[i] = (float4)(hi, x.w);
-        position_lo[i] = (float4)(e - (hi - s), 0.0f);
-        velocity[i] = (float4)(velocity[i].xyz + step * (1.0f / h) + change, 0.0f);
+        moved_out[i] = (float4)(moved_i + sum_dx * relaxation, in_i.w);
+        if (sweep == 0) dv[i] = (float4)(sum_dv, 0.0f);
     }
 }

@@ -53,7 +53,11 @@ inline bool sm_push_out(__global const sm_k_collider *c, __global const float *f
     return true;
 }
 
-/// Ground contact, the colliders, then the pusher, of every free particle. ground = (height,
+/// With SM_K_CONTACTS_MADE in `flags` (pass 6 ran), first the contact corrections: the bucket of
+/// each colliding particle noted empty again for the next step (pass 5's objects and cells of the
+/// buckets), and x += c (in double-float), v += c / h + dv, c = moved[i].xyz the sum of its
+/// corrections of all the sweeps and dv the first sweep's velocity change. Then ground contact,
+/// the colliders, then the pusher, of every free particle. ground = (height,
 /// restitution, friction, height's remainder), the height being a double-float pair like the
 /// positions; pusher = (centre, radius) and pusher_lo = (the centre's remainder, 0), a
 /// double-float pair like the positions; pusher_velocity = (velocity, 0); `flags` holds
@@ -63,15 +67,30 @@ __kernel void sm_ground(const int particle_count, const int flags, const float4 
                         const float4 pusher_lo, const float4 pusher_velocity, const int collider_count,
                         __global const sm_k_collider *colliders, __global const float *fields, const int state_first,
                         __global const sm_k_collider_state *collider_state,
-                        __global const float4 *force, __global float4 *position, __global float4 *position_lo,
+                        __global const float4 *force, const float h, __global const float4 *moved_by_contact,
+                        __global const float4 *dv, __global const int2 *bucket, __global int *bucket_object,
+                        __global int *bucket_cell, __global float4 *position, __global float4 *position_lo,
                         __global float4 *velocity)
 {
     const int i = get_global_id(0);
-    if (i >= particle_count || force[i].w == 0.0f) return; // padding, or fixed
+    if (i >= particle_count) return; // padding
+    if (flags & SM_K_CONTACTS_MADE) {
+        const int own_bucket = bucket[i].x;
+        if (own_bucket >= 0) bucket_object[own_bucket] = bucket_cell[own_bucket] = -1; // (every writer writes the same)
+    }
+    if (force[i].w == 0.0f) return; // fixed (no correction of contact either)
     float4 x = position[i];
     float4 x_lo = position_lo[i];
     float4 v = velocity[i];
     bool moved = false;
+    if (flags & SM_K_CONTACTS_MADE) {
+        const float3 step = moved_by_contact[i].xyz, change = dv[i].xyz;
+        if (any(step != (float3)(0.0f)) || any(change != (float3)(0.0f))) {
+            sm_add_pair(&x, &x_lo, step);
+            v.xyz += step * (1.0f / h) + change;
+            moved = true;
+        }
+    }
     if ((flags & SM_K_GROUND) && (x.y - ground.x) + (x_lo.y - ground.w) < 0.0f) {
         x.y = ground.x;
         x_lo.y = ground.w;

@@ -567,6 +567,21 @@ SM_FORMULA void sm_contact_order(int *own, int found)
     }
 }
 
+/* Particle i's part of a pair's contact in every sweep of a step, by mass splitting (Tonge et
+ * al. 2012): each particle's mass is split over its contacts in proportion to their depths at
+ * the step's positions (`depth` this pair's, weight_i and weight_j the sums of the two particles'
+ * depths there), and the pair's correction shared by the two parts in inverse proportion to their
+ * masses, then averaged back over the particle: w_i depth / (w_i W_i + w_j W_j), with w the
+ * inverse masses (0 for a fixed particle). m_i times it is the same for both particles, so their
+ * corrections change no momentum; and a particle's parts add up to at most 1 (exactly 1 against
+ * fixed particles). 0 for a pair that does not overlap there. */
+SM_FORMULA sm_scalar sm_contact_split(sm_scalar depth, sm_scalar inverse_mass_i, sm_scalar weight_i,
+                                      sm_scalar inverse_mass_j, sm_scalar weight_j)
+{
+    const sm_scalar whole = inverse_mass_i * weight_i + inverse_mass_j * weight_j;
+    return depth > 0 && whole > 0 ? inverse_mass_i * depth / whole : 0;
+}
+
 /* How far a pair that overlaps by `depth` along its normal is pushed apart in a sweep: the
  * overlap it had at the start of the step (reach - |before|, `before` its offset then) is
  * removed at no more than `push` a step (push_speed h / relaxation: the sweeps' relaxation

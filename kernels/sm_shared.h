@@ -59,6 +59,7 @@ typedef float sm_float;
 /* Flags of the ground pass: which of its parts are on. */
 #define SM_K_GROUND 1
 #define SM_K_PUSHER 2
+#define SM_K_CONTACTS_MADE 4 /* pass 6 ran: apply its corrections first */
 
 /* What the blend-integrate pass reads besides the world's own forces */
 #define SM_K_INPUT_FORCES 1 /* the caller's forces, float4 per particle (xyz: N) */

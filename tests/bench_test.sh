@@ -8,8 +8,12 @@ tool=$(realpath "$1") scenes=$(realpath "$2") work=$3
 rm -rf "$work" && mkdir -p "$work"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-out=$("$tool" bench fig8 --out "$work/fig8" --max-points 3200 --cpu-max-points 1800 2>&1) || fail "bench fig8 exited $?: $out"
-csv="$work/fig8/fig8.csv"
+# the folder's name holds a quote and shell syntax: it reaches neither a shell nor gnuplot's
+# script (gnuplot runs in the folder, the script names its files there)
+dir="fig8 q'; touch PWNED; echo '"
+out=$(cd "$work" && "$tool" bench fig8 --out "$dir" --max-points 3200 --cpu-max-points 1800 2>&1) || fail "bench fig8 exited $?: $out"
+[ -e "$work/PWNED" ] && fail "the --out folder's name ran as a shell command: $out"
+csv="$work/$dir/fig8.csv"
 [ -f "$csv" ] || fail "no $csv"
 head -1 "$csv" | grep -qx 'backend,device,variant,mode,clusters,points,ms_per_step' || fail "bad CSV header: $(head -1 "$csv")"
 /usr/bin/python3 - "$csv" << 'PY' || fail "the CSV lacks series or has bad timings"
@@ -26,12 +30,48 @@ assert max(int(r['points']) for r in rows if r['backend'] == 'cpu') == 1778, "--
 print(f"ok: {len(rows)} rows, {len(series)} series")
 PY
 if command -v gnuplot > /dev/null; then
-    [ -s "$work/fig8/fig8.png" ] || fail "gnuplot is installed but no fig8.png: $out"
+    [ -s "$work/$dir/fig8.png" ] || fail "gnuplot is installed but no fig8.png: $out"
+    echo "$out" | grep -qF "fig8: wrote $dir/fig8.png" || fail "the plot is not reported: $out"
     echo "ok: the plot"
 else
     echo "$out" | grep -q "gnuplot is not installed (apt-get install gnuplot-nox)" || fail "no word on the missing gnuplot: $out"
     echo "ok: without gnuplot the command says how to get the plot"
 fi
+
+# a gnuplot that fails, or that writes no plot, fails the command, which then claims no plot;
+# without gnuplot the command says how to get it and succeeds
+mkdir -p "$work/failing" "$work/silent" "$work/nothing"
+printf '#!/bin/sh\nexit 3\n' > "$work/failing/gnuplot"
+printf '#!/bin/sh\nexit 0\n' > "$work/silent/gnuplot"
+chmod +x "$work/failing/gnuplot" "$work/silent/gnuplot"
+small=(--max-points 1000 --cpu-max-points 1000 --backend cpu)
+for stub in failing silent; do
+    rc=0
+    out=$(PATH="$work/$stub:$PATH" "$tool" bench fig8 --out "$work/$stub/out" "${small[@]}" 2>&1) || rc=$?
+    [ "$rc" -eq 1 ] || fail "a $stub gnuplot: exit status $rc, expected 1: $out"
+    echo "$out" | grep -q "^fig8: wrote .*fig8.png" && fail "a $stub gnuplot: the plot is reported written: $out"
+    expected=$([ $stub = failing ] && echo "gnuplot failed on .*fig8.gp \(exit status 3\)" || echo "gnuplot ran .*fig8.gp but wrote no plot")
+    echo "$out" | grep -Eq "$expected" || fail "a $stub gnuplot: no /$expected/: $out"
+done
+out=$(PATH="$work/nothing" "$tool" bench fig8 --out "$work/nothing/out" "${small[@]}" 2>&1) || fail "without gnuplot: exit $?: $out"
+echo "$out" | grep -q "gnuplot is not installed (apt-get install gnuplot-nox)" || fail "no word on the missing gnuplot: $out"
+echo "ok: gnuplot's failures"
+
+# a --repeat too large for memory is refused with a message, not a crash (under a memory limit;
+# under AddressSanitizer, which cannot start under one, its own allocation limit)
+rc=0
+if ldd "$tool" 2> /dev/null | grep -q libasan; then
+    out=$(ASAN_OPTIONS="${ASAN_OPTIONS:-}:allocator_may_return_null=1:max_allocation_size_mb=1024" \
+        "$tool" bench scene "$scenes/linear_cube.json" --backend cpu --repeat 1000000000 2>&1) || rc=$?
+else
+    out=$(ulimit -v 2000000 && "$tool" bench scene "$scenes/linear_cube.json" --backend cpu --repeat 1000000000 2>&1) || rc=$?
+fi
+[ "$rc" -eq 1 ] || fail "--repeat 1000000000: exit status $rc, expected 1: $out"
+echo "$out" | grep -q "out of memory for the times of 1000000000 runs (--repeat)" || fail "--repeat 1000000000: $out"
+# a folder given as the scene is named as one
+rc=0
+out=$("$tool" bench scene "$scenes" --backend cpu 2>&1) || rc=$?
+[ "$rc" -eq 1 ] && echo "$out" | grep -q "cannot read scene file .*: Is a directory" || fail "a folder as the scene: $rc: $out"
 
 out=$("$tool" bench scene "$scenes/linear_cube.json" --steps 5 --repeat 3 2>&1) || fail "bench scene exited $?: $out"
 echo "$out"

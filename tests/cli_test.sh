@@ -41,6 +41,9 @@ expect 2 "--device: OpenCL device 7 does not exist" -- "$tool" run "$scenes/line
 expect 2 "--device selects an OpenCL device; it does not apply to --backend cpu" -- \
     "$tool" run "$scenes/linear_cube.json" --backend cpu --device 0
 expect 2 "option '--steps' is given twice" -- "$tool" run "$scenes/linear_cube.json" --steps 1 --steps 2
+# an option without a value takes none, not even after '='
+expect 2 "option '--profile' takes no value \(got '--profile=0'\)" -- "$tool" run "$scenes/linear_cube.json" --profile=0
+expect 2 "option '--verbose' takes no value \(got '--verbose=no'\)" -- "$tool" compare "$scenes/linear_cube.json" --verbose=no
 expect 0 '^0: .+' -- "$tool" devices
 expect 0 'max_single_step_error=E1' -- "$tool" compare --help
 
@@ -55,6 +58,27 @@ expect 1 'cannot open scene file missing.json' -- "$tool" run missing.json
 printf '{"objects": [{"shape": "box", "alpah": 0.5}]}' > typo.json
 expect 1 'typo.json: object 0: field "alpah": unknown field; did you mean "alpha"\?' -- "$tool" run typo.json
 expect 1 'cannot write /nonexistent/x.npy' -- "$tool" run "$scenes/linear_cube.json" --steps 1 --out /nonexistent/x.npy
+# a folder given as the scene is named as one
+expect 1 'cannot read scene file .*scenes: Is a directory' -- "$tool" run "$scenes"
+# a frame counts once the system took it: on a full device nothing is written and no summary
+# claims a frame; on a file that cannot grow past 20 KiB (ulimit -f) the summary counts the
+# frames the file holds, and the file loads with them
+if [ -c /dev/full ]; then
+    expect 1 'cannot write /dev/full: No space left on device' -- \
+        "$tool" run "$scenes/linear_cube.json" --steps 3 --out /dev/full --backend cpu
+    "$tool" run "$scenes/linear_cube.json" --steps 3 --out /dev/full --backend cpu 2> /dev/null | grep -q 'frames=' &&
+        fail "a run that wrote no frame to /dev/full reports frames"
+fi
+rm -f limited.npy
+out=$(trap '' XFSZ && ulimit -f 20 && "$tool" run "$scenes/linear_cube.json" --steps 50 --out limited.npy --backend cpu 2>&1)
+rc=$?
+[ "$rc" -eq 1 ] && echo "$out" | grep -q 'cannot write limited.npy: File too large' || fail "a file over its limit: $rc: $out"
+frames=$(echo "$out" | sed -n 's/.*frames=\([0-9]*\).*/\1/p')
+"$python" -c "
+import numpy as np
+a = np.load('limited.npy')
+assert a.shape == (int('$frames' or -1), 125, 3) and np.isfinite(a).all(), (a.shape, '$frames')
+" || fail "limited.npy does not hold the frames the summary reports: $out"
 
 # the paper's massive scene has exactly its published totals, then one line per object
 out=$("$tool" info "$scenes/paper384.json") || fail "info paper384 failed"
@@ -113,6 +137,23 @@ cat > duck.json <<'JSON'
 JSON
 expect 1 'cannot create the folder /nonexistent/meshes' -- "$tool" run duck.json --steps 1 --mesh-out /nonexistent/meshes
 expect 1 'cannot write meshes into duck.json: not a folder' -- "$tool" run duck.json --steps 1 --mesh-out duck.json
+# no output overwrites the scene or another output: --out among the --mesh-out frames (under any
+# spelling of the folder), the scene itself, or the objects file written beside --out with cuts;
+# a refused or failed run leaves no --mesh-out folder it made
+rm -rf clash clash_out clash_link
+expect 2 "--out clash/frame_000003.ply is one of the frames of --mesh-out clash" -- \
+    "$tool" run duck.json --steps 5 --mesh-out clash --out clash/frame_000003.ply
+[ -e clash ] && fail "a refused run left the --mesh-out folder it made"
+mkdir clash && ln -s clash clash_link
+expect 2 "--out clash_link/frame_000001.ply is one of the frames of --mesh-out ./clash" -- \
+    "$tool" run duck.json --steps 5 --mesh-out ./clash --out clash_link/frame_000001.ply
+expect 2 "--out duck.json is the scene file" -- "$tool" run duck.json --steps 1 --out duck.json
+expect 1 'cannot write clash_out: Is a directory' -- "$tool" run duck.json --steps 1 --mesh-out clash_out --out clash_out
+[ -e clash_out ] && fail "a failed run left the --mesh-out folder it made"
+cp "$scenes/paper/hw2007_cut.json" cut.objects.npy
+expect 2 "--out cut.npy: the objects file written beside it in a scene with cuts, cut.objects.npy, is the scene file" -- \
+    "$tool" run cut.objects.npy --steps 1 --out cut.npy
+cmp -s cut.objects.npy "$scenes/paper/hw2007_cut.json" || fail "the scene was overwritten by the objects file"
 # a frame that cannot be written stops the run, naming the file
 rm -rf blocked && mkdir -p blocked/frame_000001.ply
 expect 1 'cannot write blocked/frame_000001.ply: Is a directory' -- "$tool" run duck.json --steps 20 --every 10 --mesh-out blocked
@@ -277,6 +318,40 @@ import numpy as np
 a = np.load('spawn.npy')
 assert a.shape[1:] == (8000, 3) and a.shape[0] >= 2 and np.isfinite(a).all(), a.shape
 " || fail "spawn.npy does not hold the frames written"
+
+# Ctrl-C inside one long step (paper384 at 5,000 solver steps a step: minutes a step) ends the run
+# within the solver step under way (sm_world_cancel()), on both backends, without counting the
+# cancelled step, and frame 0 stays in the file
+"$python" -c "
+import json
+scene = json.load(open('$scenes/paper384.json'))
+scene['substeps'] = 5000
+json.dump(scene, open('long_step.json', 'w'))
+"
+for backend in opencl cpu; do
+    rm -f long_step.npy
+    "$tool" run long_step.json --backend "$backend" --steps 10 --out long_step.npy > long_step.txt 2>&1 &
+    pid=$!
+    for _ in $(seq 1200); do
+        [ "$(stat -c %s long_step.npy 2> /dev/null || echo 0)" -ge $((128 + 55200 * 12)) ] && break
+        sleep 0.1
+    done
+    sleep 2 # (inside the first step)
+    start=$(date +%s.%N)
+    kill -INT $pid
+    wait $pid
+    rc=$?
+    took=$("$python" -c "print(round($(date +%s.%N) - $start, 2))")
+    echo "long step ($backend): Ctrl-C ended the run in $took s: $(tail -1 long_step.txt)"
+    [ "$rc" -eq 130 ] || fail "an interrupted long step ($backend) should exit 130, got $rc: $(cat long_step.txt)"
+    grep -q 'interrupted after 0 of 10 steps' long_step.txt || fail "the cancelled step was counted: $(cat long_step.txt)"
+    "$python" -c "assert $took < 5, 'Ctrl-C took $took s'" || fail "Ctrl-C took $took s to end a long step ($backend)"
+    "$python" -c "
+import numpy as np
+a = np.load('long_step.npy')
+assert a.shape == (1, 55200, 3) and np.isfinite(a).all(), a.shape
+" || fail "long_step.npy ($backend) does not hold frame 0"
+done
 
 # SIGTERM stops a run like Ctrl-C, with the shell's status for it (128 + 15)
 "$tool" run "$scenes/linear_cube.json" --steps 100000000 > terminated.txt 2>&1 &

@@ -286,3 +286,37 @@ bool world_has_nan(const sm_world *world)
     free(x), free(v);
     return bad;
 }
+
+void random_bodies_inside_each_other(rng *r, bool radius_scales, char *out, size_t size)
+{
+    static const char *const shapes[] = {"\"shape\": \"box\", \"size\": [%.17g, %.17g, %.17g], \"resolution\": [%d, %d, %d]",
+                                         "\"shape\": \"sphere\", \"radius\": %.17g, \"spacing\": %.17g",
+                                         "\"shape\": \"capsule\", \"radius\": %.17g, \"length\": %.17g, \"spacing\": %.17g",
+                                         "\"shape\": \"torus\", \"major_radius\": %.17g, \"minor_radius\": %.17g, \"spacing\": %.17g"};
+    static const char *const modes[] = {"rigid", "linear", "quadratic"};
+    const int count = 2 + (int)rng_uniform(r, 0.0, 1.999);
+    size_t used = 0;
+    out[0] = 0;
+    for (int o = 0; o < count && used < size; o++) {
+        const double extent = rng_uniform(r, 0.3, 1.0);
+        char shape[256], scale[64] = "";
+        switch ((int)rng_uniform(r, 0.0, 3.999)) {
+        case 0:
+            snprintf(shape, sizeof shape, shapes[0], extent, extent * rng_uniform(r, 0.5, 1.0), extent * rng_uniform(r, 0.5, 1.0),
+                     3 + (int)rng_uniform(r, 0, 3.999), 3 + (int)rng_uniform(r, 0, 3.999), 3 + (int)rng_uniform(r, 0, 3.999));
+            break;
+        case 1: snprintf(shape, sizeof shape, shapes[1], 0.5 * extent, extent * rng_uniform(r, 0.15, 0.3)); break;
+        case 2: snprintf(shape, sizeof shape, shapes[2], 0.25 * extent, extent, extent * rng_uniform(r, 0.1, 0.2)); break;
+        default: snprintf(shape, sizeof shape, shapes[3], 0.4 * extent, 0.15 * extent, extent * rng_uniform(r, 0.08, 0.15)); break;
+        }
+        const sm_vec3 at = rng_in_ball(r, 0.5 * extent), v = rng_in_ball(r, 2.0);
+        const double turn[3] = {rng_uniform(r, 0, 360), rng_uniform(r, 0, 360), rng_uniform(r, 0, 360)};
+        const double mass = pow(10.0, rng_uniform(r, -1.0, 1.0));
+        const char *mode = modes[(int)rng_uniform(r, 0.0, 2.999)];
+        if (radius_scales) snprintf(scale, sizeof scale, ", \"collisions\": {\"radius_scale\": %.17g}", rng_uniform(r, 0.5, 1.5));
+        used += (size_t)snprintf(out + used, size - used,
+                                 "%s{%s, \"position\": [%.17g, %.17g, %.17g], \"rotation\": [%.17g, %.17g, %.17g],"
+                                 " \"velocity\": [%.17g, %.17g, %.17g], \"mass\": %.17g, \"mode\": \"%s\"%s}",
+                                 o ? ", " : "", shape, at.x, at.y, at.z, turn[0], turn[1], turn[2], v.x, v.y, v.z, mass, mode, scale);
+    }
+}

@@ -72,5 +72,10 @@ sm_world *world_from_json_on(const char *json, sm_backend backend);
 bool world_has_nan(const sm_world *world);
 /// Writes `text` to the file `path` (a mesh or a scene for a test to load); false when it cannot.
 bool write_text_file(const char *path, const char *text);
+/// Two or three bodies of random shapes (box, sphere, capsule, torus), sizes (0.3 to 1 m),
+/// lattices, masses (0.1 to 10 kg) and modes placed inside each other (offsets up to half their
+/// size, turned at random, moving at up to 2 m/s), as the items of a scene's "objects" array
+/// into `out`; with `radius_scales`, each with a contact radius_scale from 0.5 to 1.5.
+void random_bodies_inside_each_other(rng *r, bool radius_scales, char *out, size_t size);
 
 #endif

@@ -683,6 +683,73 @@ static void values_beyond_the_device_float_range_are_refused_on_opencl(void)
     }
 }
 
+/// A world with collisions and the widest skin (10) on `backend`, and a box 3 m off the origin.
+static sm_world *colliding_world(sm_backend backend)
+{
+    sm_world_def wd = sm_world_def_default();
+    wd.backend = backend;
+    wd.collisions.enabled = true;
+    wd.collisions.skin = 10.0;
+    sm_world *world = NULL;
+    ENSURE_OK(sm_world_create(&wd, &world));
+    if (!world) return NULL;
+    sm_object_def def = sm_object_def_default();
+    def.position = (sm_vec3){3.0, 0.0, 0.0};
+    ENSURE_OK(sm_world_add_object(world, &def, NULL));
+    return world;
+}
+
+/// A collision radius beyond 1e18 m, given or from radius_scale (the object's or the world's),
+/// is refused on OpenCL naming the field, and the world keeps its objects (its float contact
+/// search squares two radii plus the skin: 1e308 made every position NaN); the CPU reference
+/// takes it. A radius up to 1e18 m, against a box 3 m away with the widest skin, runs finite on
+/// OpenCL. Radii are seeded random draws, log-uniform.
+static void collision_radii_beyond_the_float_limit_are_refused_on_opencl(void)
+{
+    rng r = {43};
+    for (int b = 0; b < 2; b++) {
+        sm_world *world = colliding_world(backends[b]);
+        if (!world) continue;
+        for (int k = 0; k < 12; k++) {
+            sm_object_def def = sm_object_def_default();
+            const double radius = pow(10.0, rng_uniform(&r, 18.05, 308.0));
+            const char *field = k % 2 == 0 ? "collisions.radius" : "collisions.radius_scale";
+            if (k % 2 == 0) def.collisions.radius = radius;
+            else def.collisions.radius_scale = radius / (0.5 * 1.0 / 3.0); // half the 1/3 m spacing of a 4^3 box
+            char label[96];
+            snprintf(label, sizeof label, "%s: %s giving a radius of %g m", backend_names[b], field, radius);
+            if (b == 1) refused_object(world, &def, label, field, "1e+18");
+            else expect(sm_world_add_object(world, &def, NULL), SM_OK, label, NULL, NULL);
+        }
+        if (b == 1) world_still_works(world, "opencl after radii beyond the limit");
+        sm_world_destroy(world);
+    }
+    // the world's radius_scale
+    sm_world_def wd = sm_world_def_default();
+    wd.backend = SM_BACKEND_OPENCL;
+    wd.collisions.enabled = true;
+    wd.collisions.radius_scale = 1e300;
+    sm_world *world = NULL;
+    ENSURE_OK(sm_world_create(&wd, &world));
+    if (world) {
+        sm_object_def def = sm_object_def_default();
+        refused_object(world, &def, "opencl: the world's radius_scale 1e300", "the world's collisions.radius_scale", "1e+18");
+        sm_world_destroy(world);
+    }
+    // just inside: the limit itself and a random radius below it, given and from radius_scale
+    for (int k = 0; k < 2; k++) {
+        world = colliding_world(SM_BACKEND_OPENCL);
+        if (!world) continue;
+        sm_object_def def = sm_object_def_default();
+        if (k == 0) def.collisions.radius = 1e18;
+        else def.collisions.radius_scale = pow(10.0, rng_uniform(&r, 3.0, 18.0)) / (0.5 * 1.0 / 3.0);
+        ENSURE_OK(sm_world_add_object(world, &def, NULL));
+        for (int s = 0; s < 3; s++) ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 2));
+        ENSURE(!world_has_nan(world));
+        sm_world_destroy(world);
+    }
+}
+
 /* ---- Device memory ---------------------------------------------------------------------------- */
 
 /// The byte count after `after` in the last error message, or -1.
@@ -934,6 +1001,7 @@ int main(int argc, char **argv)
         TEST(overflowing_scene_numbers_are_refused),
         TEST(unreadable_scene_and_mesh_files_are_refused),
         TEST(values_beyond_the_device_float_range_are_refused_on_opencl),
+        TEST(collision_radii_beyond_the_float_limit_are_refused_on_opencl),
         TEST(a_world_too_large_for_the_device_fails_cleanly),
         TEST(no_opencl_platform_is_reported),
         TEST(a_kernel_that_fails_to_build_names_its_file_and_line),

@@ -588,6 +588,55 @@ static void bad_mesh_colliders_are_refused(void)
     sm_world_destroy(world);
 }
 
+/// A mesh collider whose field would take more than 2^30 node visits to build (each triangle's
+/// bounding box and 3 cells around it) is refused at once, naming the collider and a larger cell
+/// that fits (and no finer one does); the default cell builds. The mesh:
+/// 300 triangles each spanning the diagonal of a unit cube (seeded random corners), the work of
+/// a 43 s build before the bound.
+static void a_mesh_field_of_unbounded_work_is_refused(void)
+{
+    const char *path = SM_TEST_TMP "/diagonal.obj";
+    FILE *file = fopen(path, "w");
+    ENSURE(file != NULL);
+    if (!file) return;
+    rng r = {97};
+    for (int t = 0; t < 300; t++)
+        fprintf(file, "v 0 0 0\nv 1 1 1\nv %.6f %.6f %.6f\nf %d %d %d\n", rng_uniform(&r, 0, 1), rng_uniform(&r, 0, 1),
+                rng_uniform(&r, 0, 1), 3 * t + 1, 3 * t + 2, 3 * t + 3);
+    fclose(file);
+    sm_world_def wd = sm_world_def_default();
+    wd.backend = sm_test_backend;
+    sm_world *world = NULL;
+    ENSURE_OK(sm_world_create(&wd, &world));
+    if (!world) return;
+    sm_collider_def cd = sm_collider_def_default();
+    cd.shape = SM_COLLIDER_MESH;
+    cd.mesh = path;
+    cd.thickness = 0.01;
+    double fits = 0.0;
+    for (int k = 0; k < 4; k++) { // cells within the node limit, of 1.2e9 to 2.4e9 visits
+        cd.cell = k == 0 ? 0.00526 : rng_uniform(&r, 0.00526, 0.0065);
+        ENSURE(sm_world_add_collider(world, &cd, NULL) == SM_ERROR_INVALID_ARGUMENT);
+        const char *message = sm_last_error();
+        ENSURE(strstr(message, "mesh collider 0") && strstr(message, "node visits") && strstr(message, "a larger cell"));
+        const char *at = strstr(message, "a larger cell (");
+        if (at) fits = strtod(at + strlen("a larger cell ("), NULL);
+        if (k == 0) printf("  cell %g: %s\n", cd.cell, message);
+    }
+    // the cell the message names is within 10% of the finest that fits (building it takes the
+    // longest work allowed, so it is not built here)
+    ENSURE(fits > 0.005 && fits < 0.01);
+    cd.cell = fits / 1.1 * 0.999;
+    ENSURE(sm_world_add_collider(world, &cd, NULL) == SM_ERROR_INVALID_ARGUMENT && strstr(sm_last_error(), "node visits"));
+    ENSURE(sm_world_get_collider_count(world) == 0);
+    // the default cell (extent / 64) fits
+    cd.cell = 0.0;
+    ENSURE_OK(sm_world_add_collider(world, &cd, NULL));
+    ENSURE(sm_world_get_collider_count(world) == 1);
+    sm_world_destroy(world);
+    remove(path);
+}
+
 int main(int argc, char **argv)
 {
     static const sm_test_case tests[] = {
@@ -604,6 +653,7 @@ int main(int argc, char **argv)
         TEST(the_tunnelling_bound_holds),
         TEST(an_open_mesh_is_a_shell),
         TEST(bad_mesh_colliders_are_refused),
+        TEST(a_mesh_field_of_unbounded_work_is_refused),
     };
     return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
 }

@@ -10,7 +10,8 @@
  *     it is sampled: the process's peak memory does not grow;
  *   - $SM_MEMORY_BUDGET takes byte counts with K, M, G, T and "none", and names itself when
  *     it is anything else;
- *   - a mesh collider's distance field counts against the budget, before it is built. */
+ *   - a mesh collider's distance field counts against the budget, before it is built;
+ *   - a lattice inside a thin mesh, estimated at almost nothing, is checked when sampled. */
 #include "support.h"
 
 #include <stdlib.h>
@@ -302,6 +303,47 @@ static void a_memory_bomb_is_refused_before_it_is_sampled(void)
     unsetenv("SM_MEMORY_BUDGET");
 }
 
+/// A lattice inside a mesh is only estimated before sampling (from the volume it encloses, about
+/// 0 for a thin mesh): the particles sampled are checked against the budget again, as a box's
+/// are before. A closed slab of 1 x t x 1 m (t a seeded random draw in [1e-6, 1e-4] m) with a
+/// lattice of 0.001 m holds about 10^6 particles, over 300 MB: refused by a budget of 100 MB
+/// with SM_ERROR_OUT_OF_MEMORY naming the count, the world as it was; a lattice of 0.01 m fits.
+static void a_thin_mesh_lattice_is_checked_after_sampling(void)
+{
+    rng r = {71};
+    for (int b = 0; b < 2; b++) {
+        const double t = rng_uniform(&r, 1e-6, 1e-4);
+        sm_vec3 corners[8];
+        for (int c = 0; c < 8; c++) corners[c] = (sm_vec3){c & 1 ? 0.5 : -0.5, c & 2 ? 0.5 * t : -0.5 * t, c & 4 ? 0.5 : -0.5};
+        int32_t triangles[36] = {0, 4, 6, 0, 6, 2, 1, 3, 7, 1, 7, 5, 0, 1, 5, 0, 5, 4,
+                                 2, 6, 7, 2, 7, 3, 0, 2, 3, 0, 3, 1, 4, 5, 7, 4, 7, 6}; // outwards
+        sm_world *world = empty_world(b ? SM_BACKEND_OPENCL : SM_BACKEND_CPU, false, 100 << 20);
+        if (!world) continue;
+        sm_object_def def = sm_object_def_default();
+        def.shape.type = SM_SHAPE_MESH;
+        def.shape.mesh_vertices = corners, def.shape.mesh_vertex_count = 8;
+        def.shape.mesh_triangles = triangles, def.shape.mesh_triangle_count = 12;
+        def.shape.mesh_particles = SM_MESH_PARTICLES_LATTICE;
+        def.shape.spacing = 0.001;
+        def.surface.enabled = false;
+        sm_memory_estimate estimate;
+        ENSURE_OK(sm_world_estimate_memory(world, &def, 1, &estimate));
+        ENSURE(estimate.particles <= 100001); // the estimate from the volume, t / 1e-9
+        ENSURE(sm_world_add_object(world, &def, NULL) == SM_ERROR_OUT_OF_MEMORY);
+        if (!strstr(sm_last_error(), "the lattice of ") || !strstr(sm_last_error(), "inside the mesh needs") ||
+            !strstr(sm_last_error(), "(sm_world_def.memory_budget)")) {
+            printf("  %s\n", sm_last_error());
+            ENSURE(false);
+        }
+        ENSURE(sm_world_get_counts(world).objects == 0 && sm_world_get_counts(world).particles == 0);
+        def.shape.spacing = 0.01;
+        ENSURE_OK(sm_world_add_object(world, &def, NULL));
+        ENSURE_RANGE(sm_world_get_counts(world).particles, 9000, 10201);
+        ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
+        sm_world_destroy(world);
+    }
+}
+
 /// $SM_MEMORY_BUDGET: byte counts with K, M, G or T (powers of 1024) and "none" are taken; any
 /// other text is an error that names the variable and the text.
 static void memory_budget_variable(void)
@@ -415,6 +457,7 @@ int main(int argc, char **argv)
         TEST(host_estimate_bounds_the_peak),
         TEST(a_budget_one_byte_short_refuses),
         TEST(a_memory_bomb_is_refused_before_it_is_sampled),
+        TEST(a_thin_mesh_lattice_is_checked_after_sampling),
         TEST(memory_budget_variable),
         TEST(mesh_collider_fields_count_against_the_budget),
     };

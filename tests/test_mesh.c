@@ -284,7 +284,7 @@ static void cube_lattice_is_exact(void)
     ENSURE_OK(sm_mesh_load_file(path, &mesh));
     sm_vec3 *points = NULL;
     int32_t count = 0;
-    ENSURE_OK(sm_mesh_sample_lattice(&mesh, 0.25, 125, &points, &count));
+    ENSURE_OK(sm_mesh_sample_lattice(&mesh, 0.25, 125, 1000, &points, &count));
     ENSURE(count == 125 && points != NULL);
     for (int32_t i = 0; i < count; i++) {
         const double c[3] = {points[i].x, points[i].y, points[i].z};
@@ -297,11 +297,11 @@ static void cube_lattice_is_exact(void)
     free(points);
 
     // one candidate too many for the limit
-    ENSURE(sm_mesh_sample_lattice(&mesh, 0.25, 124, &points, &count) == SM_ERROR_INVALID_ARGUMENT);
+    ENSURE(sm_mesh_sample_lattice(&mesh, 0.25, 124, 1000, &points, &count) == SM_ERROR_INVALID_ARGUMENT);
     ENSURE(contains(sm_last_error(), "125") && contains(sm_last_error(), "124") && points == NULL && count == 0);
     static const double bad_spacings[] = {0.0, -0.25, NAN, INFINITY};
     for (size_t i = 0; i < sizeof bad_spacings / sizeof bad_spacings[0]; i++) {
-        ENSURE(sm_mesh_sample_lattice(&mesh, bad_spacings[i], 1000, &points, &count) == SM_ERROR_INVALID_ARGUMENT);
+        ENSURE(sm_mesh_sample_lattice(&mesh, bad_spacings[i], 1000, 1000, &points, &count) == SM_ERROR_INVALID_ARGUMENT);
         ENSURE(contains(sm_last_error(), "spacing"));
     }
     sm_mesh_free(&mesh);
@@ -309,9 +309,95 @@ static void cube_lattice_is_exact(void)
     // inside out: no point has a winding number above 0.5
     write_cube(path, 0.55, true, -1, 0.0);
     ENSURE_OK(sm_mesh_load_file(path, &mesh));
-    ENSURE(sm_mesh_sample_lattice(&mesh, 0.25, 1000, &points, &count) == SM_ERROR_INVALID_ARGUMENT);
+    ENSURE(sm_mesh_sample_lattice(&mesh, 0.25, 1000, 1000, &points, &count) == SM_ERROR_INVALID_ARGUMENT);
     ENSURE(contains(sm_last_error(), "no lattice point") && points == NULL);
     sm_mesh_free(&mesh);
+}
+
+/// The work of a lattice inside a mesh is bounded before any point is tested: over 2^30
+/// point-triangle tests is refused at once (an open flat grid of 968 triangles with a lattice of
+/// 0.0002 m, 25 million points in its bounding box, ran past 30 s; seeded random spacings of
+/// 2^30 to 2^33 tests over a cube of 12 triangles), as is a lattice of more points inside than
+/// allowed; spacings under the bound pass the check. An open mesh (a cube missing a triangle)
+/// still holds a lattice: the winding number tolerates the hole.
+static void lattice_work_is_bounded_before_sampling(void)
+{
+    const char *path = tmp_path("mesh_lattice_grid.obj");
+    FILE *file = fopen(path, "w");
+    ENSURE(file != NULL);
+    if (!file) return;
+    for (int j = 0; j <= 22; j++) // a flat 22 x 22 grid of squares in the xz plane, 968 triangles
+        for (int i = 0; i <= 22; i++) fprintf(file, "v %.17g 0 %.17g\n", i / 22.0 - 0.5, j / 22.0 - 0.5);
+    for (int j = 0; j < 22; j++)
+        for (int i = 0; i < 22; i++) {
+            const int v = 23 * j + i + 1;
+            fprintf(file, "f %d %d %d\nf %d %d %d\n", v, v + 23, v + 1, v + 1, v + 23, v + 24);
+        }
+    fclose(file);
+    sm_mesh mesh;
+    ENSURE_OK(sm_mesh_load_file(path, &mesh));
+    ENSURE(mesh.triangle_count == 968 && sm_mesh_open_edges(&mesh) == 88);
+    sm_world_def wd = sm_world_def_default();
+    sm_world *world = NULL;
+    ENSURE_OK(sm_world_create(&wd, &world));
+    sm_object_def od = sm_object_def_default();
+    od.shape.type = SM_SHAPE_MESH;
+    od.shape.mesh_vertices = mesh.vertices, od.shape.mesh_vertex_count = mesh.vertex_count;
+    od.shape.mesh_triangles = mesh.triangles, od.shape.mesh_triangle_count = mesh.triangle_count;
+    od.shape.mesh_particles = SM_MESH_PARTICLES_LATTICE;
+    od.shape.spacing = 0.0002;
+    sm_vec3 *points = NULL;
+    int32_t count = 0;
+    if (world) {
+        ENSURE(sm_world_add_object(world, &od, NULL) == SM_ERROR_INVALID_ARGUMENT);
+        ENSURE(contains(sm_last_error(), "968 triangles") && contains(sm_last_error(), "larger spacing"));
+        ENSURE(sm_world_get_counts(world).objects == 0);
+        sm_memory_estimate estimate;
+        ENSURE(sm_world_estimate_memory(world, &od, 1, &estimate) == SM_ERROR_INVALID_ARGUMENT);
+    }
+    ENSURE(sm_mesh_sample_lattice(&mesh, 0.0002, INT32_MAX, INT32_MAX, &points, &count) == SM_ERROR_INVALID_ARGUMENT);
+    ENSURE(!points && count == 0);
+    sm_mesh_free(&mesh);
+    remove(path);
+
+    path = tmp_path("mesh_lattice_open.ply");
+    write_cube(path, 0.55, false, 5, 0.0);
+    ENSURE_OK(sm_mesh_load_file(path, &mesh));
+    ENSURE(sm_mesh_open_edges(&mesh) == 3);
+    ENSURE_OK(sm_mesh_sample_lattice(&mesh, 0.25, 1000, 1000, &points, &count));
+    ENSURE_RANGE(count, 100, 125);
+    free(points);
+    points = NULL;
+    sm_mesh_free(&mesh);
+
+    write_cube(path, 0.55, false, -1, 0.0);
+    ENSURE_OK(sm_mesh_load_file(path, &mesh));
+    rng r = {53};
+    for (int k = 0; k < 20; k++) {
+        // tests = 12 (1.1 / spacing + 1)^3, about
+        const double tests = ldexp(1.0, 30) * pow(2.0, rng_uniform(&r, k < 10 ? 0.05 : -3.0, k < 10 ? 3.0 : -0.05));
+        const double spacing = 1.1 / (cbrt(tests / 12.0) - 1.0);
+        if (k < 10) {
+            ENSURE(sm_mesh_sample_lattice(&mesh, spacing, INT32_MAX, INT32_MAX, &points, &count) == SM_ERROR_INVALID_ARGUMENT);
+            ENSURE(contains(sm_last_error(), "12 triangles") && contains(sm_last_error(), "larger spacing") && !points);
+        } else {
+            ENSURE_OK(sm_mesh_check_lattice(&mesh, spacing, INT32_MAX));
+        }
+    }
+    // a closed cube through the world: refused before sampling, in no time
+    od.shape.mesh_vertices = mesh.vertices, od.shape.mesh_vertex_count = mesh.vertex_count;
+    od.shape.mesh_triangles = mesh.triangles, od.shape.mesh_triangle_count = mesh.triangle_count;
+    od.shape.spacing = 0.0015; // 3.9e8 points in the bounding box, 4.7e9 tests
+    if (world) {
+        ENSURE(sm_world_add_object(world, &od, NULL) == SM_ERROR_INVALID_ARGUMENT);
+        ENSURE(contains(sm_last_error(), "tests") && sm_world_get_counts(world).objects == 0);
+    }
+    // more points inside than allowed
+    ENSURE(sm_mesh_sample_lattice(&mesh, 0.25, 1000, 124, &points, &count) == SM_ERROR_INVALID_ARGUMENT);
+    ENSURE(contains(sm_last_error(), "over 124 points") && !points && count == 0);
+    sm_world_destroy(world);
+    sm_mesh_free(&mesh);
+    remove(path);
 }
 
 /// Lattice volume (count * spacing^3) against the divergence theorem on closed models.
@@ -332,7 +418,7 @@ static void lattice_volume_matches_closed_models(void)
         const double volume = signed_volume(&mesh);
         sm_vec3 *points = NULL;
         int32_t count = 0;
-        ENSURE_OK(sm_mesh_sample_lattice(&mesh, cases[i].spacing, 1 << 20, &points, &count));
+        ENSURE_OK(sm_mesh_sample_lattice(&mesh, cases[i].spacing, 1 << 20, 1 << 20, &points, &count));
         const double h = cases[i].spacing;
         ENSURE_SMALL(count * h * h * h / volume - 1.0, cases[i].tolerance);
         sm_vec3 lo, hi;
@@ -782,6 +868,7 @@ int main(int argc, char **argv)
         TEST(duck_welds_into_a_closed_surface),
         TEST(split_cube_welds_and_winds),
         TEST(cube_lattice_is_exact),
+        TEST(lattice_work_is_bounded_before_sampling),
         TEST(lattice_volume_matches_closed_models),
         TEST(bad_files_fail_naming_the_file),
         TEST(ply_face_indices_out_of_range_fail_naming_the_face),

@@ -31,9 +31,14 @@ static const bad_case cases[] = {
     {NULL, "{\"dtt\": 0.1, \"objects\": [{\"shape\": \"box\"}]}", {"field \"dtt\"", "did you mean \"dt\"?"}},
     {NULL, "{\"dt\": 0, \"objects\": [{\"shape\": \"box\"}]}", {"field \"dt\"", "[1e-09, 10]"}},
     {NULL, "{\"dt\": 1e-320, \"objects\": [{\"shape\": \"box\"}]}", {"field \"dt\"", "[1e-09, 10]"}},
-    {NULL, "{\"dt\": 1e400, \"objects\": [{\"shape\": \"box\"}]}", {"field \"dt\"", "must be a number"}},
+    {NULL, "{\"dt\": 1e400, \"objects\": [{\"shape\": \"box\"}]}", {"field \"dt\"", "must be a finite number, got a number out of range"}},
     {NULL, "{\"substeps\": 1.5, \"objects\": [{\"shape\": \"box\"}]}", {"field \"substeps\"", "integer"}},
     {NULL, "{\"substeps\": 0, \"objects\": [{\"shape\": \"box\"}]}", {"field \"substeps\"", "[1, 100000]"}},
+    // the solver step dt / substeps is checked at load, as sm_world_step() checks it
+    {NULL, "{\"dt\": 1e-9, \"substeps\": 100000, \"objects\": [{\"shape\": \"box\"}]}",
+     {"field \"substeps\"", "dt / substeps must be in [1e-09, 10] s", "got 1e-09 s / 100000 = 1e-14 s"}},
+    {NULL, "{\"substeps\": 40000, \"dt\": 2e-5, \"objects\": [{\"shape\": \"box\"}]}",
+     {"field \"substeps\"", "dt / substeps", "at most 20000 substeps"}},
     {NULL, "{\"steps\": -1, \"objects\": [{\"shape\": \"box\"}]}", {"field \"steps\""}},
     {NULL, "{\"gravity\": [0, \"down\", 0], \"objects\": [{\"shape\": \"box\"}]}", {"field \"gravity\"", "3 numbers"}},
     {NULL, "{\"name\": 3, \"objects\": [{\"shape\": \"box\"}]}", {"field \"name\"", "string"}},
@@ -480,6 +485,175 @@ static void non_mesh_files_fail_with_assimps_reason(void)
            contains(sm_last_error(), "assimp"));
 }
 
+/// The solver step dt / substeps is checked when the scene loads, with the bound sm_world_step()
+/// checks: a scene at the bound loads and steps, one just past it is refused naming the fields.
+static void solver_step_is_checked_at_load(void)
+{
+    sm_scene *scene = NULL;
+    ENSURE_OK(sm_scene_load_string("{\"dt\": 1e-8, \"substeps\": 10, \"objects\": [{\"shape\": \"box\"}]}", "test", &scene));
+    sm_world *world = NULL;
+    if (scene && create_world(scene, SM_BACKEND_CPU, &world) == SM_OK) {
+        ENSURE_OK(sm_scene_step(scene, world));
+        sm_world_destroy(world);
+    }
+    sm_scene_destroy(scene);
+    scene = NULL;
+    ENSURE(sm_scene_load_string("{\"dt\": 1e-8, \"substeps\": 11, \"objects\": [{\"shape\": \"box\"}]}", "test", &scene) ==
+           SM_ERROR_SCENE);
+    ENSURE(scene == NULL);
+    ENSURE(contains(sm_last_error(), "test: field \"substeps\": the solver step dt / substeps must be in [1e-09, 10] s") &&
+           contains(sm_last_error(), "at most 10 substeps"));
+}
+
+/// A linear motion with tens of thousands of keyframes loads (in time linear in their number)
+/// and the collider follows them: each time pairs with its own offset.
+static void many_keyframes_load_and_move(void)
+{
+    enum { keyframes = 20000 };
+    const size_t size = 64 * (size_t)keyframes + 512;
+    char *json = malloc(size);
+    size_t used = (size_t)snprintf(json, size, "{\"gravity\": [0, 0, 0], \"colliders\": [{\"shape\": \"sphere\", "
+                                               "\"position\": [0, -5, 0], \"motion\": {\"type\": \"linear\", \"times\": [");
+    for (int k = 0; k < keyframes; k++) used += (size_t)snprintf(json + used, size - used, "%s%.17g", k ? ", " : "", k * 1e-4);
+    used += (size_t)snprintf(json + used, size - used, "], \"offsets\": [");
+    for (int k = 0; k < keyframes; k++)
+        used += (size_t)snprintf(json + used, size - used, "%s[%.17g, %d, %d]", k ? ", " : "", k * 1e-3, k % 2, -k);
+    snprintf(json + used, size - used, "]}}], \"objects\": [{\"shape\": \"box\"}]}");
+    sm_scene *scene = NULL;
+    ENSURE_OK(sm_scene_load_string(json, "keyframes", &scene));
+    free(json);
+    sm_world *world = NULL;
+    if (!scene || create_world(scene, SM_BACKEND_CPU, &world) != SM_OK) {
+        ENSURE(false);
+        sm_scene_destroy(scene);
+        return;
+    }
+    sm_collider_info c;
+    ENSURE_OK(sm_world_get_collider(world, 0, &c));
+    ENSURE(c.center.x == 0.0 && c.center.y == -5.0 && c.center.z == 0.0);
+    // halfway between keyframes 5000 (t = 0.5 s) and 5001: the mean of their offsets
+    ENSURE_OK(sm_world_step(world, 0.50005, 1));
+    ENSURE_OK(sm_world_get_collider(world, 0, &c));
+    ENSURE_SMALL(c.center.x - 5.0005, 1e-9);
+    ENSURE_SMALL(c.center.y - (-5.0 + 0.5), 1e-9);
+    ENSURE_SMALL(c.center.z - (-5000.5), 1e-6);
+    // after the last keyframe (t = 1.9999 s) it rests at the last offset
+    ENSURE_OK(sm_world_step(world, 5.0, 1));
+    ENSURE_OK(sm_world_get_collider(world, 0, &c));
+    ENSURE_SMALL(c.center.x - (keyframes - 1) * 1e-3, 1e-9);
+    ENSURE_SMALL(c.center.y - (-5.0 + (keyframes - 1) % 2), 1e-9);
+    ENSURE(c.center.z == -(keyframes - 1));
+    sm_world_destroy(world);
+    sm_scene_destroy(scene);
+}
+
+/// sm_scene_apply() sets, on each particle with springs, its object's share of "force" plus every
+/// active spring on it, summed in the file's order: with thousands of springs spread over two
+/// objects' particles in random order, with windows that open and close, the forces are exactly
+/// that sum at every step.
+static void springs_sum_in_file_order(void)
+{
+    enum { springs = 3000, particles = 8, steps = 40 };
+    typedef struct {
+        int object, particle;
+        double target[3], stiffness, damping, start, stop;
+    } spring;
+    spring *list = malloc(sizeof *list * springs);
+    const size_t size = 256 * (size_t)springs + 512;
+    char *json = malloc(size);
+    size_t used = (size_t)snprintf(json, size, "{\"dt\": 0.01, \"springs\": [");
+    rng r = {7};
+    for (int i = 0; i < springs; i++) {
+        spring *s = &list[i];
+        s->object = (int)rng_uniform(&r, 0, 2);
+        s->particle = (int)rng_uniform(&r, 0, particles);
+        for (int a = 0; a < 3; a++) s->target[a] = rng_uniform(&r, -2, 2);
+        s->stiffness = rng_uniform(&r, 0, 50);
+        s->damping = rng_uniform(&r, 0, 0.5);
+        s->start = rng_uniform(&r, 0, 0.3);
+        s->stop = s->start + rng_uniform(&r, 0.01, 0.3);
+        used += (size_t)snprintf(json + used, size - used,
+                                 "%s{\"object\": %d, \"particle\": %d, \"target\": [%.17g, %.17g, %.17g], \"stiffness\": %.17g, "
+                                 "\"damping\": %.17g, \"start\": %.17g, \"stop\": %.17g}",
+                                 i ? ", " : "", s->object, s->particle, s->target[0], s->target[1], s->target[2], s->stiffness,
+                                 s->damping, s->start, s->stop);
+    }
+    snprintf(json + used, size - used,
+             "], \"objects\": [{\"shape\": \"box\", \"force\": [1, 2, 3], \"velocity\": [0.5, 0, -1]},"
+             " {\"shape\": \"box\", \"position\": [3, 0, 0], \"mass\": 2, \"angular_velocity\": [0, 90, 0]}]}");
+    sm_scene *scene = NULL;
+    ENSURE_OK(sm_scene_load_string(json, "springs", &scene));
+    free(json);
+    sm_world *world = NULL;
+    if (!scene || create_world(scene, SM_BACKEND_CPU, &world) != SM_OK) {
+        ENSURE(false);
+        sm_scene_destroy(scene), free(list);
+        return;
+    }
+    int mismatches = 0, active = 0;
+    for (int step = 0; step < steps; step++) {
+        ENSURE_OK(sm_scene_apply(scene, world));
+        const double t = sm_world_get_time(world);
+        for (int object = 0; object < 2; object++) {
+            sm_object_info info;
+            ENSURE_OK(sm_world_get_object(world, object, &info));
+            const sm_vec3 share = sm_scene_object_def(scene, object)->force;
+            for (int p = 0; p < particles; p++) {
+                const int32_t index = info.first_particle + p;
+                double mass = 0, x[3], v[3], f[3];
+                ENSURE_OK(sm_world_get_masses(world, index, 1, &mass));
+                ENSURE_OK(sm_world_get_positions(world, index, 1, x));
+                ENSURE_OK(sm_world_get_velocities(world, index, 1, v));
+                ENSURE_OK(sm_world_get_forces(world, index, 1, f));
+                const double fraction = mass / info.mass;
+                double expect[3] = {share.x * fraction, share.y * fraction, share.z * fraction};
+                for (int i = 0; i < springs; i++) {
+                    const spring *s = &list[i];
+                    if (s->object != object || s->particle != p || !(t >= s->start && t < s->stop)) continue;
+                    active++;
+                    for (int a = 0; a < 3; a++) expect[a] = expect[a] + ((s->target[a] - x[a]) * s->stiffness - v[a] * s->damping);
+                }
+                mismatches += f[0] != expect[0] || f[1] != expect[1] || f[2] != expect[2];
+            }
+        }
+        ENSURE_OK(sm_world_step(world, sm_scene_get_info(scene).dt, sm_scene_get_info(scene).substeps));
+    }
+    ENSURE(mismatches == 0);
+    ENSURE(active > springs); // the windows opened: most springs acted at some step
+    sm_world_destroy(world);
+    sm_scene_destroy(scene);
+    free(list);
+}
+
+/// A number too large for a double (JSON has no infinity; 1e999 reads as one) is called out of
+/// range wherever the scene takes a number, never printed as null.
+static void overflowing_numbers_say_out_of_range(void)
+{
+    static const char *const cases[][2] = {
+        {"{\"dt\": 1e400, \"objects\": [{\"shape\": \"box\"}]}", "field \"dt\": must be a finite number, got a number out of range"},
+        {"{\"substeps\": 1e999, \"objects\": [{\"shape\": \"box\"}]}", "field \"substeps\": must be an integer in [1, 100000], got a number out of range"},
+        {"{\"gravity\": [0, -1e999, 0], \"objects\": [{\"shape\": \"box\"}]}", "field \"gravity\": must be an array of 3 finite numbers, got [0,<out of range>,0]"},
+        {"{\"ground\": {\"height\": -1e999}, \"objects\": [{\"shape\": \"box\"}]}", "field \"ground.height\": must be a finite number, got a number out of range"},
+        {"{\"objects\": [{\"shape\": \"box\", \"mass\": 1e999}]}", "object 0: field \"mass\": must be a finite number, got a number out of range"},
+        {"{\"objects\": [{\"shape\": \"box\", \"resolution\": [4, 1e999, 4]}]}", "field \"resolution\": must be an array of 3 integers in [1, 4096], got [4,<out of range>,4]"},
+        {"{\"objects\": [{\"shape\": \"box\", \"fixed\": [0, -1e999]}]}", "field \"fixed\": entry 1 must be a particle index (an integer >= 0), got a number out of range"},
+        {"{\"objects\": [{\"shape\": \"box\", \"clusters\": {\"grid\": [[1e999], 1, 1]}}]}", "got [[<out of range>],1,1]"},
+        {"{\"colliders\": [{\"shape\": \"sphere\", \"motion\": {\"type\": \"linear\", \"times\": [0, 1e999], \"offsets\": [[0, 0, 0], [1, 0, 0]]}}],"
+         " \"objects\": [{\"shape\": \"box\"}]}", "collider 0: field \"motion.times[1]\": must be a finite number, got a number out of range"},
+        {"{\"springs\": [{\"object\": 0, \"particle\": 0, \"target\": [0, 0, 0], \"stiffness\": 1e999}], \"objects\": [{\"shape\": \"box\"}]}",
+         "spring 0: field \"stiffness\": must be a finite number, got a number out of range"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        sm_scene *scene = NULL;
+        const sm_result r = sm_scene_load_string(cases[k][0], "test", &scene);
+        if (r != SM_ERROR_SCENE || scene || !contains(sm_last_error(), cases[k][1]) || contains(sm_last_error(), "null")) {
+            fprintf(stderr, "out-of-range case %zu: %s\n  got %s: %s\n", k, cases[k][0], sm_result_name(r), sm_last_error());
+            sm_test_failures++;
+        }
+        sm_scene_destroy(scene);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const sm_test_case tests[] = {
@@ -492,6 +666,10 @@ int main(int argc, char **argv)
         TEST(mesh_scale_and_center_act),
         TEST(mesh_paths_are_relative_to_the_scene_file),
         TEST(non_mesh_files_fail_with_assimps_reason),
+        TEST(solver_step_is_checked_at_load),
+        TEST(many_keyframes_load_and_move),
+        TEST(springs_sum_in_file_order),
+        TEST(overflowing_numbers_say_out_of_range),
     };
     return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
 }

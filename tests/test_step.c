@@ -4,6 +4,8 @@
 #include "support.h"
 
 #include <stdlib.h>
+#include <threads.h>
+#include <time.h>
 
 static const char *const cube =
     "{\"gravity\": [0, -9.81, 0], \"ground\": {\"height\": -0.3}, \"objects\": [{\"shape\": \"box\", \"resolution\": [4, 4, 4],"
@@ -29,6 +31,44 @@ static void substeps_are_repeated_steps(void)
     double *xa = get_positions(a), *xb = get_positions(b);
     ENSURE(memcmp(xa, xb, sizeof(double) * 3 * 64) == 0);
     free(xa), free(xb);
+    sm_world_destroy(a), sm_world_destroy(b);
+}
+
+static int cancel_later(void *world)
+{
+    thrd_sleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
+    sm_world_cancel(world);
+    return 0;
+}
+
+/// "sm_world_cancel() stops a step between two of its solver steps and leaves the world as they
+/// left it": a step of 100,000 solver steps, cancelled from another thread 20 ms in, returns
+/// SM_ERROR_CANCELLED after k of them, its time advanced by k h, and its particles exactly where
+/// k single solver steps put them; a cancel before a step stops it before its first, and the
+/// step after that runs whole.
+static void cancel_stops_between_solver_steps(void)
+{
+    sm_world *a = cube_world(""), *b = cube_world("");
+    if (!a || !b) return;
+    const int32_t substeps = 100000;
+    const double dt = 1.0, h = dt / substeps;
+    thrd_t thread;
+    ENSURE(thrd_create(&thread, cancel_later, a) == thrd_success);
+    const sm_result r = sm_world_step(a, dt, substeps);
+    thrd_join(thread, NULL);
+    const double time = sm_world_get_time(a);
+    const long long k = llround(time / h);
+    printf("  %s: cancelled after %lld of %d solver steps (%s)\n", sm_world_backend_name(a), k, substeps, sm_result_name(r));
+    ENSURE(r == SM_ERROR_CANCELLED && k >= 0 && k < substeps);
+    for (long long s = 0; s < k; s++) ENSURE_OK(sm_world_step(b, h, 1));
+    ENSURE(sm_world_get_time(b) == time);
+    double *xa = get_positions(a), *xb = get_positions(b);
+    ENSURE(memcmp(xa, xb, sizeof(double) * 3 * 64) == 0);
+    free(xa), free(xb);
+    sm_world_cancel(a);
+    ENSURE(sm_world_step(a, 0.01, 2) == SM_ERROR_CANCELLED && sm_world_get_time(a) == time);
+    ENSURE_OK(sm_world_step(a, 0.01, 2));
+    ENSURE(sm_world_get_time(a) > time);
     sm_world_destroy(a), sm_world_destroy(b);
 }
 
@@ -147,6 +187,7 @@ int main(int argc, char **argv)
 {
     static const sm_test_case tests[] = {
         TEST(substeps_are_repeated_steps),
+        TEST(cancel_stops_between_solver_steps),
         TEST(tau_sets_alpha),
         TEST(damping_and_forces_act_on_velocity),
         TEST(fixed_particles_hold),

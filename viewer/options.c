@@ -2,6 +2,7 @@
 #include "options.h"
 #include "script.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,19 @@ static bool parse_int(const char *text, int lo, int *out)
     long value = strtol(text, &end, 10);
     if (end == text || *end != '\0' || value < lo || value > 1000000000) return false;
     *out = (int)value;
+    return true;
+}
+
+/// Parses WxH: two whole numbers from 64 to 16384 and nothing else around them.
+static bool parse_size(const char *text, int *width, int *height)
+{
+    if (!isdigit((unsigned char)text[0])) return false;
+    char *end = NULL;
+    const long w = strtol(text, &end, 10);
+    if (*end != 'x' || !isdigit((unsigned char)end[1])) return false;
+    const long h = strtol(end + 1, &end, 10);
+    if (*end != '\0' || w < 64 || h < 64 || w > 16384 || h > 16384) return false;
+    *width = (int)w, *height = (int)h;
     return true;
 }
 
@@ -89,7 +103,7 @@ int view_parse_options(int argc, char **argv, options *o)
         else if (strcmp(arg, "--report") == 0) o->report = value;
         else if (strcmp(arg, "--device") == 0) o->device = value;
         else if (strcmp(arg, "--max-steps") == 0) ok = parse_int(value, 1, &o->max_steps);
-        else if (strcmp(arg, "--size") == 0) ok = sscanf(value, "%dx%d", &o->width, &o->height) == 2 && o->width >= 64 && o->height >= 64 && o->width <= 16384 && o->height <= 16384;
+        else if (strcmp(arg, "--size") == 0) ok = parse_size(value, &o->width, &o->height);
         else if (strcmp(arg, "--interop") == 0) {
             ok = strcmp(value, "auto") == 0 || strcmp(value, "on") == 0 || strcmp(value, "off") == 0;
             o->interop = value[1] == 'u' ? INTEROP_AUTO : value[1] == 'n' ? INTEROP_ON : INTEROP_OFF;

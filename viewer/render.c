@@ -3,10 +3,14 @@
 #include <stb_easy_font.h>
 #include <stb_image_write.h>
 
+#include <shapematch/shapematch.h>
+
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ---- Shaders ----------------------------------------------------------------------------- */
 
@@ -715,6 +719,19 @@ void render_end(view_renderer *r, int window_width, int window_height)
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
 }
 
+/// Where a screenshot's PNG goes: its file and the first write error (an errno, 0 while none).
+typedef struct png_sink {
+    FILE *file;
+    int error;
+} png_sink;
+
+static void png_write(void *context, void *data, int size)
+{
+    png_sink *sink = context;
+    errno = 0;
+    if (!sink->error && fwrite(data, 1, (size_t)size, sink->file) != (size_t)size) sink->error = errno ? errno : EIO;
+}
+
 bool render_screenshot(const view_renderer *r, const char *path, char *error, size_t error_size)
 {
     unsigned char *pixels = malloc((size_t)r->width * (size_t)r->height * 3);
@@ -726,9 +743,23 @@ bool render_screenshot(const view_renderer *r, const char *path, char *error, si
     glPixelStorei(GL_PACK_ALIGNMENT, 1);
     glReadPixels(0, 0, r->width, r->height, GL_RGB, GL_UNSIGNED_BYTE, pixels);
     glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
+    char shown[1024];
+    sm_printable(path, shown, sizeof shown);
+    FILE *file = fopen(path, "wb");
+    if (!file) {
+        snprintf(error, error_size, "cannot write %s: %s", shown, strerror(errno));
+        free(pixels);
+        return false;
+    }
+    png_sink sink = {file, 0};
+    struct stat status;
+    const bool regular = fstat(fileno(file), &status) == 0 && S_ISREG(status.st_mode);
     stbi_flip_vertically_on_write(1);
-    const bool ok = stbi_write_png(path, r->width, r->height, 3, pixels, 3 * r->width) != 0;
+    const bool encoded = stbi_write_png_to_func(png_write, &sink, r->width, r->height, 3, pixels, 3 * r->width) != 0;
     free(pixels);
-    if (!ok) snprintf(error, error_size, "cannot write %s", path);
-    return ok;
+    if (fclose(file) != 0 && !sink.error) sink.error = errno ? errno : EIO;
+    if (encoded && !sink.error) return true;
+    snprintf(error, error_size, "cannot write %s: %s", shown, encoded ? strerror(sink.error) : "out of memory encoding the PNG");
+    if (regular) remove(path); // not left half written (a device or a pipe is left alone)
+    return false;
 }

@@ -90,7 +90,8 @@ static bool insert_origin(viewer *v, int32_t at, object_origin origin)
 bool view_open_world(viewer *v, char *error, size_t error_size)
 {
     if (sm_scene_create_world(v->scene, &v->def, &v->world) != SM_OK) {
-        snprintf(error, error_size, "%s", sm_last_error());
+        char shown[1024]; // the scene file named, as the shapematch command does
+        snprintf(error, error_size, "%s: %s", sm_printable(v->opt.scene, shown, sizeof shown), sm_last_error());
         return false;
     }
     const char *reason = "";

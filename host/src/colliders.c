@@ -84,8 +84,9 @@ static double shell_thickness(const sm_collider_def *def, bool closed, double ce
 
 /// The default cell of a mesh collider's field: the mesh's longest extent / 64, at most half the
 /// smallest lattice spacing of the world's objects, coarsened until the field fits
-/// SM_MESH_COLLIDER_MAX_NODES nodes.
-static double default_cell(const sm_world *world, const sm_collider_def *def, bool closed, sm_vec3 extent)
+/// SM_MESH_COLLIDER_MAX_NODES nodes and SM_SDF_MAX_WORK node visits to build.
+static double default_cell(const sm_world *world, const sm_collider_def *def, bool closed, sm_vec3 extent,
+                           const sm_mesh *mesh)
 {
     const double longest = fmax(extent.x, fmax(extent.y, extent.z));
     double cell = longest / 64.0;
@@ -94,9 +95,13 @@ static double default_cell(const sm_world *world, const sm_collider_def *def, bo
     if (!(cell > 0.0)) cell = 1.0;
     const double want = cell;
     while (sm_sdf_nodes(extent, cell, shell_thickness(def, closed, cell)) > (double)SM_MESH_COLLIDER_MAX_NODES) cell *= 1.1;
+    for (int i = 0; i < 400 && !(sm_sdf_work(mesh->vertices, mesh->vertex_count, mesh->triangles, mesh->triangle_count, cell,
+                                             shell_thickness(def, closed, cell)) <= SM_SDF_MAX_WORK); i++)
+        cell *= 1.1;
     if (cell > want)
-        sm_log(world, SM_LOG_NOTICE, "sm_world_add_collider: the mesh's field takes cells of %g m rather than %g m (at most %d nodes)",
-               cell, want, SM_MESH_COLLIDER_MAX_NODES);
+        sm_log(world, SM_LOG_NOTICE,
+               "sm_world_add_collider: the mesh's field takes cells of %g m rather than %g m (at most %d nodes and "
+               "%.3g node visits to build)", cell, want, SM_MESH_COLLIDER_MAX_NODES, SM_SDF_MAX_WORK);
     return cell;
 }
 
@@ -123,7 +128,7 @@ static sm_result add_mesh(sm_world *world, sm_collider *c, const sm_collider_def
     const sm_vec3 middle = def->center ? v3_scale(v3_add(lo, hi), 0.5) : v3(0.0, 0.0, 0.0);
     for (int32_t i = 0; i < mesh.vertex_count; i++) mesh.vertices[i] = v3_sub(mesh.vertices[i], middle);
     c->closed = sm_mesh_open_edges(&mesh) == 0;
-    const double cell = def->cell > 0.0 ? def->cell : default_cell(world, def, c->closed, v3_sub(hi, lo));
+    const double cell = def->cell > 0.0 ? def->cell : default_cell(world, def, c->closed, v3_sub(hi, lo), &mesh);
     const double thickness = shell_thickness(def, c->closed, cell);
     c->def.cell = cell, c->def.thickness = thickness;
     // the field against the memory budget, before it is built (a field past the limit of nodes

@@ -103,8 +103,8 @@ static sm_result check_input(const sm_cut_input *in, const sm_cut_piece *back, c
     if (in->triangle_count > INT32_MAX / 8 || (int64_t)in->vertex_count + 2 * (int64_t)in->triangle_count > INT32_MAX)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_cut_surface: the surface is too large (%d vertices, %d triangles)",
                        in->vertex_count, in->triangle_count);
-    if (!v3_is_finite(in->point) || !v3_is_finite(in->normal) || !(v3_length(in->normal) > 0.0) ||
-        !isfinite(v3_length(in->normal)))
+    sm_vec3 unit;
+    if (!v3_is_finite(in->point) || !v3_direction(in->normal, &unit))
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_cut_surface: the plane needs a finite point and a finite, non-zero normal");
     for (int32_t v = 0; v < in->vertex_count; v++)
         if (!v3_is_finite(in->position[v]) || !v3_is_finite(rest_of(in, v)))
@@ -871,7 +871,7 @@ static sm_result seal_piece(piece_builder *b, const cap_frame *frame, int32_t *o
 /// front piece's faces -n (the same axes swapped).
 static void cap_frames(const sm_cut_input *in, cap_frame *back, cap_frame *front)
 {
-    const sm_vec3 n = v3_scale(in->normal, 1.0 / v3_length(in->normal));
+    const sm_vec3 n = v3_scale(in->normal, 1.0 / v3_length(in->normal)); // (of about unit length: sm_cut_surface)
     // the axis least aligned with n gives a well-conditioned first axis of the plane
     const double ax = fabs(n.x), ay = fabs(n.y), az = fabs(n.z);
     const sm_vec3 axis = ax <= ay && ax <= az ? v3(1, 0, 0) : (ay <= az ? v3(0, 1, 0) : v3(0, 0, 1));
@@ -930,7 +930,11 @@ sm_result sm_cut_surface(const sm_cut_input *in, sm_cut_piece *back, sm_cut_piec
     sm_result result = check_input(in, back, front);
     if (result != SM_OK) return result;
 
-    cutter c = {.in = in};
+    // the normal scaled by a power of two to about unit length: any length of it is a valid plane,
+    // and the scaling is exact, so that vertices on the plane stay exactly on it
+    sm_cut_input scaled = *in;
+    scaled.normal = v3_scaled_to_one(in->normal);
+    cutter c = {.in = &scaled};
     result = run_cut(&c, back, front, out_open_loops);
     free(c.distance), free(c.cuts), free(c.table.keys), free(c.table.values);
     piece_builder_free(&c.side[BACK]), piece_builder_free(&c.side[FRONT]);

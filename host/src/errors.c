@@ -19,6 +19,7 @@ const char *sm_result_name(sm_result result)
     case SM_ERROR_UNAVAILABLE: return "SM_ERROR_UNAVAILABLE";
     case SM_ERROR_NOT_FINITE: return "SM_ERROR_NOT_FINITE";
     case SM_ERROR_DIVERGED: return "SM_ERROR_DIVERGED";
+    case SM_ERROR_CANCELLED: return "SM_ERROR_CANCELLED";
     }
     return "SM_ERROR_UNKNOWN";
 }

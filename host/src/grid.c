@@ -32,7 +32,7 @@ sm_result sm_grid_layout(sm_world *world)
                   sm_grow((void **)&grid->candidates, SM_K_CONTACTS * sizeof(int32_t), n) &&
                   sm_grow((void **)&grid->candidate_count, sizeof(int32_t), n);
         for (int k = 0; k < 2; k++) ok = ok && sm_grow((void **)&grid->moved[k], sizeof(sm_vec3), n);
-        ok = ok && sm_grow((void **)&grid->dv, sizeof(sm_vec3), n);
+        ok = ok && sm_grow((void **)&grid->dv, sizeof(sm_vec3), n) && sm_grow((void **)&grid->weight, sizeof(double), n);
         if (!ok)
             return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory for the collision grid of %d particles",
                            world->particle_count);
@@ -117,7 +117,7 @@ void sm_grid_free(sm_grid *grid)
     free(grid->cell), free(grid->sorted), free(grid->bucket_start), free(grid->bucket_object), free(grid->bucket_cell);
     free(grid->bucket_near);
     free(grid->candidates), free(grid->candidate_count);
-    free(grid->moved[0]), free(grid->moved[1]), free(grid->dv);
+    free(grid->moved[0]), free(grid->moved[1]), free(grid->dv), free(grid->weight);
     memset(grid, 0, sizeof *grid);
 }
 

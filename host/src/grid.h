@@ -22,10 +22,11 @@ typedef struct sm_grid {
     // lie in the 27 cells around it (kernels/05's sm_bucket_near_others)
     int32_t *bucket_object, *bucket_cell, *bucket_near;
     // the CPU collide pass: each particle's candidates (SM_CONTACTS_PER_PARTICLE each) and their
-    // number; the corrections of the sweeps so far (two arrays, read and written in turn) and
-    // the first sweep's velocity changes, per particle
+    // number; the corrections of the sweeps so far (two arrays, read and written in turn), the
+    // first sweep's velocity changes and the weights (sm_contact_weight()), per particle
     int32_t *candidates, *candidate_count;
     sm_vec3 *moved[2], *dv;
+    double *weight;
 } sm_grid;
 
 /// The collision grid's hash table size for `colliding` particles: the least power of two of

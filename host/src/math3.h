@@ -24,6 +24,25 @@ static inline sm_vec3 v3_cross(sm_vec3 a, sm_vec3 b)
 }
 static inline double v3_get(sm_vec3 a, int i) { return i == 0 ? a.x : (i == 1 ? a.y : a.z); }
 static inline int v3_is_finite(sm_vec3 a) { return isfinite(a.x) && isfinite(a.y) && isfinite(a.z); }
+/// a scaled by a power of two (exactly, but for components that become subnormal) so that its
+/// largest component lies in [0.5, 1): the same direction, however long or short a is, with a
+/// length that neither overflows nor underflows. Zero and non-finite a are returned unchanged.
+static inline sm_vec3 v3_scaled_to_one(sm_vec3 a)
+{
+    const double largest = fmax(fabs(a.x), fmax(fabs(a.y), fabs(a.z)));
+    if (!v3_is_finite(a) || !(largest > 0.0)) return a;
+    const int shift = -ilogb(largest) - 1;
+    return v3(ldexp(a.x, shift), ldexp(a.y, shift), ldexp(a.z, shift));
+}
+/// a / |a| into *out for any finite a but zero, however long or short (v3_scaled_to_one first);
+/// false for zero or non-finite a.
+static inline int v3_direction(sm_vec3 a, sm_vec3 *out)
+{
+    if (!v3_is_finite(a) || !(fmax(fabs(a.x), fmax(fabs(a.y), fabs(a.z))) > 0.0)) return 0;
+    const sm_vec3 b = v3_scaled_to_one(a);
+    *out = v3_scale(b, 1.0 / v3_length(b));
+    return 1;
+}
 
 static inline sm_mat3 m3_zero(void) { return (sm_mat3){{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}}; }
 static inline sm_mat3 m3_identity(void) { return (sm_mat3){{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}}; }

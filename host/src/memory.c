@@ -21,7 +21,7 @@
 #define SM_HOST_BYTES_PER_MEMBERSHIP (2 * sizeof(int32_t) + 2 * sizeof(sm_vec3) + sizeof(int32_t) + 16)
 #define SM_HOST_BYTES_PER_CLUSTER (sizeof(sm_cluster) + 512)
 #define SM_HOST_BYTES_PER_FIELD_NODE sizeof(float)
-#define SM_HOST_BYTES_PER_CONTACT_PARTICLE ((4 + 1 + SM_CONTACTS_PER_PARTICLE + 1) * sizeof(int32_t) + 3 * sizeof(sm_vec3))
+#define SM_HOST_BYTES_PER_CONTACT_PARTICLE ((4 + 1 + SM_CONTACTS_PER_PARTICLE + 1) * sizeof(int32_t) + 3 * sizeof(sm_vec3) + sizeof(double))
 #define SM_HOST_BYTES_PER_SURFACE_VERTEX (4 * sizeof(sm_vec3) + 4 * sizeof(int32_t))
 #define SM_HOST_BYTES_PER_SURFACE_BINDING (sizeof(int32_t) + sizeof(sm_vec3))
 #define SM_HOST_BYTES_PER_SURFACE_TRIANGLE (6 * sizeof(int32_t))
@@ -69,6 +69,12 @@ sm_result sm_object_footprint(const sm_world *world, const sm_object_def *def, s
     int64_t particles = 0;
     sm_result result = sm_shape_count(&def->shape, &particles);
     if (result != SM_OK) return result;
+    *out = sm_object_footprint_of(world, def, particles);
+    return SM_OK;
+}
+
+sm_footprint sm_object_footprint_of(const sm_world *world, const sm_object_def *def, int64_t particles)
+{
     sm_footprint f = {.objects = 1, .particles = particles, .quadratic = def->mode == SM_MODE_QUADRATIC};
     const int32_t large = sm_cl_large_threshold(world);
     if (def->clusters.list_offsets) {
@@ -99,8 +105,7 @@ sm_result sm_object_footprint(const sm_world *world, const sm_object_def *def, s
         f.surface_triangles = own_mesh ? def->shape.mesh_triangle_count : s->triangle_count;
         f.surface_bindings = particles > 0 ? (int64_t)ceil((double)f.surface_vertices * (double)f.memberships / (double)particles) : 0;
     }
-    *out = f;
-    return SM_OK;
+    return f;
 }
 
 int64_t sm_host_bytes(const sm_footprint *f)

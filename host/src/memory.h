@@ -19,6 +19,9 @@ void sm_footprint_add(sm_footprint *to, const sm_footprint *add);
 /// cluster def, without sampling it: exact particles and list clusters; grid clusters and
 /// memberships estimated from the grid and its overlap.
 sm_result sm_object_footprint(const sm_world *world, const sm_object_def *def, sm_footprint *out);
+/// The same for an object of `particles` particles (those sampled, where sm_shape_count() only
+/// estimates them: a mesh's inner lattice).
+sm_footprint sm_object_footprint_of(const sm_world *world, const sm_object_def *def, int64_t particles);
 /// The host bytes of a world of footprint f, at the peak while its objects are added.
 int64_t sm_host_bytes(const sm_footprint *f);
 /// Fails with SM_ERROR_OUT_OF_MEMORY, naming the figures, when the world with `add` added would

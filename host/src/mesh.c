@@ -652,29 +652,33 @@ double sm_mesh_winding_number(const sm_mesh *mesh, sm_vec3 p)
     return sum / 12.566370614359172953850573533118; // 4 pi
 }
 
-sm_result sm_mesh_sample_lattice(const sm_mesh *mesh, double spacing, int32_t max_candidates,
-                                 sm_vec3 **out_points, int32_t *out_count)
+/// The integer lattice ranges of spacing `spacing` over the mesh's bounding box, and how many
+/// points they hold (in floating point, so that huge ratios cannot overflow).
+static double lattice_range(const sm_mesh *mesh, double spacing, double first[3], double last[3])
 {
-    if (!out_points || !out_count) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_mesh_sample_lattice: NULL output");
-    *out_points = NULL;
-    *out_count = 0;
-    if (!mesh || mesh->triangle_count <= 0 || mesh->vertex_count <= 0)
-        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "a lattice needs a mesh with triangles");
-    if (!(spacing > 0.0) || !isfinite(spacing))
-        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "the lattice spacing must be finite and > 0, got %g", spacing);
     sm_vec3 lo = mesh->vertices[0], hi = lo;
     for (int32_t v = 1; v < mesh->vertex_count; v++) {
         const sm_vec3 p = mesh->vertices[v];
         lo = v3(fmin(lo.x, p.x), fmin(lo.y, p.y), fmin(lo.z, p.z));
         hi = v3(fmax(hi.x, p.x), fmax(hi.y, p.y), fmax(hi.z, p.z));
     }
-    // the integer ranges, sized in floating point first so that huge ratios cannot overflow
-    double first[3] = {0}, last[3] = {0}, candidates = 1.0;
+    double candidates = 1.0;
     for (int a = 0; a < 3; a++) {
         first[a] = ceil(v3_get(lo, a) / spacing - 1e-9);
         last[a] = floor(v3_get(hi, a) / spacing + 1e-9);
         candidates *= fmax(0.0, last[a] - first[a] + 1.0);
     }
+    return candidates;
+}
+
+sm_result sm_mesh_check_lattice(const sm_mesh *mesh, double spacing, int32_t max_candidates)
+{
+    if (!mesh || mesh->triangle_count <= 0 || mesh->vertex_count <= 0 || !mesh->vertices || !mesh->triangles)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "a lattice needs a mesh with triangles");
+    if (!(spacing > 0.0) || !isfinite(spacing))
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "the lattice spacing must be finite and > 0, got %g", spacing);
+    double first[3], last[3];
+    const double candidates = lattice_range(mesh, spacing, first, last);
     if (!(candidates <= (double)max_candidates))
         return sm_fail(SM_ERROR_INVALID_ARGUMENT,
                        "a lattice of spacing %g over the mesh's bounding box has %.0f points, over the limit of %d; "
@@ -682,16 +686,55 @@ sm_result sm_mesh_sample_lattice(const sm_mesh *mesh, double spacing, int32_t ma
     if (candidates == 0.0)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "no lattice point of spacing %g lies inside the mesh; "
                        "use a smaller spacing", spacing);
+    const double work = candidates * (double)mesh->triangle_count;
+    if (!(work <= SM_MESH_LATTICE_MAX_WORK))
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT,
+                       "a lattice of spacing %g over the mesh's bounding box has %.0f points, and each is tested "
+                       "against the mesh's %d triangles: %.3g tests, over the limit of %.3g (about half a minute); use "
+                       "a larger spacing or a mesh of fewer triangles", spacing, candidates, mesh->triangle_count, work,
+                       SM_MESH_LATTICE_MAX_WORK);
+    return SM_OK;
+}
+
+sm_result sm_mesh_sample_lattice(const sm_mesh *mesh, double spacing, int32_t max_candidates, int32_t max_points,
+                                 sm_vec3 **out_points, int32_t *out_count)
+{
+    if (!out_points || !out_count) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_mesh_sample_lattice: NULL output");
+    *out_points = NULL;
+    *out_count = 0;
+    sm_result result = sm_mesh_check_lattice(mesh, spacing, max_candidates);
+    if (result != SM_OK) return result;
+    double first[3], last[3];
+    const double candidates = lattice_range(mesh, spacing, first, last);
     const int64_t i0 = (int64_t)first[0], i1 = (int64_t)last[0], j0 = (int64_t)first[1], j1 = (int64_t)last[1],
                   k0 = (int64_t)first[2], k1 = (int64_t)last[2];
-    sm_vec3 *points = malloc(sizeof(sm_vec3) * (size_t)candidates);
-    if (!points) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory for a lattice of %.0f points", candidates);
+    // grown as points are found: a lattice holds far fewer points than its bounding box at times
+    size_t capacity = candidates < 4096.0 ? (size_t)candidates : 4096;
+    sm_vec3 *points = malloc(sizeof(sm_vec3) * capacity);
+    if (!points) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory for a lattice of %zu points", capacity);
     int32_t count = 0;
     for (int64_t k = k0; k <= k1; k++)
         for (int64_t j = j0; j <= j1; j++)
             for (int64_t i = i0; i <= i1; i++) {
                 const sm_vec3 p = v3((double)i * spacing, (double)j * spacing, (double)k * spacing);
-                if (sm_mesh_winding_number(mesh, p) > 0.5) points[count++] = p;
+                if (!(sm_mesh_winding_number(mesh, p) > 0.5)) continue;
+                if (count >= max_points) {
+                    free(points);
+                    return sm_fail(SM_ERROR_INVALID_ARGUMENT,
+                                   "a lattice of spacing %g inside the mesh has over %d points; use a larger spacing",
+                                   spacing, max_points);
+                }
+                if ((size_t)count == capacity) {
+                    const size_t grown_capacity = 2 * capacity < (size_t)candidates ? 2 * capacity : (size_t)candidates;
+                    sm_vec3 *grown = realloc(points, sizeof(sm_vec3) * grown_capacity);
+                    if (!grown) {
+                        free(points);
+                        return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory for a lattice of %zu points",
+                                       grown_capacity);
+                    }
+                    points = grown, capacity = grown_capacity;
+                }
+                points[count++] = p;
             }
     if (count == 0) {
         free(points);

@@ -3,6 +3,7 @@
 #include "objects.h"
 #include "clusters.h"
 #include "math3.h"
+#include "memory.h"
 #include "opencl/cl_backend.h"
 #include "shapes.h"
 #include "surfaces.h"
@@ -177,7 +178,13 @@ sm_result sm_object_check_indices(const sm_object_def *d, int32_t count, char *f
     return SM_OK;
 }
 
-/// Grows an array to `capacity` elements; the pointer is only replaced on success.
+/// The largest collision radius the OpenCL backend takes, m: its contact search (kernels/06_collide.cl)
+/// squares the reach of two particles plus the skin, up to (2 + 10) r with the widest skin, and
+/// 12 x 1e18 squared stays below FLT_MAX (3.4e38).
+#define SM_CL_RADIUS_MAX 1e18
+
+/// Checks the particles first to first + count - 1 just placed: finite velocities and, on
+/// OpenCL, masses, positions, velocities, forces and the object's second moment within float.
 static sm_result check_new_particles(const sm_world *world, int32_t first, int32_t count, double total_mass, sm_vec3 com)
 {
     double moment = 0.0;
@@ -236,6 +243,16 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
     char *name = NULL;
     result = sm_shape_sample(&def->shape, def->mass, &local, &masses, &count);
     if (result != SM_OK) return result;
+    if (def->shape.type == SM_SHAPE_MESH && def->shape.mesh_particles == SM_MESH_PARTICLES_LATTICE &&
+        count > adds.particles) {
+        // the lattice inside a mesh was only estimated (from its volume, about 0 for a thin mesh):
+        // the budget again, with the particles sampled
+        adds = sm_object_footprint_of(world, def, count);
+        char what[96];
+        snprintf(what, sizeof what, "the lattice of %d particles inside the mesh", count);
+        result = sm_check_memory(world, &adds, what);
+        if (result != SM_OK) goto done;
+    }
     char field[48];
     result = sm_object_check_indices(def, count, field, sizeof field);
     if (result != SM_OK) {
@@ -300,6 +317,28 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
     }
     result = check_new_particles(world, first, count, total_mass, com);
     if (result != SM_OK) goto done;
+
+    // contact: the radius given, else radius_scale x half the lattice spacing
+    const sm_collisions *collisions = &world->def.collisions;
+    const double spacing = sm_shape_spacing(&def->shape, local, count);
+    double radius = def->collisions.radius;
+    const double scale = def->collisions.radius_scale > 0.0 ? def->collisions.radius_scale : collisions->radius_scale;
+    if (!(radius > 0.0)) radius = 0.5 * scale * spacing;
+    const bool collides = collisions->enabled && def->collisions.enabled && radius > 0.0;
+    if (collides && world->cl && !(radius <= SM_CL_RADIUS_MAX)) {
+        char from[160];
+        if (def->collisions.radius > 0.0)
+            snprintf(from, sizeof from, "collisions.radius");
+        else
+            snprintf(from, sizeof from, "%s %g x half the lattice spacing %g m",
+                     def->collisions.radius_scale > 0.0 ? "collisions.radius_scale" : "the world's collisions.radius_scale",
+                     scale, spacing);
+        result = sm_fail(SM_ERROR_INVALID_ARGUMENT,
+                         "the collision radius %g m (from %s) is beyond the OpenCL backend's limit of %g m (its float "
+                         "contact search squares two radii plus the skin); use a smaller radius, the CPU backend or "
+                         "larger units", radius, from, SM_CL_RADIUS_MAX);
+        goto done;
+    }
     memset(world->target + 4 * (size_t)first, 0, 4 * sizeof(double) * (size_t)count); // no targets
     sm_cl_forget_position_split(world, first, count);
     for (int32_t f = 0; f < def->fixed_count; f++) {
@@ -307,15 +346,6 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
         world->velocity[first + def->fixed[f]] = v3(0, 0, 0); // it never moves, so it reports rest
     }
 
-    // contact: the radius given, else radius_scale x half the lattice spacing
-    const sm_collisions *collisions = &world->def.collisions;
-    const double spacing = sm_shape_spacing(&def->shape, local, count);
-    double radius = def->collisions.radius;
-    if (!(radius > 0.0)) {
-        const double scale = def->collisions.radius_scale > 0.0 ? def->collisions.radius_scale : collisions->radius_scale;
-        radius = 0.5 * scale * spacing;
-    }
-    const bool collides = collisions->enabled && def->collisions.enabled && radius > 0.0;
     if (collisions->enabled && def->collisions.enabled && !collides)
         sm_log(world, SM_LOG_WARNING,
                "object %d%s%s%s: %s, so there is no spacing to take a collision radius from and it does not collide; "

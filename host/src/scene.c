@@ -32,6 +32,8 @@ typedef struct scene_spring {
     double stiffness;         ///< N/m
     double damping;           ///< N s/m
     double start, stop;       ///< s: active for start <= t < stop
+    bool first;               ///< no earlier spring of the file is on the same particle
+    int32_t next;             ///< the next spring of the file on the same particle, or -1
 } scene_spring;
 
 /// A timed cut of the scene: object `object` (its id: the scene's objects are 0 to N - 1, and
@@ -88,10 +90,46 @@ static sm_result field_error(const context *ctx, const char *field, const char *
     return sm_fail(SM_ERROR_SCENE, "%s: field \"%s\": %s", ctx->origin, field, detail);
 }
 
-/// A short rendering of a JSON value for "got ..." in messages.
+/// Whether `item` is, or holds, a number the reader could not represent (1e999 reads as infinity).
+static bool holds_non_finite(const cJSON *item)
+{
+    if (cJSON_IsNumber(item)) return !isfinite(item->valuedouble);
+    for (const cJSON *e = item->child; e; e = e->next)
+        if (holds_non_finite(e)) return true;
+    return false;
+}
+
+/// Replaces every non-finite number under `item` by the text "<out of range>" (the printer would
+/// write null for it).
+static void mark_non_finite(cJSON *item)
+{
+    for (cJSON *e = item->child, *next; e; e = next) {
+        next = e->next;
+        if (cJSON_IsNumber(e) && !isfinite(e->valuedouble)) {
+            cJSON *mark = cJSON_CreateRaw("<out of range>");
+            if (mark) cJSON_ReplaceItemViaPointer(item, e, mark);
+        } else {
+            mark_non_finite(e);
+        }
+    }
+}
+
+/// A short rendering of a JSON value for "got ..." in messages. A number too large for a double
+/// is "a number out of range" (JSON has no infinity: the printer would write null).
 static const char *show(const cJSON *item, char *buffer, size_t size)
 {
-    char *text = cJSON_PrintUnformatted(item);
+    if (cJSON_IsNumber(item) && !isfinite(item->valuedouble)) return "a number out of range";
+    char *text = NULL;
+    if (holds_non_finite(item)) {
+        cJSON *copy = cJSON_Duplicate(item, true);
+        if (copy) {
+            mark_non_finite(copy);
+            text = cJSON_PrintUnformatted(copy);
+            cJSON_Delete(copy);
+        }
+    } else {
+        text = cJSON_PrintUnformatted(item);
+    }
     if (!text) return "?";
     snprintf(buffer, size, "%s", text);
     if (strlen(text) >= size && size > 4) strcpy(buffer + size - 4, "...");
@@ -148,8 +186,8 @@ static sm_result check_keys(const context *ctx, const cJSON *object, const char 
 
 static sm_result read_number(const context *ctx, const cJSON *item, const char *field, double *out)
 {
-    if (!cJSON_IsNumber(item) || !isfinite(item->valuedouble))
-        return field_error(ctx, field, "must be a number, got %s", GOT(item));
+    if (!cJSON_IsNumber(item)) return field_error(ctx, field, "must be a number, got %s", GOT(item));
+    if (!isfinite(item->valuedouble)) return field_error(ctx, field, "must be a finite number, got %s", GOT(item));
     *out = item->valuedouble;
     return SM_OK;
 }
@@ -202,10 +240,11 @@ static sm_result read_vec3(const context *ctx, const cJSON *item, const char *fi
     double v[3];
     if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) != 3)
         return field_error(ctx, field, "must be an array of 3 numbers, got %s", GOT(item));
-    for (int a = 0; a < 3; a++) {
-        const cJSON *e = cJSON_GetArrayItem(item, a);
-        if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble))
-            return field_error(ctx, field, "must be an array of 3 numbers, got %s", GOT(item));
+    int a = 0;
+    for (const cJSON *e = item->child; e; e = e->next, a++) {
+        if (!cJSON_IsNumber(e)) return field_error(ctx, field, "must be an array of 3 numbers, got %s", GOT(item));
+        if (!isfinite(e->valuedouble))
+            return field_error(ctx, field, "must be an array of 3 finite numbers, got %s", GOT(item));
         v[a] = e->valuedouble;
     }
     *out = v3(v[0], v[1], v[2]);
@@ -216,8 +255,8 @@ static sm_result read_int3(const context *ctx, const cJSON *item, const char *fi
 {
     if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) != 3)
         return field_error(ctx, field, "must be an array of 3 integers in [%d, %d], got %s", lo, hi, GOT(item));
-    for (int a = 0; a < 3; a++) {
-        const cJSON *e = cJSON_GetArrayItem(item, a);
+    int a = 0;
+    for (const cJSON *e = item->child; e; e = e->next, a++) {
         if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble) || e->valuedouble < lo || e->valuedouble > hi)
             return field_error(ctx, field, "must be an array of 3 integers in [%d, %d], got %s", lo, hi, GOT(item));
         out[a] = (int32_t)e->valuedouble;
@@ -735,14 +774,16 @@ static sm_result parse_motion(const context *ctx, const cJSON *item, scene_colli
         out->times = malloc(sizeof(double) * (size_t)n);
         out->offsets = malloc(sizeof(sm_vec3) * (size_t)n);
         if (!out->times || !out->offsets) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx->origin);
-        for (int k = 0; k < n; k++) {
+        // walk both lists side by side: indexing a cJSON array walks it from its start each time
+        const cJSON *time = times->child, *offset = offsets->child;
+        for (int k = 0; k < n; k++, time = time->next, offset = offset->next) {
             char field[48];
             snprintf(field, sizeof field, "motion.times[%d]", k);
-            if ((r = read_number(ctx, cJSON_GetArrayItem(times, k), field, &out->times[k])) != SM_OK) return r;
+            if ((r = read_number(ctx, time, field, &out->times[k])) != SM_OK) return r;
             if (k > 0 && !(out->times[k] > out->times[k - 1]))
                 return field_error(ctx, field, "must be greater than the time before it (%g), got %g", out->times[k - 1], out->times[k]);
             snprintf(field, sizeof field, "motion.offsets[%d]", k);
-            if ((r = read_vec3(ctx, cJSON_GetArrayItem(offsets, k), field, &out->offsets[k])) != SM_OK) return r;
+            if ((r = read_vec3(ctx, offset, field, &out->offsets[k])) != SM_OK) return r;
         }
         m->times = out->times, m->offsets = out->offsets, m->keyframe_count = n;
     } else if (m->type == SM_MOTION_SINUSOIDAL) {
@@ -877,7 +918,57 @@ static sm_result parse_cut(const context *ctx, const cJSON *item, int32_t object
         return r;
     if ((r = read_vec3(ctx, cJSON_GetObjectItemCaseSensitive(item, "point"), "point", &out->plane.point)) != SM_OK) return r;
     if ((r = read_vec3(ctx, cJSON_GetObjectItemCaseSensitive(item, "normal"), "normal", &out->plane.normal)) != SM_OK) return r;
-    if (!(v3_length(out->plane.normal) > 0.0)) return field_error(ctx, "normal", "must not be zero");
+    sm_vec3 unit;
+    if (!v3_direction(out->plane.normal, &unit)) return field_error(ctx, "normal", "must not be zero");
+    return SM_OK;
+}
+
+/// The solver step dt / substeps must lie in [SM_MIN_STEP, SM_MAX_STEP], as sm_world_step()
+/// requires: checked here so that such a scene is refused when it is loaded, not at its first step.
+static sm_result check_solver_step(const context *ctx, double dt, int32_t substeps)
+{
+    const double h = dt / substeps;
+    if (h >= SM_MIN_STEP && h <= SM_MAX_STEP) return SM_OK;
+    // dt alone is in range and substeps >= 1, so the step is too short: say how many substeps fit
+    int32_t most = (int32_t)fmin(floor(dt / SM_MIN_STEP), 100000.0);
+    while (most > 1 && !(dt / most >= SM_MIN_STEP)) most--;
+    return field_error(ctx, "substeps",
+                       "the solver step dt / substeps must be in [%g, %g] s, got %g s / %d = %g s (with this dt, at most %d "
+                       "substep%s)",
+                       SM_MIN_STEP, SM_MAX_STEP, dt, substeps, h, most, most == 1 ? "" : "s");
+}
+
+/// A spring's particle and its place in the file, for sorting.
+typedef struct spring_key {
+    int32_t object, particle, index;
+} spring_key;
+
+static int compare_spring_keys(const void *a, const void *b)
+{
+    const spring_key *s = a, *t = b;
+    if (s->object != t->object) return s->object < t->object ? -1 : 1;
+    if (s->particle != t->particle) return s->particle < t->particle ? -1 : 1;
+    return (s->index > t->index) - (s->index < t->index);
+}
+
+/// Links each particle's springs in the file's order (scene_spring.first and .next), so that
+/// sm_scene_apply() visits each spring once per step and adds a particle's forces in the file's
+/// order.
+static sm_result link_springs(const context *ctx, scene_spring *springs, int32_t count)
+{
+    spring_key *keys = malloc(sizeof *keys * (size_t)(count > 0 ? count : 1));
+    if (!keys) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "%s: out of memory for %d springs", ctx->origin, count);
+    for (int32_t i = 0; i < count; i++) keys[i] = (spring_key){springs[i].object, springs[i].particle, i};
+    qsort(keys, (size_t)count, sizeof *keys, compare_spring_keys);
+    for (int32_t k = 0; k < count; k++) {
+        scene_spring *s = &springs[keys[k].index];
+        const bool same_before = k > 0 && keys[k - 1].object == keys[k].object && keys[k - 1].particle == keys[k].particle;
+        const bool same_after =
+            k + 1 < count && keys[k + 1].object == keys[k].object && keys[k + 1].particle == keys[k].particle;
+        s->first = !same_before;
+        s->next = same_after ? keys[k + 1].index : -1;
+    }
+    free(keys);
     return SM_OK;
 }
 
@@ -949,7 +1040,7 @@ static sm_result load_scene(const char *json, const char *origin, const char *fo
         const char *f = e->string;
         if (strcmp(f, "name") == 0 || strcmp(f, "description") == 0) {
             if (!cJSON_IsString(e)) r = field_error(&ctx, f, "must be a string, got %s", GOT(e));
-        } else if (strcmp(f, "dt") == 0) r = read_range(&ctx, e, f, SM_MIN_STEP, 10.0, false, "s", &scene->info.dt);
+        } else if (strcmp(f, "dt") == 0) r = read_range(&ctx, e, f, SM_MIN_STEP, SM_MAX_STEP, false, "s", &scene->info.dt);
         else if (strcmp(f, "substeps") == 0) r = read_int(&ctx, e, f, 1, 100000, &scene->info.substeps);
         else if (strcmp(f, "steps") == 0) r = read_int(&ctx, e, f, 0, INT32_MAX, &scene->info.steps);
         else if (strcmp(f, "gravity") == 0) r = read_vec3(&ctx, e, f, &scene->world_def.gravity);
@@ -963,6 +1054,7 @@ static sm_result load_scene(const char *json, const char *origin, const char *fo
             r = field_error(&ctx, f, "must be an array of cuts, got %s", GOT(e));
         if (r != SM_OK) goto done;
     }
+    if ((r = check_solver_step(&ctx, scene->info.dt, scene->info.substeps)) != SM_OK) goto done;
     const cJSON *objects = cJSON_GetObjectItemCaseSensitive(root, "objects");
     if (!objects) {
         r = field_error(&ctx, "objects", "is required: an array of objects");
@@ -1018,6 +1110,7 @@ static sm_result load_scene(const char *json, const char *origin, const char *fo
             if ((r = parse_spring(&sctx, e, scene, &scene->springs[i])) != SM_OK) goto done;
             scene->spring_count = i + 1;
         }
+        if ((r = link_springs(&ctx, scene->springs, scene->spring_count)) != SM_OK) goto done;
     }
     const cJSON *cuts = cJSON_GetObjectItemCaseSensitive(root, "cuts");
     if (cuts && cJSON_GetArraySize(cuts) > 0) {
@@ -1183,23 +1276,40 @@ sm_result sm_scene_apply(const sm_scene *scene, sm_world *world)
     // cuts: those that fell due since the last step began, t - dt < time <= t (with a margin for the
     // rounding of the time's sum), in the file's order, before the step that starts at t
     const double margin = 1e-6 * scene->info.dt;
+    if (world->scene_cut_count < scene->cut_count) { // the world's id of each cut's front piece
+        if (!sm_grow((void **)&world->scene_cut_front, sizeof *world->scene_cut_front, (size_t)scene->cut_count))
+            return sm_fail(SM_ERROR_OUT_OF_MEMORY, "sm_scene_apply: out of memory");
+        for (int32_t i = world->scene_cut_count; i < scene->cut_count; i++) world->scene_cut_front[i] = -2;
+        world->scene_cut_count = scene->cut_count;
+    }
     for (int32_t i = 0; i < scene->cut_count; i++) {
         const scene_cut *cut = &scene->cuts[i];
         if (!(cut->time < t + margin && cut->time >= t - scene->info.dt + margin)) continue;
-        sm_result r = sm_world_cut(world, cut->object, cut->plane, NULL);
+        // the file numbers the front pieces of its cuts after its objects, one per cut: the
+        // world's ids differ once a cut has cut nothing (its piece does not exist: nothing to cut)
+        int32_t object = cut->object;
+        const int32_t earlier = object - scene->info.object_count;
+        if (earlier >= 0 && earlier < i) object = world->scene_cut_front[earlier];
+        world->scene_cut_front[i] = -1;
+        if (object < 0) {
+            sm_log(world, SM_LOG_NOTICE, "sm_scene_apply: cut %d at %g s: object %d is the front piece of cut %d, which "
+                   "cut nothing: nothing to cut", i, cut->time, cut->object, earlier);
+            continue;
+        }
+        sm_cut_info info;
+        sm_result r = sm_world_cut(world, object, cut->plane, &info);
         if (r != SM_OK) {
             char message[1024];
             snprintf(message, sizeof message, "%s", sm_last_error());
             return sm_fail(r, "sm_scene_apply: cut %d at %g s: %s", i, cut->time, message);
         }
+        if (info.cut) world->scene_cut_front[i] = info.front_object;
     }
     for (int32_t i = 0; i < scene->spring_count; i++) {
         const scene_spring *spring = &scene->springs[i];
-        // the force on a particle with springs: its object's share plus every active spring on it
-        bool first = true;
-        for (int32_t j = 0; j < i; j++)
-            first = first && !(scene->springs[j].object == spring->object && scene->springs[j].particle == spring->particle);
-        if (!first) continue;
+        // the force on a particle with springs: its object's share plus every active spring on it,
+        // set once, at its first spring (load linked each particle's springs in the file's order)
+        if (!spring->first) continue;
         // the particle is the spring->particle-th of the object as created, wherever cuts put it
         if (spring->object >= world->object_count)
             return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_scene_apply: spring %d: the world has no object %d", i,
@@ -1216,9 +1326,9 @@ sm_result sm_scene_apply(const sm_scene *scene, sm_world *world)
         const sm_object_def *def = &scene->objects[spring->object];
         sm_vec3 force = v3_scale(def->force, mass / object->origin_mass);
         bool read = false;
-        for (int32_t j = i; j < scene->spring_count; j++) {
+        for (int32_t j = i; j >= 0; j = scene->springs[j].next) {
             const scene_spring *s = &scene->springs[j];
-            if (s->object != spring->object || s->particle != spring->particle || !(t >= s->start && t < s->stop)) continue;
+            if (!(t >= s->start && t < s->stop)) continue;
             if (!read && ((r = sm_world_get_positions(world, particle, 1, x)) != SM_OK ||
                           (r = sm_world_get_velocities(world, particle, 1, v)) != SM_OK))
                 return r;

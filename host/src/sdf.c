@@ -11,6 +11,10 @@
 /// Nodes within this many cells of a triangle's bounding box get its exact distance.
 #define BAND 3
 
+/// sign_inside()'s rows sit off the grid's lines by these fractions of a cell.
+#define SIGN_OFFSET_Y 3.183098861837907e-5
+#define SIGN_OFFSET_Z 1.591549430918953e-5
+
 /// The point of triangle abc nearest p (Ericson, Real-Time Collision Detection, 5.1.5).
 static sm_vec3 closest_on_triangle(sm_vec3 p, sm_vec3 a, sm_vec3 b, sm_vec3 c)
 {
@@ -62,6 +66,31 @@ static int compare_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/// The nodes of field f that get triangle abc's exact distance: its bounding box and BAND cells
+/// around it, from[axis] to to[axis].
+static void band_range(const sm_sdf *f, sm_vec3 a, sm_vec3 b, sm_vec3 c, int32_t from[3], int32_t to[3])
+{
+    const sm_vec3 tlo = v3(fmin(a.x, fmin(b.x, c.x)), fmin(a.y, fmin(b.y, c.y)), fmin(a.z, fmin(b.z, c.z)));
+    const sm_vec3 thi = v3(fmax(a.x, fmax(b.x, c.x)), fmax(a.y, fmax(b.y, c.y)), fmax(a.z, fmax(b.z, c.z)));
+    for (int ax = 0; ax < 3; ax++) {
+        const double o = v3_get(f->origin, ax);
+        from[ax] = clamp_index((v3_get(tlo, ax) - o) / f->cell - BAND, f->nodes[ax]);
+        to[ax] = clamp_index((v3_get(thi, ax) - o) / f->cell + BAND + 1.0, f->nodes[ax]);
+    }
+}
+
+/// The rows of nodes along x that sign_inside() intersects with triangle abc, j0 to j1, k0 to k1.
+static void sign_rows(const sm_sdf *f, double ey, double ez, sm_vec3 a, sm_vec3 b, sm_vec3 c, int32_t *j0, int32_t *j1,
+                      int32_t *k0, int32_t *k1)
+{
+    const double lo_y = fmin(a.y, fmin(b.y, c.y)), hi_y = fmax(a.y, fmax(b.y, c.y));
+    const double lo_z = fmin(a.z, fmin(b.z, c.z)), hi_z = fmax(a.z, fmax(b.z, c.z));
+    *j0 = clamp_index((lo_y - ey - f->origin.y) / f->cell, f->nodes[1]);
+    *j1 = clamp_index((hi_y - ey - f->origin.y) / f->cell + 1.0, f->nodes[1]);
+    *k0 = clamp_index((lo_z - ez - f->origin.z) / f->cell, f->nodes[2]);
+    *k1 = clamp_index((hi_z - ez - f->origin.z) / f->cell + 1.0, f->nodes[2]);
+}
+
 /// Marks the nodes inside a closed mesh negative: along each row of nodes in x, the nodes
 /// between the 1st and 2nd crossing of the mesh, the 3rd and 4th, ...
 static bool sign_inside(const sm_vec3 *v, const int32_t *tri, int32_t triangle_count, sm_sdf *f)
@@ -70,7 +99,7 @@ static bool sign_inside(const sm_vec3 *v, const int32_t *tri, int32_t triangle_c
     const int64_t rows = (int64_t)ny * nz;
     // the rows' lines sit off the grid's by irrational-looking fractions of a cell, so that they
     // pass through no vertex or edge of a mesh built on a lattice of the same cell
-    const double ey = 3.183098861837907e-5 * f->cell, ez = 1.591549430918953e-5 * f->cell;
+    const double ey = SIGN_OFFSET_Y * f->cell, ez = SIGN_OFFSET_Z * f->cell;
     int64_t *start = calloc((size_t)rows + 1, sizeof *start);
     if (!start) return false;
     for (int pass = 0; pass < 2; pass++) {
@@ -88,12 +117,8 @@ static bool sign_inside(const sm_vec3 *v, const int32_t *tri, int32_t triangle_c
         }
         for (int32_t t = 0; t < triangle_count; t++) {
             const sm_vec3 a = v[tri[3 * t]], b = v[tri[3 * t + 1]], c = v[tri[3 * t + 2]];
-            const double lo_y = fmin(a.y, fmin(b.y, c.y)), hi_y = fmax(a.y, fmax(b.y, c.y));
-            const double lo_z = fmin(a.z, fmin(b.z, c.z)), hi_z = fmax(a.z, fmax(b.z, c.z));
-            const int32_t j0 = clamp_index((lo_y - ey - f->origin.y) / f->cell, ny);
-            const int32_t j1 = clamp_index((hi_y - ey - f->origin.y) / f->cell + 1.0, ny);
-            const int32_t k0 = clamp_index((lo_z - ez - f->origin.z) / f->cell, nz);
-            const int32_t k1 = clamp_index((hi_z - ez - f->origin.z) / f->cell + 1.0, nz);
+            int32_t j0, j1, k0, k1;
+            sign_rows(f, ey, ez, a, b, c, &j0, &j1, &k0, &k1);
             for (int32_t k = k0; k <= k1; k++)
                 for (int32_t j = j0; j <= j1; j++) {
                     double x;
@@ -110,11 +135,14 @@ static bool sign_inside(const sm_vec3 *v, const int32_t *tri, int32_t triangle_c
                 double *row = xs + start[r];
                 qsort(row, (size_t)n, sizeof *row, compare_double);
                 float *line = f->value + r * nx;
-                for (int64_t m = 0; m + 1 < n; m += 2)
-                    for (int32_t i = 0; i < nx; i++) {
-                        const double x = f->origin.x + i * f->cell;
-                        if (x > row[m] && x < row[m + 1]) line[i] = -line[i];
-                    }
+                // a node is inside when it lies strictly between crossings 2q and 2q + 1: when the
+                // crossings before it (m of them) are odd and the next one is beyond it
+                int64_t m = 0;
+                for (int32_t i = 0; i < nx && n > 1; i++) {
+                    const double x = f->origin.x + i * f->cell;
+                    while (m < n && row[m] < x) m++;
+                    if ((m & 1) && m < n && row[m] > x) line[i] = -line[i];
+                }
             }
             free(xs), free(fill);
         }
@@ -161,6 +189,42 @@ double sm_sdf_nodes(sm_vec3 extent, double cell, double thickness)
     return axis_nodes(extent.x, cell, thickness) * axis_nodes(extent.y, cell, thickness) * axis_nodes(extent.z, cell, thickness);
 }
 
+/// The field's grid over a mesh with corners lo and hi (nodes, origin, cell), without values.
+static sm_sdf grid_of(sm_vec3 lo, sm_vec3 hi, double cell, double thickness)
+{
+    sm_sdf f = {.cell = cell};
+    const double margin = margin_of(cell, thickness);
+    for (int a = 0; a < 3; a++) f.nodes[a] = (int32_t)axis_nodes(v3_get(hi, a) - v3_get(lo, a), cell, thickness);
+    f.origin = v3_sub(lo, v3(margin, margin, margin));
+    return f;
+}
+
+double sm_sdf_work(const sm_vec3 *v, int32_t vertex_count, const int32_t *tri, int32_t triangle_count, double cell,
+                   double thickness)
+{
+    if (vertex_count < 1 || !(cell > 0.0) || !isfinite(cell)) return 0.0;
+    sm_vec3 lo = v[0], hi = v[0];
+    for (int32_t i = 0; i < vertex_count; i++) {
+        lo = v3(fmin(lo.x, v[i].x), fmin(lo.y, v[i].y), fmin(lo.z, v[i].z));
+        hi = v3(fmax(hi.x, v[i].x), fmax(hi.y, v[i].y), fmax(hi.z, v[i].z));
+    }
+    if (!(sm_sdf_nodes(v3_sub(hi, lo), cell, thickness) <= (double)INT32_MAX)) return INFINITY;
+    const sm_sdf f = grid_of(lo, hi, cell, thickness);
+    const double ey = SIGN_OFFSET_Y * cell, ez = SIGN_OFFSET_Z * cell;
+    double work = thickness > 0.0 ? 0.0 : (double)f.nodes[1] * f.nodes[2]; // each row signed once
+    for (int32_t t = 0; t < triangle_count; t++) {
+        const sm_vec3 a = v[tri[3 * t]], b = v[tri[3 * t + 1]], c = v[tri[3 * t + 2]];
+        int32_t from[3], to[3];
+        band_range(&f, a, b, c, from, to);
+        work += (double)(to[0] - from[0] + 1) * (to[1] - from[1] + 1) * (to[2] - from[2] + 1);
+        if (thickness > 0.0) continue;
+        int32_t j0, j1, k0, k1;
+        sign_rows(&f, ey, ez, a, b, c, &j0, &j1, &k0, &k1);
+        work += (double)(j1 - j0 + 1) * (k1 - k0 + 1);
+    }
+    return work;
+}
+
 sm_result sm_sdf_build(const sm_vec3 *v, int32_t vertex_count, const int32_t *tri, int32_t triangle_count, double cell,
                        double thickness, int64_t max_nodes, const char *what, sm_sdf *out)
 {
@@ -179,15 +243,25 @@ sm_result sm_sdf_build(const sm_vec3 *v, int32_t vertex_count, const int32_t *tr
     for (int32_t t = 0; t < 3 * triangle_count; t++)
         if (tri[t] < 0 || tri[t] >= vertex_count)
             return sm_fail(SM_ERROR_INVALID_ARGUMENT, "%s: triangle %d names vertex %d of %d", what, t / 3, tri[t], vertex_count);
-    const double margin = margin_of(cell, thickness), nodes = sm_sdf_nodes(v3_sub(hi, lo), cell, thickness);
+    const double nodes = sm_sdf_nodes(v3_sub(hi, lo), cell, thickness);
     if (!(nodes <= (double)max_nodes))
         return sm_fail(SM_ERROR_INVALID_ARGUMENT,
                        "%s: a field of cell %g m over the mesh's %g x %g x %g m would have %.3g nodes, more than %lld: a larger cell",
                        what, cell, hi.x - lo.x, hi.y - lo.y, hi.z - lo.z, nodes, (long long)max_nodes);
-    for (int a = 0; a < 3; a++) out->nodes[a] = (int32_t)axis_nodes(v3_get(hi, a) - v3_get(lo, a), cell, thickness);
+    // the work: every triangle's nodes, before any is visited
+    const double work = sm_sdf_work(v, vertex_count, tri, triangle_count, cell, thickness);
+    if (!(work <= SM_SDF_MAX_WORK)) {
+        double coarser = cell;
+        for (int i = 0; i < 400 && !(sm_sdf_work(v, vertex_count, tri, triangle_count, coarser, thickness) <= SM_SDF_MAX_WORK); i++)
+            coarser *= 1.1;
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT,
+                       "%s: a field of cell %g m over the mesh's %d triangles would take %.3g node visits (each "
+                       "triangle's bounding box and %d cells around it), more than %.3g (about half a minute): use a "
+                       "larger cell (%g m fits) or a mesh of smaller triangles", what, cell, triangle_count, work, BAND,
+                       SM_SDF_MAX_WORK, coarser);
+    }
+    *out = grid_of(lo, hi, cell, thickness);
     const int64_t total = sm_sdf_node_count(out);
-    out->origin = v3_sub(lo, v3(margin, margin, margin));
-    out->cell = cell;
     const int32_t nx = out->nodes[0], ny = out->nodes[1];
     out->value = malloc(sizeof *out->value * (size_t)total);
     if (!out->value) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "%s: out of memory for a field of %lld nodes", what, (long long)total);
@@ -196,14 +270,8 @@ sm_result sm_sdf_build(const sm_vec3 *v, int32_t vertex_count, const int32_t *tr
     // the exact distance near each triangle
     for (int32_t t = 0; t < triangle_count; t++) {
         const sm_vec3 a = v[tri[3 * t]], b = v[tri[3 * t + 1]], c = v[tri[3 * t + 2]];
-        const sm_vec3 tlo = v3(fmin(a.x, fmin(b.x, c.x)), fmin(a.y, fmin(b.y, c.y)), fmin(a.z, fmin(b.z, c.z)));
-        const sm_vec3 thi = v3(fmax(a.x, fmax(b.x, c.x)), fmax(a.y, fmax(b.y, c.y)), fmax(a.z, fmax(b.z, c.z)));
         int32_t from[3], to[3];
-        for (int ax = 0; ax < 3; ax++) {
-            const double o = v3_get(out->origin, ax);
-            from[ax] = clamp_index((v3_get(tlo, ax) - o) / cell - BAND, out->nodes[ax]);
-            to[ax] = clamp_index((v3_get(thi, ax) - o) / cell + BAND + 1.0, out->nodes[ax]);
-        }
+        band_range(out, a, b, c, from, to);
         for (int32_t k = from[2]; k <= to[2]; k++)
             for (int32_t j = from[1]; j <= to[1]; j++)
                 for (int32_t i = from[0]; i <= to[0]; i++) {

@@ -175,6 +175,10 @@ sm_result sm_shape_count(const sm_shape *shape, int64_t *out_count)
         if (shape->mesh_particles == SM_MESH_PARTICLES_VERTICES) {
             *out_count = shape->mesh_vertex_count;
         } else { // the lattice inside: about volume / spacing^3, plus the points on the boundary
+            const sm_mesh mesh = {(sm_vec3 *)shape->mesh_vertices, shape->mesh_vertex_count,
+                                  (int32_t *)shape->mesh_triangles, shape->mesh_triangle_count};
+            const sm_result refused = sm_mesh_check_lattice(&mesh, shape->spacing, 8 * SM_MAX_OBJECT_PARTICLES);
+            if (refused != SM_OK) return refused;
             const double estimate = ceil(mesh_volume(shape) / (shape->spacing * shape->spacing * shape->spacing));
             *out_count = estimate < 8.0 * SM_MAX_OBJECT_PARTICLES ? (int64_t)estimate + 1 : 8LL * SM_MAX_OBJECT_PARTICLES;
         }
@@ -206,7 +210,8 @@ sm_result sm_shape_sample(const sm_shape *shape, double total_mass, sm_vec3 **ou
         } else {
             const sm_mesh mesh = {(sm_vec3 *)shape->mesh_vertices, shape->mesh_vertex_count, (int32_t *)shape->mesh_triangles,
                                   shape->mesh_triangle_count};
-            result = sm_mesh_sample_lattice(&mesh, shape->spacing, 8 * SM_MAX_OBJECT_PARTICLES, &points, &count);
+            result = sm_mesh_sample_lattice(&mesh, shape->spacing, 8 * SM_MAX_OBJECT_PARTICLES, SM_MAX_OBJECT_PARTICLES,
+                                            &points, &count);
         }
         break;
     default: result = sample_lattice(shape, &points, &count); break;

@@ -8,7 +8,9 @@
 sm_result sm_shape_sample(const sm_shape *shape, double total_mass, sm_vec3 **out_points,
                           double **out_masses, int32_t *out_count);
 /// How many particles sm_shape_sample() makes of the shape, without sampling it: exact, except a
-/// mesh's inner lattice, which is estimated from the volume the mesh encloses.
+/// mesh's inner lattice, which is estimated from the volume the mesh encloses (sm_world_add_object()
+/// checks the memory budget again with the count sampled); a mesh that sm_shape_sample() would
+/// refuse before sampling its lattice (sm_mesh_check_lattice()) is refused here.
 sm_result sm_shape_count(const sm_shape *shape, int64_t *out_count);
 /// The lattice spacing of a sampled shape, m: the smallest particle distance along a box's axes,
 /// `spacing` for the lattice shapes, the median nearest-neighbour distance for points; 0 for a

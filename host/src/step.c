@@ -100,7 +100,9 @@ bool sm_pass_runs(const sm_world *world, sm_pass pass)
     switch (pass) {
     case SM_PASS_COLLISION_GRID:
     case SM_PASS_COLLIDE: return world->grid.colliding > 0;
-    case SM_PASS_GROUND: return world->def.ground.enabled || world->pusher.enabled || world->collider_count > 0;
+    case SM_PASS_GROUND: // (on OpenCL it also applies the contact pass's corrections)
+        return world->def.ground.enabled || world->pusher.enabled || world->collider_count > 0 ||
+               (world->cl && world->grid.colliding > 0);
     case SM_PASS_PLASTICITY:
         for (int32_t o = 0; o < world->object_count; o++)
             if (world->objects[o].plasticity.enabled) return true;
@@ -113,16 +115,24 @@ bool sm_pass_runs(const sm_world *world, sm_pass pass)
 sm_result sm_world_run_passes(sm_world *world, double h, int32_t substeps, const sm_pass_runner *runner)
 {
     sm_result result = SM_OK;
-    for (int32_t s = 0; s < substeps && result == SM_OK; s++) {
+    int32_t s = 0;
+    for (; s < substeps && result == SM_OK; s++) {
+        if (atomic_exchange(&world->cancel, 0)) { // (sm_world_cancel(): before this solver step)
+            result = sm_fail(SM_ERROR_CANCELLED, "sm_world_step: cancelled after %d of its %d solver steps", s, substeps);
+            break;
+        }
         for (int p = 0; p < SM_PASS_COUNT && result == SM_OK; p++)
             if (p != SM_PASS_SKIN && sm_pass_runs(world, (sm_pass)p)) result = runner->run(world, (sm_pass)p, h, s);
         world->time += h;
         world->profile.steps++;
         if (runner->substep_done) runner->substep_done(world, result == SM_OK);
     }
-    if (result == SM_OK && sm_pass_runs(world, SM_PASS_SKIN)) { // once per call, after its solver steps
-        result = runner->run(world, SM_PASS_SKIN, h, substeps - 1);
+    // once per call, after its solver steps (after those done, when cancelled)
+    if ((result == SM_OK || (result == SM_ERROR_CANCELLED && s > 0)) && sm_pass_runs(world, SM_PASS_SKIN)) {
+        const sm_result cancelled = result;
+        result = runner->run(world, SM_PASS_SKIN, h, s - 1);
         if (runner->substep_done) runner->substep_done(world, result == SM_OK);
+        if (result == SM_OK) result = cancelled;
     }
     return result;
 }
@@ -163,6 +173,11 @@ sm_result sm_world_step(sm_world *world, double dt, int32_t substeps)
     result = sm_world_run_passes(world, h, substeps, &cpu);
     world->profile.step_ms += now_ms() - start;
     return result == SM_OK && check ? check_state(world) : result;
+}
+
+void sm_world_cancel(sm_world *world)
+{
+    if (world) atomic_store(&world->cancel, 1);
 }
 
 sm_profile sm_world_get_profile(const sm_world *world)

@@ -202,7 +202,7 @@ void sm_world_destroy(sm_world *world)
     sm_cl_destroy(world);
     sm_world_free_objects(world);
     sm_colliders_free(world);
-    free(world->cuts);
+    free(world->cuts), free(world->scene_cut_front);
     free(world);
 }
 

@@ -8,6 +8,7 @@
 #include "grid.h"
 #include "shapematch/shapematch.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #define SM_DEF_COOKIE 0x5348414d /* "SHAM": marks defs made by their default constructor */
@@ -140,9 +141,14 @@ struct sm_world {
     double time;            ///< s simulated so far
     sm_cut_info *cuts;      ///< every cut made, in order (sm_world_get_cuts())
     int32_t cut_count, cut_capacity;
+    /// per cut of the scene that sm_scene_apply() follows, the id of its front piece here: -2
+    /// before its time, -1 when it cut nothing (the file's ids of pieces are not the world's once
+    /// a cut misses, or the viewer's scissors cut too)
+    int32_t *scene_cut_front, scene_cut_count;
 
     sm_profile profile;
     int64_t step_calls; ///< sm_world_step() calls, for the state check's interval
+    atomic_int cancel;  ///< sm_world_cancel() asked the step to stop (lock-free: a signal handler may set it)
 
     // the OpenCL backend (opencl/cl_backend.h), NULL on the CPU reference
     struct sm_cl_backend *cl;

@@ -10,11 +10,13 @@
 #endif
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,6 +63,17 @@ static int bench_usage_error(const char *message, const char *value)
     fprintf(stderr, "shapematch bench: %s%s%s\n\n%s", message, value ? " " : "",
             value ? sm_printable(value, printable, sizeof printable) : "", usage_bench);
     return 2;
+}
+
+/// Loads a scene file; prints the error and returns false on failure (naming a folder given as
+/// the scene as one).
+static bool load_scene(const char *path, sm_scene **scene)
+{
+    if (sm_scene_load_file(path, scene) == SM_OK) return true;
+    struct stat status;
+    if (stat(path, &status) == 0 && S_ISDIR(status.st_mode)) error_line("cannot read scene file %s: %s", path, strerror(EISDIR));
+    else error_line("%s", sm_last_error());
+    return false;
 }
 
 static void quiet_log(sm_log_level level, const char *message, void *user)
@@ -168,14 +181,18 @@ static int bench_scene(int argc, char **argv)
     if (!path) return bench_usage_error("bench scene needs a scene file", NULL);
     if (steps < 0) steps = backend == SM_BACKEND_CPU ? 20 : 100;
 
+    double *rates = calloc((size_t)repeat, sizeof *rates);
+    if (!rates) {
+        error_line("out of memory for the times of %lld runs (--repeat)", repeat);
+        return 1;
+    }
     sm_scene *scene = NULL;
-    if (sm_scene_load_file(path, &scene) != SM_OK) {
-        error_line("%s", sm_last_error());
+    if (!load_scene(path, &scene)) {
+        free(rates);
         return 1;
     }
     sm_world *worlds[2] = {NULL, NULL}; // timed, profiled
     int status = 1;
-    double *rates = calloc((size_t)repeat, sizeof *rates);
     for (int w = 0; w < 2; w++) {
         sm_world_def def = sm_scene_world_def(scene);
         def.backend = backend;
@@ -285,22 +302,28 @@ static double uniform(uint64_t *state)
 }
 
 /// One Fig. 8 world: `objects` objects of `points` random points each in a 1 m cube (their rest
-/// shape, the goals), placed at other random positions; no gravity, no ground.
+/// shape, the goals), placed at other random positions; no gravity, no ground. Returns
+/// SM_ERROR_OUT_OF_MEMORY with *out NULL (and sm_last_error() not set) when the points' own
+/// arrays cannot be allocated.
 static sm_result fig8_world(sm_backend backend, const char *device, int32_t objects, int32_t points, sm_mode mode,
                             int grid, sm_world **out)
 {
+    *out = NULL;
+    sm_vec3 *rest = malloc(sizeof *rest * (size_t)points);
+    double *start = malloc(sizeof *start * 3 * (size_t)points);
+    if (!rest || !start) {
+        free(rest), free(start);
+        return SM_ERROR_OUT_OF_MEMORY;
+    }
     sm_world_def wd = sm_world_def_default();
     wd.backend = backend;
     wd.device = device;
     wd.gravity = (sm_vec3){0.0, 0.0, 0.0};
     wd.log = quiet_log;
     sm_result result = sm_world_create(&wd, out);
-    if (result != SM_OK) return result;
-    sm_vec3 *rest = malloc(sizeof *rest * (size_t)points);
-    double *start = malloc(sizeof *start * 3 * (size_t)points);
-    if (!rest || !start) {
+    if (result != SM_OK) {
         free(rest), free(start);
-        return SM_ERROR_OUT_OF_MEMORY;
+        return result;
     }
     uint64_t seed = 0x5eed0000u + (uint64_t)points;
     for (int32_t o = 0; o < objects && result == SM_OK; o++) {
@@ -341,6 +364,74 @@ static sm_result time_steps(sm_world *world, double *out_ms)
     return result;
 }
 
+/// Runs gnuplot on `script`, a file name relative to `folder`, with `folder` as its working
+/// directory and no shell between: the script names its files relative to the folder, so no
+/// path is ever quoted for a shell or for gnuplot. `shown` names the script in messages.
+/// Returns 0 when gnuplot succeeded, -1 when it is not installed, 1 when it failed (the error
+/// printed).
+static int run_gnuplot(const char *folder, const char *script, const char *shown)
+{
+    // the child's failure to enter the folder or to start gnuplot, back to the parent: the pipe
+    // closes on a successful exec, so the parent reads nothing then
+    int report[2];
+    if (pipe(report) != 0) {
+        error_line("cannot run gnuplot: %s", strerror(errno));
+        return 1;
+    }
+    if (fcntl(report[0], F_SETFD, FD_CLOEXEC) != 0 || fcntl(report[1], F_SETFD, FD_CLOEXEC) != 0) {
+        error_line("cannot run gnuplot: %s", strerror(errno));
+        close(report[0]), close(report[1]);
+        return 1;
+    }
+    fflush(stdout), fflush(stderr);
+    const pid_t child = fork();
+    if (child < 0) {
+        error_line("cannot run gnuplot: %s", strerror(errno));
+        close(report[0]), close(report[1]);
+        return 1;
+    }
+    if (child == 0) {
+        int failure[2] = {0, 0}; // what failed (0: chdir, 1: exec), errno
+        if (chdir(folder) != 0) {
+            failure[1] = errno;
+        } else {
+            char *const args[] = {"gnuplot", (char *)script, NULL};
+            execvp("gnuplot", args);
+            failure[0] = 1, failure[1] = errno;
+        }
+        if (write(report[1], failure, sizeof failure) < 0) _exit(126);
+        _exit(127);
+    }
+    close(report[1]);
+    int failure[2] = {0, 0};
+    ssize_t got;
+    do got = read(report[0], failure, sizeof failure);
+    while (got < 0 && errno == EINTR);
+    close(report[0]);
+    int wait_status = 0;
+    pid_t waited;
+    do waited = waitpid(child, &wait_status, 0);
+    while (waited < 0 && errno == EINTR);
+    if (got == (ssize_t)sizeof failure) {
+        if (failure[0] == 1 && failure[1] == ENOENT) return -1;
+        error_line("cannot run gnuplot%s%s: %s", failure[0] ? "" : " in ", failure[0] ? "" : folder, strerror(failure[1]));
+        return 1;
+    }
+    if (waited < 0) {
+        error_line("gnuplot on %s: %s", shown, strerror(errno));
+        return 1;
+    }
+    if (WIFSIGNALED(wait_status)) {
+        error_line("gnuplot failed on %s: killed by signal %d", shown, WTERMSIG(wait_status));
+        return 1;
+    }
+    if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0) {
+        error_line("gnuplot failed on %s (exit status %d)", shown, WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1);
+        return 1;
+    }
+    return 0;
+}
+
 static int bench_fig8(int argc, char **argv)
 {
     const char *dir = "bench";
@@ -367,10 +458,14 @@ static int bench_fig8(int argc, char **argv)
         error_line("cannot create %s: %s", dir, strerror(errno));
         return 1;
     }
-    char csv_path[4096], plot_path[4096], script_path[4096];
-    snprintf(csv_path, sizeof csv_path, "%s/fig8.csv", dir);
-    snprintf(plot_path, sizeof plot_path, "%s/fig8.png", dir);
-    snprintf(script_path, sizeof script_path, "%s/fig8.gp", dir);
+    // the files, in DIR; the plot script names them relative to it (gnuplot runs there)
+    char csv_path[4096], plot_path[4096], script_path[4096], shown[4096];
+    if ((size_t)snprintf(csv_path, sizeof csv_path, "%s/fig8.csv", dir) >= sizeof csv_path ||
+        (size_t)snprintf(plot_path, sizeof plot_path, "%s/fig8.png", dir) >= sizeof plot_path ||
+        (size_t)snprintf(script_path, sizeof script_path, "%s/fig8.gp", dir) >= sizeof script_path) {
+        error_line("--out: the folder name is too long: %s", dir);
+        return 1;
+    }
     FILE *csv = fopen(csv_path, "w");
     if (!csv) {
         error_line("cannot write %s: %s", csv_path, strerror(errno));
@@ -413,10 +508,11 @@ static int bench_fig8(int argc, char **argv)
                 sm_world *world = NULL;
                 double ms = 0.0;
                 sm_result r = fig8_world(backend, selector, objects, each, series[k].mode, series[k].grid, &world);
+                const bool no_memory = r == SM_ERROR_OUT_OF_MEMORY && !world;
                 if (r == SM_OK) r = time_steps(world, &ms);
                 sm_world_destroy(world);
                 if (r != SM_OK) {
-                    error_line("%s, %lld points: %s", label, points, sm_last_error());
+                    error_line("%s, %lld points: %s", label, points, no_memory ? "out of memory for the points" : sm_last_error());
                     status = 1;
                     break;
                 }
@@ -431,8 +527,11 @@ static int bench_fig8(int argc, char **argv)
             }
         }
     }
-    fclose(csv);
-    printf("fig8: wrote %s\n", csv_path);
+    if (ferror(csv) | fclose(csv)) {
+        error_line("cannot write %s: %s", csv_path, strerror(errno));
+        return 1;
+    }
+    printf("fig8: wrote %s\n", sm_printable(csv_path, shown, sizeof shown));
 
     // the plot, in the style of the paper's Fig. 8 (log-log, one line per series)
     FILE *gp = fopen(script_path, "w");
@@ -441,9 +540,9 @@ static int bench_fig8(int argc, char **argv)
         return 1;
     }
     fprintf(gp,
-            "# gnuplot script written by shapematch bench fig8\n"
+            "# gnuplot script written by shapematch bench fig8; run it in its folder: gnuplot fig8.gp\n"
             "set terminal pngcairo size 900,700 font ',11'\n"
-            "set output '%s'\n"
+            "set output 'fig8.png'\n"
             "set datafile separator ','\n"
             "set logscale xy\n"
             "set grid\n"
@@ -453,22 +552,36 @@ static int bench_fig8(int argc, char **argv)
             "set ylabel 'time per step (ms)'\n"
             "set title 'shapematch: the paper''s Fig. 8 (random points pulled toward random goals)'\n"
             "series(b, v, m, c) = sprintf('%%s %%s %%s, %%d cluster%%s', b, v, m, c, c > 1 ? 's' : '')\n"
-            "plot for [b in 'cpu opencl'] for [m in 'linear quadratic'] for [c in '1 8 64'] '%s' \\\n"
+            "plot for [b in 'cpu opencl'] for [m in 'linear quadratic'] for [c in '1 8 64'] 'fig8.csv' \\\n"
             "     using (strcol(1) eq b && strcol(3) eq 'one' && strcol(4) eq m && $5 == c ? $6 : NaN):7 \\\n"
             "     with linespoints title series(b, 'one object', m, c+0), \\\n"
-            "  for [b in 'cpu opencl'] '%s' using (strcol(1) eq b && strcol(3) eq 'many' ? $6 : NaN):7 \\\n"
-            "     with linespoints dashtype 2 title series(b, 'objects of 1000 points', 'linear', 8)\n",
-            plot_path, csv_path, csv_path);
-    fclose(gp);
-    char command[8300];
-    snprintf(command, sizeof command, "gnuplot '%s' 2>&1", script_path);
-    if (system("command -v gnuplot > /dev/null 2>&1") != 0) {
-        printf("fig8: gnuplot is not installed (apt-get install gnuplot-nox): the plot script is %s\n", script_path);
-    } else if (system(command) != 0) {
-        error_line("gnuplot failed on %s", script_path);
+            "  for [b in 'cpu opencl'] 'fig8.csv' using (strcol(1) eq b && strcol(3) eq 'many' ? $6 : NaN):7 \\\n"
+            "     with linespoints dashtype 2 title series(b, 'objects of 1000 points', 'linear', 8)\n");
+    if (ferror(gp) | fclose(gp)) {
+        error_line("cannot write %s: %s", script_path, strerror(errno));
+        return 1;
+    }
+    // an old plot must not pass for this run's
+    struct stat plot;
+    if (lstat(plot_path, &plot) == 0 && !S_ISREG(plot.st_mode) && !S_ISLNK(plot.st_mode)) {
+        error_line("cannot write the plot %s: not a regular file", plot_path);
+        return 1;
+    }
+    if (remove(plot_path) != 0 && errno != ENOENT) {
+        error_line("cannot replace %s: %s", plot_path, strerror(errno));
+        return 1;
+    }
+    const int plotted = run_gnuplot(dir, "fig8.gp", script_path);
+    if (plotted < 0) {
+        printf("fig8: gnuplot is not installed (apt-get install gnuplot-nox): the plot script is %s\n",
+               sm_printable(script_path, shown, sizeof shown));
+    } else if (plotted > 0) {
+        status = 1;
+    } else if (stat(plot_path, &plot) != 0 || !S_ISREG(plot.st_mode) || plot.st_size == 0) {
+        error_line("gnuplot ran %s but wrote no plot %s", script_path, plot_path);
         status = 1;
     } else {
-        printf("fig8: wrote %s\n", plot_path);
+        printf("fig8: wrote %s\n", sm_printable(plot_path, shown, sizeof shown));
     }
     return status;
 }

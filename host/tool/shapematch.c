@@ -5,7 +5,9 @@
 
 #include <shapematch/shapematch.h>
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -110,9 +112,12 @@ static const char *usage_devices =
 /// The signal that ended a run (SIGINT or SIGTERM), 0 while none did; the exit status is then
 /// 128 plus its number, as a shell reports a process the signal killed.
 static volatile sig_atomic_t interrupted = 0, stepping = 0;
+/// The worlds stepping: a signal cancels their step in progress (sm_world_cancel()).
+static sm_world *volatile stepping_worlds[3];
 
-/// While stepping, Ctrl-C ends the run after the current step and keeps the frames written;
-/// before that (loading a scene, writing frame 0) it ends the process at once.
+/// While stepping, Ctrl-C ends the run within the solver step in progress (its step is cancelled
+/// and not counted) and keeps the frames written; before that (loading a scene, writing frame 0)
+/// it ends the process at once.
 static void on_interrupt(int signal_number)
 {
     if (!stepping) {
@@ -121,6 +126,8 @@ static void on_interrupt(int signal_number)
         return;
     }
     interrupted = signal_number;
+    for (int k = 0; k < 3; k++)
+        if (stepping_worlds[k]) sm_world_cancel(stepping_worlds[k]);
 }
 
 typedef struct log_state {
@@ -198,7 +205,9 @@ static bool load(const char *path, sm_backend backend, world_options wo, log_sta
                  sm_world **world)
 {
     if (sm_scene_load_file(path, scene) != SM_OK) {
-        error_line("%s", sm_last_error());
+        struct stat status; // a folder opens but cannot be read: say so
+        if (stat(path, &status) == 0 && S_ISDIR(status.st_mode)) error_line("cannot read scene file %s: %s", path, strerror(EISDIR));
+        else error_line("%s", sm_last_error());
         return false;
     }
     if (!create(*scene, path, backend, wo, log, world)) {
@@ -344,6 +353,8 @@ static int parse_options(const char *command, const char *usage, const char *all
         if (takes_value && !value) {
             if (i + 1 >= argc) return usage_error(command, "option '%s' needs a value", name);
             value = argv[++i];
+        } else if (!takes_value && value) {
+            return usage_error(command, "option '%s' takes no value (got '%s')", name, a);
         }
         if (strcmp(name, "--verbose") == 0) {
             o->verbose = true;
@@ -400,6 +411,8 @@ typedef struct ply_writer {
     unsigned char *face_bytes;            ///< the face element: 1 + 3 * 4 bytes per triangle
     long long frames;                     ///< files written
     char path[4096];                      ///< the file being written, for messages
+    bool created;                         ///< whether ply_open() created the folder
+    struct stat folder_status;            ///< the folder's, for telling another path that names it
 } ply_writer;
 
 static unsigned char *put_u32(unsigned char *at, uint32_t v)
@@ -432,16 +445,65 @@ static bool ply_open(ply_writer *w, const sm_world *world, const char *folder, c
                         "object has one unless its \"surface\" is false)", scene_path);
         return false;
     }
-    if (mkdir(folder, 0777) != 0 && errno != EEXIST) {
+    if (mkdir(folder, 0777) == 0) {
+        w->created = true;
+    } else if (errno != EEXIST) {
         error_line("cannot create the folder %s: %s", folder, strerror(errno));
         return false;
     }
-    struct stat status;
-    if (stat(folder, &status) != 0 || !S_ISDIR(status.st_mode)) {
+    if (stat(folder, &w->folder_status) != 0 || !S_ISDIR(w->folder_status.st_mode)) {
         error_line("cannot write meshes into %s: not a folder", folder);
         return false;
     }
     return true;
+}
+
+/// Whether `name` has the form of a frame file of --mesh-out: frame_NNNNNN.ply (six digits or more).
+static bool ply_frame_name(const char *name)
+{
+    if (strncmp(name, "frame_", 6) != 0) return false;
+    const size_t digits = strspn(name + 6, "0123456789");
+    return digits >= 6 && strcmp(name + 6 + digits, ".ply") == 0;
+}
+
+/// Whether `path` is (or would be) one of the frame files of the --mesh-out folder `w` opened:
+/// a frame's name in a folder that is that folder, compared by device and inode so that other
+/// spellings of it count; and an existing file that is one of the folder's frame files under
+/// another name (a link to it).
+static bool ply_is_frame(const ply_writer *w, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (ply_frame_name(slash ? slash + 1 : path)) {
+        char parent[PATH_MAX];
+        const size_t length = !slash || slash == path ? 1 : (size_t)(slash - path);
+        struct stat status;
+        if (length < sizeof parent) {
+            snprintf(parent, sizeof parent, "%.*s", (int)length, !slash ? "." : slash == path ? "/" : path);
+            if (stat(parent, &status) == 0 && status.st_dev == w->folder_status.st_dev &&
+                status.st_ino == w->folder_status.st_ino)
+                return true;
+        }
+    }
+    struct stat file;
+    if (stat(path, &file) != 0 || !S_ISREG(file.st_mode) || file.st_dev != w->folder_status.st_dev) return false;
+    DIR *folder = opendir(w->folder);
+    bool found = false;
+    for (struct dirent *entry; folder && !found && (entry = readdir(folder));) {
+        char frame[PATH_MAX];
+        struct stat status;
+        found = ply_frame_name(entry->d_name) &&
+                (size_t)snprintf(frame, sizeof frame, "%s/%s", w->folder, entry->d_name) < sizeof frame &&
+                stat(frame, &status) == 0 && status.st_dev == file.st_dev && status.st_ino == file.st_ino;
+    }
+    if (folder) closedir(folder);
+    return found;
+}
+
+/// Whether two paths name one existing file (compared by device and inode).
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 /// Takes the surfaces' vertex count and triangles again when the world was cut since they were
@@ -527,6 +589,19 @@ static bool ply_write_frame(ply_writer *w, const sm_world *world, long long step
     return true;
 }
 
+/// Appends a frame (`xyz`, or else `ints`) to an .npy file and hands it to the system at once: a
+/// frame counts as written (writer->frames) only once that succeeded, so a full disk stops the
+/// run at the frame it could not take. Returns 0, or -1 with errno set.
+static int npy_put(npy_writer *writer, const double *xyz, const int32_t *ints)
+{
+    if ((xyz ? npy_write_frame(writer, xyz) : npy_write_ints(writer, ints)) != 0) return -1;
+    if (fflush(writer->file) != 0) {
+        writer->frames--;
+        return -1;
+    }
+    return 0;
+}
+
 static int command_run(int argc, char **argv)
 {
     options o = {.steps = -1, .every = 1, .backend = SM_BACKEND_DEFAULT, .collisions = -1};
@@ -566,6 +641,37 @@ static int command_run(int argc, char **argv)
         const size_t length = strlen(out_path);
         const bool suffix = length >= 4 && strcmp(out_path + length - 4, ".npy") == 0;
         snprintf(pieces_path, sizeof pieces_path, "%.*s.objects.npy", (int)(suffix ? length - 4 : length), out_path);
+    }
+    // no output may overwrite the scene file or another output: checked before any is opened
+    // (the folder of --mesh-out, made here when missing, is removed again when nothing is written)
+    if (out_path && same_file(out_path, path)) {
+        status = usage_error("run", "--out %s is the scene file: choose another file", out_path);
+        goto done;
+    }
+    if (pieces_path[0] && (same_file(pieces_path, path) || same_file(pieces_path, out_path))) {
+        status = usage_error("run", "--out %s: the objects file written beside it in a scene with cuts, %s, is %s",
+                             out_path, pieces_path, same_file(pieces_path, path) ? "the scene file" : "--out itself");
+        goto done;
+    }
+    if (mesh_out && !ply_open(&ply, world, mesh_out, path)) {
+        status = 1;
+        goto done;
+    }
+    if (mesh_out && ply_is_frame(&ply, path)) {
+        status = usage_error("run", "the scene file %s is one of the frames of --mesh-out %s (frame_NNNNNN.ply)", path, mesh_out);
+        goto done;
+    }
+    if (mesh_out && out_path && ply_is_frame(&ply, out_path)) {
+        status = usage_error("run", "--out %s is one of the frames of --mesh-out %s (frame_NNNNNN.ply): choose another file",
+                             out_path, mesh_out);
+        goto done;
+    }
+    if (mesh_out && pieces_path[0] && ply_is_frame(&ply, pieces_path)) {
+        status = usage_error("run", "--out %s: the objects file written beside it in a scene with cuts, %s, is one of the "
+                             "frames of --mesh-out %s", out_path, pieces_path, mesh_out);
+        goto done;
+    }
+    if (pieces_path[0]) {
         owner = malloc(sizeof *owner * (size_t)(n > 0 ? n : 1));
         if (!owner || npy_open_ints(&pieces, pieces_path, n) != 0) {
             error_line("cannot write %s: %s", pieces_path, owner ? strerror(errno) : "out of memory");
@@ -573,22 +679,18 @@ static int command_run(int argc, char **argv)
             goto done;
         }
     }
-    if (mesh_out && !ply_open(&ply, world, mesh_out, path)) {
-        status = 1;
-        goto done;
-    }
     if (out_path && npy_open(&npy, out_path, n, on_device) != 0) {
         error_line("cannot write %s: %s", out_path, strerror(errno));
         status = 1;
         goto done;
     }
     sm_world_get_positions(world, 0, n, xyz);
-    if (out_path && npy_write_frame(&npy, xyz) != 0) {
+    if (out_path && npy_put(&npy, xyz, NULL) != 0) {
         error_line("cannot write %s: %s", out_path, strerror(errno));
         status = 1;
         goto done;
     }
-    if (owner && (sm_world_get_particle_objects(world, 0, n, owner) != SM_OK || npy_write_ints(&pieces, owner) != 0)) {
+    if (owner && (sm_world_get_particle_objects(world, 0, n, owner) != SM_OK || npy_put(&pieces, NULL, owner) != 0)) {
         error_line("cannot write %s: %s", pieces_path, strerror(errno));
         status = 1;
         goto done;
@@ -598,6 +700,7 @@ static int command_run(int argc, char **argv)
         goto done;
     }
 
+    stepping_worlds[0] = world;
     stepping = 1; // from here on Ctrl-C ends the run cleanly, keeping what was written
     const bool progress = isatty(STDERR_FILENO);
     const double start = now_s();
@@ -605,6 +708,7 @@ static int command_run(int argc, char **argv)
     long long done_steps = 0;
     for (long long s = 1; s <= steps && !interrupted; s++) {
         if (sm_scene_step(scene, world) != SM_OK) {
+            if (interrupted) break; // (cancelled: the step is not counted)
             error_line("%s: step %lld: %s", path, s, sm_last_error());
             status = 1;
             break;
@@ -625,13 +729,13 @@ static int command_run(int argc, char **argv)
             status = 1;
             break;
         }
-        if (frame && out_path && npy_write_frame(&npy, xyz) != 0) {
+        if (frame && out_path && npy_put(&npy, xyz, NULL) != 0) {
             error_line("cannot write %s: %s", out_path, strerror(errno));
             status = 1;
             break;
         }
         if (frame && owner &&
-            (sm_world_get_particle_objects(world, 0, n, owner) != SM_OK || npy_write_ints(&pieces, owner) != 0)) {
+            (sm_world_get_particle_objects(world, 0, n, owner) != SM_OK || npy_put(&pieces, NULL, owner) != 0)) {
             error_line("cannot write %s: %s", pieces_path, strerror(errno));
             status = 1;
             break;
@@ -664,6 +768,17 @@ static int command_run(int argc, char **argv)
             error_line("%s", sm_last_error());
             contact.pairs = -1;
         }
+    // the files finished before the summary counts their frames: one whose header cannot be
+    // rewritten still says it holds none
+    if (pieces.file && npy_close(&pieces) != 0) {
+        error_line("cannot finish %s: %s", pieces_path, strerror(errno));
+        if (status == 0) status = 1;
+    }
+    if (npy.file && npy_close(&npy) != 0) {
+        error_line("cannot finish %s: %s", out_path, strerror(errno));
+        if (status == 0) status = 1;
+        npy.frames = 0;
+    }
     printf("steps=%lld substeps=%d frames=%lld wall_s=%.3f steps_per_s=%.1f particles=%d backend=%s", done_steps,
            info.substeps, (long long)(out_path ? npy.frames : ply.frames), wall, wall > 0 ? (double)done_steps / wall : 0.0, n,
            sm_world_backend_name(world));
@@ -674,6 +789,7 @@ static int command_run(int argc, char **argv)
     printf("\n");
 
 done:
+    stepping_worlds[0] = NULL; // (before it goes)
     if (pieces.file && npy_close(&pieces) != 0) {
         error_line("cannot finish %s: %s", pieces_path, strerror(errno));
         if (status == 0) status = 1;
@@ -684,6 +800,7 @@ done:
         if (status == 0) status = 1;
     }
     ply_close(&ply);
+    if (ply.created && ply.frames == 0) rmdir(mesh_out); // made by this run, which wrote nothing into it
     free(xyz);
     sm_world_destroy(world);
     sm_scene_destroy(scene);
@@ -755,6 +872,7 @@ static int command_compare(int argc, char **argv)
     printf("scene=%s particles=%d steps=%lld every=%lld diagonal_m=%g device=\"%s\"\n", o.path, n, steps, o.every, scale,
            sm_world_device_name(trajectory));
 
+    stepping_worlds[0] = reference, stepping_worlds[1] = trajectory, stepping_worlds[2] = single;
     stepping = 1;
     double worst_single = 0.0, worst_trajectory = 0.0;
     long long s = 1;
@@ -814,6 +932,7 @@ static int command_compare(int argc, char **argv)
     }
     report_hidden_notices(&log);
 done:
+    for (int k = 0; k < 3; k++) stepping_worlds[k] = NULL; // (before they go)
     free(ref_xyz), free(traj_xyz), free(single_xyz);
     sm_world_destroy(reference), sm_world_destroy(trajectory), sm_world_destroy(single);
     sm_scene_destroy(scene);

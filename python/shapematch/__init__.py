@@ -19,6 +19,7 @@ from ._native import LIBRARY_PATH
 from .batch import run_batch, run_one
 from .core import (
     PIN,
+    Cancelled,
     Diverged,
     FileError,
     InvalidArgument,
@@ -37,6 +38,7 @@ from .core import (
 __all__ = [
     "LIBRARY_PATH",
     "PIN",
+    "Cancelled",
     "Diverged",
     "FileError",
     "InvalidArgument",

@@ -66,6 +66,7 @@ RESULT_NAMES = {
     5: "SM_ERROR_UNAVAILABLE",
     6: "SM_ERROR_NOT_FINITE",
     7: "SM_ERROR_DIVERGED",
+    8: "SM_ERROR_CANCELLED",
 }
 BACKENDS = {"default": 0, "cpu": 1, "opencl": 2}
 PASS_NAMES = [
@@ -281,6 +282,7 @@ sm_scene_create_world = _proto("sm_scene_create_world", ctypes.c_int, _scene, _P
 sm_scene_step = _proto("sm_scene_step", ctypes.c_int, _scene, _world)
 sm_world_destroy = _proto("sm_world_destroy", None, _world)
 sm_world_step = _proto("sm_world_step", ctypes.c_int, _world, ctypes.c_double, _int)
+sm_world_cancel = _proto("sm_world_cancel", None, _world)
 sm_world_get_counts = _proto("sm_world_get_counts", Counts, _world)
 sm_world_get_profile = _proto("sm_world_get_profile", Profile, _world)
 sm_world_backend_name = _proto("sm_world_backend_name", ctypes.c_char_p, _world)

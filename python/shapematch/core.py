@@ -54,7 +54,12 @@ class Diverged(ShapematchError, FloatingPointError):
     """SM_ERROR_DIVERGED: the state check found a cluster or particle beyond its bounds."""
 
 
-_ERRORS = {1: InvalidArgument, 2: OutOfMemory, 3: FileError, 4: SceneError, 5: Unavailable, 6: NotFinite, 7: Diverged}
+class Cancelled(ShapematchError, RuntimeError):
+    """SM_ERROR_CANCELLED: sm_world_cancel() stopped a step between two of its solver steps."""
+
+
+_ERRORS = {1: InvalidArgument, 2: OutOfMemory, 3: FileError, 4: SceneError, 5: Unavailable, 6: NotFinite, 7: Diverged,
+           8: Cancelled}
 
 
 def _check(result):
@@ -299,6 +304,11 @@ class World(_Owned):
         return out
 
     # -- stepping
+
+    def cancel(self):
+        """sm_world_cancel(): the step in progress (another thread's) or the next raises Cancelled
+        before its next solver step; safe to call from any thread."""
+        N.sm_world_cancel(self._h())
 
     def step(self, steps=1, dt=None, substeps=None):
         """Steps `steps` times: the scene's step (its springs applied, its dt and substeps) unless

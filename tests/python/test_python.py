@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import tempfile
+import threading
 import unittest
 
 import numpy as np
@@ -151,6 +152,19 @@ class Errors(unittest.TestCase):
             shapematch.World.from_objects([{"shape": "box"}], backend="cpu", device="no such device")
         with self.assertRaises(KeyError):
             shapematch.apply_overrides(PILE, {"objects.7.alpha": 0.1})
+
+
+    def test_cancel_stops_a_step_from_another_thread(self):
+        with shapematch.World.from_objects([{"shape": "box"}], backend="cpu") as w:
+            canceller = threading.Timer(0.05, w.cancel)
+            canceller.start()
+            with self.assertRaises(shapematch.Cancelled):
+                w.step(dt=1.0, substeps=100000)  # (about a second of solver steps)
+            canceller.join()
+            done = round(w.time / 1e-5)
+            self.assertTrue(0 <= done < 100000, done)
+            w.step(dt=0.01, substeps=1)  # the next step runs
+            self.assertAlmostEqual(w.time, done * 1e-5 + 0.01)
 
 
 class OpenCL(unittest.TestCase):

@@ -77,6 +77,7 @@ typedef enum sm_result {
     SM_ERROR_UNAVAILABLE,      ///< the requested backend or device is not available, or the device failed
     SM_ERROR_NOT_FINITE,       ///< the state check found a particle with a non-finite position or velocity (sm_world_def.check_interval)
     SM_ERROR_DIVERGED,         ///< the state check found a cluster stretched beyond check_extent or a particle faster than check_speed
+    SM_ERROR_CANCELLED,        ///< sm_world_cancel() stopped the step between two of its solver steps
 } sm_result;
 
 /// Short constant name of a result code, e.g. "SM_ERROR_SCENE".
@@ -404,6 +405,14 @@ SM_API sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, 
 /// world holds no device memory.
 SM_API sm_result sm_world_step(sm_world *world, double dt, int32_t substeps);
 
+/// Asks the world to stop stepping: the sm_world_step() in progress, or else the next one,
+/// returns SM_ERROR_CANCELLED before its next solver step, and the world stays as the solver
+/// steps it completed left it (its time included; on OpenCL those already enqueued run, and
+/// sm_world_step() enqueues its solver steps at most two ahead of the device, so a cancel waits
+/// for at most two of them; sm_world_step_cl() never waits). Safe to call from a signal handler or another thread: it only sets a flag,
+/// which that return clears. A program ends a long step on Ctrl-C so.
+SM_API void sm_world_cancel(sm_world *world);
+
 /// The passes of one step, in pipeline order.
 typedef enum sm_pass {
     SM_PASS_CLUSTER_MOMENTS, ///< centre of mass, A_pq and the quadratic moments per cluster
@@ -556,7 +565,7 @@ typedef struct sm_cluster_info {
 SM_API sm_result sm_world_get_cluster(const sm_world *world, int32_t cluster, sm_cluster_info *out);
 
 /// The particle indices (world indices) of cluster `cluster`; the array is owned by the
-/// world and valid until the next sm_world_add_object().
+/// world and valid until the next sm_world_add_object() or sm_world_cut().
 SM_API sm_result sm_world_get_cluster_members(const sm_world *world, int32_t cluster,
                                               const int32_t **out_particles, int32_t *out_count);
 
@@ -672,7 +681,7 @@ SM_API sm_result sm_world_set_pusher(sm_world *world, const sm_pusher *pusher);
 /// A plane: the points x with dot(x - point, normal) = 0.
 typedef struct sm_plane {
     sm_vec3 point;  ///< m: a point on the plane
-    sm_vec3 normal; ///< the side called "front" (any length but zero)
+    sm_vec3 normal; ///< the side called "front" (any finite length but zero)
 } sm_plane;
 
 /// What sm_world_cut() did.
@@ -690,7 +699,10 @@ typedef struct sm_cut_info {
 } sm_cut_info;
 
 /// Cuts object `object` in two along `plane` (Henriques & Wuensche 2007, 3.3; docs/cutting.md).
-/// A particle goes to the side its current position lies on (front: dot(x - point, normal) > 0).
+/// A particle goes to the side its current position lies on (front: dot(x - point, n) > 10^-4 D,
+/// n the unit normal, D the diagonal of the object's bounding box: a particle or surface vertex
+/// on the plane, as a lattice's layer is, goes behind it on both backends, whose positions differ
+/// by rounding).
 /// No particle moves: each keeps its index, and with it its position, velocity, rest position,
 /// force, target and fixed flag, in every host array and device buffer, across any number of
 /// cuts. No object's id changes either: the back piece keeps the cut object's id, the front piece
@@ -838,7 +850,7 @@ typedef enum sm_particle_field {
 
 /// The triangles of object `object`'s surface: 3 indices each into its own vertices (add
 /// first_surface_vertex of sm_object_info for the world's); owned by the world, valid until the
-/// next sm_world_add_object(). No surface: *out_triangles NULL and *out_count 0.
+/// next sm_world_add_object() or sm_world_cut(). No surface: *out_triangles NULL and *out_count 0.
 SM_API sm_result sm_world_get_surface_triangles(const sm_world *world, int32_t object, const int32_t **out_triangles,
                                                 int32_t *out_count);
 

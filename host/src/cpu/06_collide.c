@@ -36,34 +36,38 @@ static int32_t find_candidates(const sm_world *world, int32_t i, double skin, in
     return found;
 }
 
-/// The sums of one particle's contacts in a sweep (docs/contact.md).
-typedef struct contact_sums {
-    sm_vec3 dx, dv;
-    double weight;
-} contact_sums;
+/// The normal of the pair (i, j) (kernels/06's sm_pair_normal): its direction at the start of the
+/// step, base - h v_rel normalised (base = x_i - x_j at the step's positions), else base's
+/// direction, else +y for the higher index; *before_length = |base - h v_rel|.
+static sm_vec3 pair_normal(int32_t i, int32_t j, sm_vec3 base, sm_vec3 v_rel, double h, double *before_length)
+{
+    const sm_vec3 before = v3_sub(base, v3_scale(v_rel, h));
+    const double length = v3_length(before), base_length = v3_length(base);
+    *before_length = length;
+    return length > 0.0        ? v3_scale(before, 1.0 / length)
+           : base_length > 0.0 ? v3_scale(base, 1.0 / base_length)
+                               : v3(0.0, i > j ? 1.0 : -1.0, 0.0); // coincident: the higher index goes up
+}
 
-/// Adds the contact of particle i with particle j, if they overlap, to the sums: `base` is x_i -
-/// x_j at the step's positions, `moved` the corrections of i and j so far (c_i - c_j), each
-/// correction weighted by the depth (a contact that just begins weighs nothing): the push along
-/// the normal, the friction across it, and in the first sweep restitution.
-static void add_contact(const sm_world *world, int32_t i, int32_t j, sm_vec3 base, sm_vec3 moved, double h,
-                        bool respond, contact_sums *sums)
+/// The pair's depth at the step's positions along n where it overlaps there, else 0
+/// (sm_pair_depth).
+static double pair_depth(sm_vec3 base, sm_vec3 n, double reach)
+{
+    return v3_dot(base, base) < reach * reach ? fmax(reach - v3_dot(base, n), 0.0) : 0.0;
+}
+
+/// Adds the contact of particle i with particle j, i's part of it w (sm_contact_split: the pair's
+/// corrections change no momentum), to the sums: `base` is x_i - x_j at the step's positions,
+/// `moved` the corrections of i and j so far (c_i - c_j): the push along the normal, the friction
+/// across it, and in the first sweep restitution (sm_contact of kernels/06).
+static void add_contact(const sm_world *world, int32_t i, int32_t j, double w, sm_vec3 n, double before_length,
+                        sm_vec3 base, sm_vec3 moved, sm_vec3 v_rel, double h, bool respond, sm_vec3 *sum_dx,
+                        sm_vec3 *sum_dv)
 {
     const sm_collisions *settings = &world->def.collisions;
     const double reach = world->radius[i] + world->radius[j];
     const sm_vec3 d = v3_add(base, moved);
-    const double dist2 = v3_dot(d, d);
-    if (!(dist2 < reach * reach)) return;
-    // the normal is the pair's direction at the start of the step, x - h v, so that a particle
-    // that moved past the other's centre in one step is pushed back, not through
-    const sm_vec3 v_rel = v3_sub(world->velocity[i], world->velocity[j]);
-    const sm_vec3 before = v3_sub(base, v3_scale(v_rel, h));
-    const double before_length = v3_length(before), dist = sqrt(dist2);
-    const sm_vec3 n = before_length > 0.0 ? v3_scale(before, 1.0 / before_length)
-                      : dist > 0.0        ? v3_scale(d, 1.0 / dist)
-                                          : v3(0.0, i > j ? 1.0 : -1.0, 0.0); // coincident: the higher index goes up
-    const double w_i = 1.0 / world->mass[i], w_j = world->fixed[j] ? 0.0 : 1.0 / world->mass[j];
-    const double share = w_i / (w_i + w_j); // i's part of the pair's correction
+    if (!(v3_dot(d, d) < reach * reach)) return;
     const double depth = reach - v3_dot(d, n);
     if (!(depth > 0.0)) return;
     const double push = settings->push_speed * h / settings->relaxation;
@@ -71,17 +75,16 @@ static void add_contact(const sm_world *world, int32_t i, int32_t j, sm_vec3 bas
     if (target > 0.0) {
         // pushed apart along n, and the pair's sliding over the step (its relative motion h v_rel
         // across n) taken back as far as friction allows
-        const sm_vec3 motion = v3_sub(base, before);
+        const sm_vec3 motion = v3_scale(v_rel, h);
         const sm_vec3 slide = v3_sub(motion, v3_scale(n, v3_dot(motion, n)));
         const double keep = sm_contact_friction(v3_length(slide), settings->friction, target);
         const sm_vec3 correction = v3_sub(v3_scale(n, target), v3_scale(slide, keep));
-        sums->dx = v3_add(sums->dx, v3_scale(correction, share * depth));
+        *sum_dx = v3_add(*sum_dx, v3_scale(correction, w));
     }
     if (respond) { // the correction's velocity stops the approach; restitution returns part of it
         const double vn = v3_dot(v_rel, n);
-        if (vn < 0.0) sums->dv = v3_add(sums->dv, v3_scale(n, -settings->restitution * vn * share * depth));
+        if (vn < 0.0) *sum_dv = v3_add(*sum_dv, v3_scale(n, -settings->restitution * vn * w));
     }
-    sums->weight += depth;
 }
 
 void sm_cpu_collide(sm_world *world, double h)
@@ -90,28 +93,47 @@ void sm_cpu_collide(sm_world *world, double h)
     const int32_t n = world->particle_count;
     const sm_collisions *c = &world->def.collisions;
     const double skin = sm_grid_skin(world);
+    // each particle's candidates, and its weight: the sum of its contacts' depths at the step's positions
+    for (int32_t i = 0; i < n; i++) {
+        int32_t *own = grid->candidates + (size_t)i * SM_K_CONTACTS;
+        // (no other object's particle in the cells around its own: no candidate, pass 5)
+        const int32_t b = grid->cell[4 * i + 3];
+        const bool self = world->objects[world->particle_object[i]].self_collides;
+        const bool search = b >= 0 && (self || grid->bucket_near[b]);
+        grid->candidate_count[i] = search ? find_candidates(world, i, skin, own) : 0;
+        grid->weight[i] = 0.0;
+        for (int32_t k = 0; k < grid->candidate_count[i]; k++) {
+            const int32_t j = own[k];
+            const sm_vec3 base = v3_sub(world->position[i], world->position[j]);
+            double before_length = 0.0;
+            const sm_vec3 normal =
+                pair_normal(i, j, base, v3_sub(world->velocity[i], world->velocity[j]), h, &before_length);
+            grid->weight[i] += pair_depth(base, normal, world->radius[i] + world->radius[j]);
+        }
+    }
     sm_vec3 *in = grid->moved[1], *out = grid->moved[0];
     for (int32_t sweep = 0; sweep < c->iterations; sweep++) {
         const bool first = sweep == 0;
         for (int32_t i = 0; i < n; i++) {
-            int32_t *own = grid->candidates + (size_t)i * SM_K_CONTACTS;
-            if (first) { // (no other object's particle in the cells around its own: no candidate, pass 5)
-                const int32_t b = grid->cell[4 * i + 3];
-                const bool self = world->objects[world->particle_object[i]].self_collides;
-                const bool search = b >= 0 && (self || grid->bucket_near[b]);
-                grid->candidate_count[i] = search ? find_candidates(world, i, skin, own) : 0;
-            }
+            const int32_t *own = grid->candidates + (size_t)i * SM_K_CONTACTS;
             const sm_vec3 moved_i = first ? v3(0, 0, 0) : in[i];
-            contact_sums sums = {{0, 0, 0}, {0, 0, 0}, 0.0};
+            sm_vec3 sum_dx = {0, 0, 0}, sum_dv = {0, 0, 0};
             if (!world->fixed[i]) // (a fixed particle does not move)
                 for (int32_t k = 0; k < grid->candidate_count[i]; k++) {
                     const int32_t j = own[k];
                     const sm_vec3 base = v3_sub(world->position[i], world->position[j]);
-                    add_contact(world, i, j, base, first ? v3(0, 0, 0) : v3_sub(moved_i, in[j]), h, first, &sums);
+                    const sm_vec3 v_rel = v3_sub(world->velocity[i], world->velocity[j]);
+                    const double reach = world->radius[i] + world->radius[j];
+                    double before_length = 0.0;
+                    const sm_vec3 normal = pair_normal(i, j, base, v_rel, h, &before_length);
+                    const double w = sm_contact_split(pair_depth(base, normal, reach), 1.0 / world->mass[i], grid->weight[i],
+                                                      world->fixed[j] ? 0.0 : 1.0 / world->mass[j], grid->weight[j]);
+                    if (!(w > 0.0)) continue;
+                    add_contact(world, i, j, w, normal, before_length, base, first ? v3(0, 0, 0) : v3_sub(moved_i, in[j]),
+                                v_rel, h, first, &sum_dx, &sum_dv);
                 }
-            const double inv = sums.weight > 0.0 ? 1.0 / sums.weight : 0.0;
-            out[i] = v3_add(moved_i, v3_scale(sums.dx, c->relaxation * inv));
-            if (first) grid->dv[i] = v3_scale(sums.dv, inv);
+            out[i] = v3_add(moved_i, v3_scale(sum_dx, c->relaxation));
+            if (first) grid->dv[i] = sum_dv;
         }
         sm_vec3 *swap = in;
         in = out, out = swap;

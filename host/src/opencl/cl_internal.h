@@ -70,8 +70,8 @@ typedef enum sm_cl_kernel {
     SM_CLK_GRID_SCAN,
     SM_CLK_GRID_SCATTER,
     SM_CLK_GRID_ORDER,
+    SM_CLK_FIND_CONTACTS,
     SM_CLK_COLLIDE,
-    SM_CLK_APPLY_CONTACTS,
     SM_CLK_GROUND,
     SM_CLK_PLASTICITY,
     SM_CLK_SKIN_CENTERS,
@@ -121,6 +121,9 @@ struct sm_cl_backend {
     int32_t colliders_on_device;      ///< colliders the colliders buffer holds; -1: none made
     int32_t collider_state_capacity;  ///< states the collider_state buffer holds
     int32_t substep;                  ///< the step of the current sm_cl_step() being enqueued
+    bool contacts_pending;            ///< pass 6 ran and its corrections await pass 7 (sm_ground applies them)
+    bool throttle;                    ///< the step in progress waits for its solver steps two back (cl_world.c)
+    cl_event markers[2];              ///< the ends of the last two solver steps enqueued, the older first
     int32_t target_capacity;          ///< particles the target buffer holds
     int32_t large_count;              ///< clusters in large_clusters
     int32_t static_states_written;    ///< steps of states the collider_state buffer holds for static colliders (0: none)
@@ -208,5 +211,8 @@ sm_result sm_cl_create_kernels(sm_cl_backend *cl);
 /// Enqueues pass `pass` for a step of length h; with profiling on, the events of its commands
 /// are kept in cl->events.
 sm_result sm_cl_enqueue_pass(sm_world *world, sm_pass pass, float h);
+/// Pass 7's first part alone: the corrections of the contact pass just enqueued (the tests run
+/// pass 6 on its own with it).
+sm_result sm_cl_enqueue_contact_corrections(sm_world *world, float h);
 
 #endif

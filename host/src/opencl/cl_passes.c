@@ -7,7 +7,7 @@
 
 static const char *kernel_names[SM_CLK_COUNT] = {
     "sm_cluster_moments", "sm_cluster_moments_group", "sm_rotation", "sm_goal_transform", "sm_blend_integrate",
-    "sm_grid_count", "sm_grid_scan", "sm_grid_scatter", "sm_grid_order", "sm_collide", "sm_apply_contacts",
+    "sm_grid_count", "sm_grid_scan", "sm_grid_scatter", "sm_grid_order", "sm_find_contacts", "sm_collide",
     "sm_ground", "sm_plasticity", "sm_skin_centers", "sm_skin_vertices",
     "sm_skin_normals", "sm_check_particles", "sm_check_clusters"};
 
@@ -239,8 +239,8 @@ static sm_result collision_grid(sm_world *world)
                   order_values);
 }
 
-/// 6. Contact: `iterations` sweeps, each adding every particle's correction to the sum of the
-/// sweeps before it (the first also finding the candidates), then the sum applied.
+/// 6. Contact: each particle's candidates and weight, then `iterations` sweeps, each adding
+/// every particle's correction to the sum of the sweeps before it; pass 7 applies the sum.
 static sm_result collide(sm_world *world, float h)
 {
     const sm_pass pass = SM_PASS_COLLIDE;
@@ -253,69 +253,58 @@ static sm_result collide(sm_world *world, float h)
     grid_cell(world, &cell, &skin);
     const cl_float inv_cell = 1.0f / cell, restitution = (float)c->restitution, friction = (float)c->friction;
     const cl_float relaxation = (float)c->relaxation, push = (float)(c->push_speed * h / c->relaxation);
-    sm_result result = SM_OK;
-    cl_int sweep = 0;
-    for (; sweep < c->iterations && result == SM_OK; sweep++) {
+    // the first sweep's corrections so far, zero, and the weights: contact_moved[1]
+    const size_t find_sizes[] = {sizeof n, sizeof h, sizeof mask, sizeof inv_cell, sizeof skin, m, m, m, m, m, m, m,
+                                 m, m, m, m, m, m, m};
+    const void *find_values[] = {&n,           &h,           &mask,           &inv_cell,         &skin,
+                                 &b->objects,  &b->particle_object, &b->contact, &b->particle_bucket,
+                                 &b->bucket_start, &b->bucket_object, &b->bucket_near, &b->slots, &b->candidates,
+                                 &b->candidate_count, &b->position, &b->position_lo, &b->velocity, &b->contact_moved[1]};
+    sm_result result = launch(world, pass, SM_CLK_FIND_CONTACTS, items, COUNT(find_values), find_sizes, find_values);
+    for (cl_int sweep = 0; sweep < c->iterations && result == SM_OK; sweep++) {
         const size_t sizes[] = {sizeof n, sizeof sweep, sizeof h, sizeof restitution, sizeof friction, sizeof relaxation,
-                                sizeof push, sizeof mask, sizeof inv_cell, sizeof skin, m, m, m, m, m, m, m, m, m, m,
-                                m, m, m, m, m, m, m};
-        const void *values[] = {&n,
-                                &sweep,
-                                &h,
-                                &restitution,
-                                &friction,
-                                &relaxation,
-                                &push,
-                                &mask,
-                                &inv_cell,
-                                &skin,
-                                &b->objects,
-                                &b->particle_object,
-                                &b->contact,
-                                &b->particle_bucket,
-                                &b->bucket_start,
-                                &b->bucket_object,
-                                &b->bucket_near,
-                                &b->slots,
-                                &b->candidates,
-                                &b->candidate_count,
-                                &b->force,
-                                &b->position,
-                                &b->position_lo,
-                                &b->velocity,
-                                &b->contact_moved[(sweep + 1) % 2],
-                                &b->contact_moved[sweep % 2],
-                                &b->contact_dv};
+                                sizeof push, m, m, m, m, m, m, m, m, m, m};
+        const void *values[] = {&n,           &sweep,        &h,           &restitution, &friction,
+                                &relaxation,  &push,         &b->contact,  &b->candidates, &b->candidate_count,
+                                &b->force,    &b->position,  &b->position_lo, &b->velocity,
+                                &b->contact_moved[(sweep + 1) % 2], &b->contact_moved[sweep % 2], &b->contact_dv};
         result = launch(world, pass, SM_CLK_COLLIDE, items, COUNT(values), sizes, values);
     }
-    if (result != SM_OK) return result;
-    const size_t apply_sizes[] = {sizeof n, sizeof h, m, m, m, m, m, m, m, m};
-    const void *apply_values[] = {&n,           &h,           &b->contact_moved[(sweep - 1) % 2],
-                                  &b->contact_dv, &b->particle_bucket, &b->bucket_object,
-                                  &b->bucket_cell, &b->position, &b->position_lo, &b->velocity};
-    return launch(world, pass, SM_CLK_APPLY_CONTACTS, items, COUNT(apply_values), apply_sizes, apply_values);
+    world->cl->contacts_pending = result == SM_OK;
+    return result;
 }
 
-/// 7. The ground plane, the colliders (7a), then the pusher (7b), per particle.
-static sm_result ground(sm_world *world)
+/// 7. The contact corrections of pass 6, if it ran (apply_only: those alone), then the ground
+/// plane, the colliders (7a) and the pusher (7b), per particle.
+static sm_result ground(sm_world *world, float h, bool apply_only)
 {
-    sm_cl_buffers *b = &world->cl->buffers;
+    sm_cl_backend *cl = world->cl;
+    sm_cl_buffers *b = &cl->buffers;
     const cl_int n = world->particle_count;
     const sm_ground g = world->def.ground;
     const sm_pusher p = world->pusher;
-    const cl_int flags = (g.enabled ? SM_K_GROUND : 0) | (p.enabled ? SM_K_PUSHER : 0);
+    const cl_int flags = (cl->contacts_pending ? SM_K_CONTACTS_MADE : 0) |
+                         (apply_only ? 0 : (g.enabled ? SM_K_GROUND : 0) | (p.enabled ? SM_K_PUSHER : 0));
     const float height = (float)g.height;
     const cl_float4 plane = {{height, (float)g.restitution, (float)g.friction, (float)(g.height - height)}};
     const cl_float4 sphere = {{(float)p.center.x, (float)p.center.y, (float)p.center.z, (float)p.radius}};
     const cl_float4 sphere_lo = {
         {sm_cl_low_half(p.center.x), sm_cl_low_half(p.center.y), sm_cl_low_half(p.center.z), 0.0f}};
     const cl_float4 sphere_velocity = {{(float)p.velocity.x, (float)p.velocity.y, (float)p.velocity.z, 0.0f}};
-    const cl_int colliders = world->collider_count, state_first = world->cl->substep * colliders;
+    const cl_int colliders = apply_only ? 0 : world->collider_count, state_first = cl->substep * world->collider_count;
+    // the sum of the sweeps' corrections: in the buffer the last sweep wrote
+    const cl_mem moved = b->contact_moved[(world->def.collisions.iterations + 1) % 2];
     const size_t m = sizeof(cl_mem);
     const size_t sizes[] = {sizeof n, sizeof flags, sizeof plane, sizeof sphere, sizeof sphere_lo, sizeof sphere_velocity,
-                            sizeof colliders, m, m, sizeof state_first, m, m, m, m, m};
+                            sizeof colliders, m, m, sizeof state_first, m, m, sizeof h, m, m, m, m, m, m, m, m};
     const void *values[] = {&n, &flags, &plane, &sphere, &sphere_lo, &sphere_velocity, &colliders, &b->colliders,
-                            &b->collider_fields, &state_first, &b->collider_state, &b->force, &b->position, &b->position_lo, &b->velocity};
+                            &b->collider_fields, &state_first, &b->collider_state, &b->force, &h,
+                            cl->contacts_pending ? &moved : &b->force, cl->contacts_pending ? &b->contact_dv : &b->force,
+                            cl->contacts_pending ? &b->particle_bucket : &b->force,
+                            cl->contacts_pending ? &b->bucket_object : &b->force,
+                            cl->contacts_pending ? &b->bucket_cell : &b->force, &b->position, &b->position_lo,
+                            &b->velocity};
+    cl->contacts_pending = false;
     return launch(world, SM_PASS_GROUND, SM_CLK_GROUND, n, COUNT(values), sizes, values);
 }
 
@@ -381,6 +370,8 @@ sm_result sm_cl_check_state(sm_world *world, int32_t out_first[3])
     return result;
 }
 
+sm_result sm_cl_enqueue_contact_corrections(sm_world *world, float h) { return ground(world, h, true); }
+
 sm_result sm_cl_enqueue_pass(sm_world *world, sm_pass pass, float h)
 {
     switch (pass) {
@@ -390,7 +381,7 @@ sm_result sm_cl_enqueue_pass(sm_world *world, sm_pass pass, float h)
     case SM_PASS_BLEND_INTEGRATE: return blend_integrate(world, h);
     case SM_PASS_COLLISION_GRID: return collision_grid(world);
     case SM_PASS_COLLIDE: return collide(world, h);
-    case SM_PASS_GROUND: return ground(world);
+    case SM_PASS_GROUND: return ground(world, h, false);
     case SM_PASS_PLASTICITY: return plasticity(world, h);
     case SM_PASS_SKIN: return skin(world);
     default: return sm_fail(SM_ERROR_INVALID_ARGUMENT, "no pass %d", (int)pass);

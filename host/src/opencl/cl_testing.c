@@ -42,7 +42,9 @@ sm_result sm_cl_run_pass(sm_world *world, sm_pass pass, double h)
     cl->substep = 0;
     sm_result result = sm_cl_upload_colliders(world);
     if (result == SM_OK && pass == SM_PASS_GROUND) result = sm_cl_write_collider_states(world, h, 1);
+    cl->contacts_pending = false;
     if (result == SM_OK) result = sm_cl_enqueue_pass(world, pass, (float)h);
+    if (result == SM_OK && pass == SM_PASS_COLLIDE) result = sm_cl_enqueue_contact_corrections(world, (float)h);
     if (result == SM_OK) SM_CL_TRY(clFinish(cl->queue));
     cl->device_ahead = true;
 cleanup:

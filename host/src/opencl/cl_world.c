@@ -86,6 +86,8 @@ void sm_cl_destroy(sm_world *world)
     sm_cl_backend *cl = world->cl;
     if (!cl) return;
     if (cl->queue) clFinish(cl->queue);
+    for (int k = 0; k < 2; k++)
+        if (cl->markers[k]) clReleaseEvent(cl->markers[k]);
     sm_cl_release_buffers(cl);
     for (int f = 0; f < SM_CL_GL_FIELDS; f++)
         if (cl->gl_buffers[f]) clReleaseMemObject(cl->gl_buffers[f]);
@@ -164,10 +166,39 @@ cleanup:
     return result;
 }
 
-sm_result sm_cl_step(sm_world *world, double h, int32_t substeps) { return sm_cl_step_events(world, h, substeps, 0, NULL, NULL); }
+/// After each solver step enqueued: its events collected (the profile), and, unless the step
+/// came through the embedding API, a marker of it; the host then waits for the solver step
+/// before the previous one, so that it enqueues at most two ahead of the device and a cancel
+/// (sm_world_cancel()) takes effect within two solver steps of the device's.
+static void substep_enqueued(sm_world *world, bool ok)
+{
+    sm_cl_collect_events(world, ok);
+    sm_cl_backend *cl = world->cl;
+    if (!ok || !cl->throttle) return;
+    if (cl->markers[0]) {
+        clWaitForEvents(1, &cl->markers[0]); // (a failure shows in the next command)
+        clReleaseEvent(cl->markers[0]);
+    }
+    cl->markers[0] = cl->markers[1];
+    cl->markers[1] = NULL;
+    if (clEnqueueMarkerWithWaitList(cl->queue, 0, NULL, &cl->markers[1]) != CL_SUCCESS) cl->markers[1] = NULL;
+    else clFlush(cl->queue);
+}
+
+static sm_result step(sm_world *world, double h, int32_t substeps, cl_uint wait_count, const cl_event *wait_list,
+                      cl_event *out_event, bool throttle);
+
+sm_result sm_cl_step(sm_world *world, double h, int32_t substeps) { return step(world, h, substeps, 0, NULL, NULL, true); }
 
 sm_result sm_cl_step_events(sm_world *world, double h, int32_t substeps, cl_uint wait_count, const cl_event *wait_list,
                             cl_event *out_event)
+{
+    return step(world, h, substeps, wait_count, wait_list, out_event, false); // (the embedding API's: no waiting)
+}
+
+/// A step's enqueue; `throttle`: wait for the solver steps two back (substep_enqueued()).
+static sm_result step(sm_world *world, double h, int32_t substeps, cl_uint wait_count, const cl_event *wait_list,
+                      cl_event *out_event, bool throttle)
 {
     sm_cl_backend *cl = world->cl;
     sm_result result = sm_cl_prepare(world);
@@ -181,8 +212,12 @@ sm_result sm_cl_step_events(sm_world *world, double h, int32_t substeps, cl_uint
         if (status != CL_SUCCESS) return sm_cl_fail("clEnqueueBarrierWithWaitList", status, __FILE__, __LINE__);
     }
     result = sm_cl_write_collider_states(world, h, substeps);
-    static const sm_pass_runner device = {enqueue_pass, sm_cl_collect_events};
+    static const sm_pass_runner device = {enqueue_pass, substep_enqueued};
+    cl->throttle = throttle;
     if (result == SM_OK) result = sm_world_run_passes(world, h, substeps, &device);
+    // what a cancel left enqueued runs
+    const sm_result cancelled = result;
+    if (result == SM_ERROR_CANCELLED) result = SM_OK;
     // an event that completes with the step's last command
     if (result == SM_OK && out_event) {
         cl_int status = clEnqueueMarkerWithWaitList(cl->queue, 0, NULL, out_event);
@@ -195,5 +230,5 @@ sm_result sm_cl_step_events(sm_world *world, double h, int32_t substeps, cl_uint
     }
     world->profile.step_ms += now_ms() - start;
     if (result == SM_OK) cl->device_ahead = true;
-    return result;
+    return result == SM_OK ? cancelled : result;
 }
