@@ -40,9 +40,9 @@ inline int3 sm_cell(const float3 x, const float inv_cell) { return convert_int3_
 /// bucket[i] = (the bucket of particle i's cell, its rank among the bucket's particles), or
 /// (-1, 0) for a particle that does not collide (radius 0); bucket_count[b] counts them (zero
 /// beforehand: sm_grid_scan leaves it so); bucket_object[b] = the object of the particles of
-/// bucket b, or -2 when they are of several objects (-1 beforehand, and again after the step:
-/// sm_apply_contacts); likewise bucket_cell[b] = the key of its particles' cell (sm_cell_key), or
-/// -2 when they are of several cells.
+/// bucket b, or -2 when they are of several objects (-1 beforehand, and again after the step, when
+/// sm_ground applies the contacts); likewise bucket_cell[b] = the key of its particles' cell
+/// (sm_cell_key), or -2 when they are of several cells.
 __kernel void sm_grid_count(const int particle_count, const float inv_cell, const int mask,
                             __global const float4 *contact, __global const float4 *position,
                             __global const int *particle_object, __global int2 *bucket, __global int *bucket_count,

@@ -488,6 +488,7 @@ static bool ply_is_frame(const ply_writer *w, const char *path)
     if (stat(path, &file) != 0 || !S_ISREG(file.st_mode) || file.st_dev != w->folder_status.st_dev) return false;
     DIR *folder = opendir(w->folder);
     bool found = false;
+    // cppcheck-suppress readdirCalled ; one thread reads this stream (readdir_r is deprecated)
     for (struct dirent *entry; folder && !found && (entry = readdir(folder));) {
         char frame[PATH_MAX];
         struct stat status;
