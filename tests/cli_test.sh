@@ -267,18 +267,29 @@ assert a[2, :, 1].min() > -0.01, a[2, :, 1].min()  # nothing fell through the gr
 assert a[2, :, 1].max() > 1.5, a[2, :, 1].max()  # objects rest on objects: a pile, not a layer
 " || fail "paper384 after 600 steps"
 
+# Sends SIGINT to the run $pid once FILE holds BYTES (however long start-up takes on a busy
+# machine) and PAUSE more seconds have passed, and waits for it: its status in $rc, the seconds
+# from the signal to its end in $took.
+interrupt_when() {
+    for _ in $(seq 1200); do
+        [ "$(stat -c %s "$1" 2> /dev/null || echo 0)" -ge "$2" ] && break
+        sleep 0.1
+    done
+    sleep "$3"
+    local start
+    start=$(date +%s.%N)
+    kill -INT $pid
+    wait $pid
+    rc=$?
+    took=$("$python" -c "print(round($(date +%s.%N) - $start, 2))")
+}
+
 # Ctrl-C stops a long run and keeps a loadable file holding the frames written so far
 # (the signal is sent once a few frames are on disk, however long start-up takes on a busy machine)
 rm -f interrupted.npy
 "$tool" run "$scenes/paper384.json" --steps 1000000 --out interrupted.npy > interrupted.txt 2>&1 &
 pid=$!
-for _ in $(seq 600); do
-    [ "$(stat -c %s interrupted.npy 2> /dev/null || echo 0)" -gt $((128 + 3 * 55200 * 12)) ] && break
-    sleep 0.1
-done
-kill -INT $pid
-wait $pid
-rc=$?
+interrupt_when interrupted.npy $((128 + 3 * 55200 * 12 + 1)) 0
 [ "$rc" -eq 130 ] || fail "an interrupted run should exit 130, got $rc: $(cat interrupted.txt)"
 grep -q 'interrupted after' interrupted.txt || fail "no interruption message: $(cat interrupted.txt)"
 frames=$(sed -n 's/.*frames=\([0-9]*\).*/\1/p' interrupted.txt)
@@ -301,15 +312,7 @@ json.dump({'collisions': {}, 'ground': {}, 'objects': boxes}, open('spawn.json',
 rm -f spawn.npy
 "$tool" run spawn.json --steps 1000000 --out spawn.npy > spawn.txt 2>&1 &
 pid=$!
-for _ in $(seq 1200); do
-    [ "$(stat -c %s spawn.npy 2> /dev/null || echo 0)" -ge $((128 + 2 * 8000 * 12)) ] && break
-    sleep 0.1
-done
-start=$(date +%s.%N)
-kill -INT $pid
-wait $pid
-rc=$?
-took=$("$python" -c "print(round($(date +%s.%N) - $start, 2))")
+interrupt_when spawn.npy $((128 + 2 * 8000 * 12)) 0
 echo "spawn: Ctrl-C ended the run in $took s: $(tail -1 spawn.txt)"
 [ "$rc" -eq 130 ] || fail "an interrupted spawn run should exit 130, got $rc: $(cat spawn.txt)"
 "$python" -c "assert $took < 10, 'Ctrl-C took $took s'" || fail "Ctrl-C took $took s to end the spawn run"
@@ -332,16 +335,7 @@ for backend in opencl cpu; do
     rm -f long_step.npy
     "$tool" run long_step.json --backend "$backend" --steps 10 --out long_step.npy > long_step.txt 2>&1 &
     pid=$!
-    for _ in $(seq 1200); do
-        [ "$(stat -c %s long_step.npy 2> /dev/null || echo 0)" -ge $((128 + 55200 * 12)) ] && break
-        sleep 0.1
-    done
-    sleep 2 # (inside the first step)
-    start=$(date +%s.%N)
-    kill -INT $pid
-    wait $pid
-    rc=$?
-    took=$("$python" -c "print(round($(date +%s.%N) - $start, 2))")
+    interrupt_when long_step.npy $((128 + 55200 * 12)) 2 # (2 s: inside the first step)
     echo "long step ($backend): Ctrl-C ended the run in $took s: $(tail -1 long_step.txt)"
     [ "$rc" -eq 130 ] || fail "an interrupted long step ($backend) should exit 130, got $rc: $(cat long_step.txt)"
     grep -q 'interrupted after 0 of 10 steps' long_step.txt || fail "the cancelled step was counted: $(cat long_step.txt)"

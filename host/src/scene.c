@@ -1153,7 +1153,7 @@ sm_result sm_scene_load_file(const char *path, sm_scene **out_scene)
     switch (sm_read_file(path, (size_t)1 << 30, &text, &used)) {
     case SM_READ_OK: break;
     case SM_READ_CANNOT_OPEN: return sm_fail(SM_ERROR_IO, "cannot open scene file %s: %s", path, strerror(errno));
-    case SM_READ_FAILED: return sm_fail(SM_ERROR_IO, "cannot read scene file %s", path);
+    case SM_READ_FAILED: return sm_fail(SM_ERROR_IO, "cannot read scene file %s: %s", path, strerror(errno));
     case SM_READ_TOO_LARGE: return sm_fail(SM_ERROR_IO, "scene file %s is larger than 1 GiB", path);
     case SM_READ_NO_MEMORY: return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory reading %s", path);
     }

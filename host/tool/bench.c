@@ -65,17 +65,6 @@ static int bench_usage_error(const char *message, const char *value)
     return 2;
 }
 
-/// Loads a scene file; prints the error and returns false on failure (naming a folder given as
-/// the scene as one).
-static bool load_scene(const char *path, sm_scene **scene)
-{
-    if (sm_scene_load_file(path, scene) == SM_OK) return true;
-    struct stat status;
-    if (stat(path, &status) == 0 && S_ISDIR(status.st_mode)) error_line("cannot read scene file %s: %s", path, strerror(EISDIR));
-    else error_line("%s", sm_last_error());
-    return false;
-}
-
 static void quiet_log(sm_log_level level, const char *message, void *user)
 {
     (void)user;
@@ -187,7 +176,8 @@ static int bench_scene(int argc, char **argv)
         return 1;
     }
     sm_scene *scene = NULL;
-    if (!load_scene(path, &scene)) {
+    if (sm_scene_load_file(path, &scene) != SM_OK) {
+        error_line("%s", sm_last_error());
         free(rates);
         return 1;
     }

@@ -205,9 +205,7 @@ static bool load(const char *path, sm_backend backend, world_options wo, log_sta
                  sm_world **world)
 {
     if (sm_scene_load_file(path, scene) != SM_OK) {
-        struct stat status; // a folder opens but cannot be read: say so
-        if (stat(path, &status) == 0 && S_ISDIR(status.st_mode)) error_line("cannot read scene file %s: %s", path, strerror(EISDIR));
-        else error_line("%s", sm_last_error());
+        error_line("%s", sm_last_error());
         return false;
     }
     if (!create(*scene, path, backend, wo, log, world)) {

@@ -185,17 +185,6 @@ static void substep_enqueued(sm_world *world, bool ok)
     else clFlush(cl->queue);
 }
 
-static sm_result step(sm_world *world, double h, int32_t substeps, cl_uint wait_count, const cl_event *wait_list,
-                      cl_event *out_event, bool throttle);
-
-sm_result sm_cl_step(sm_world *world, double h, int32_t substeps) { return step(world, h, substeps, 0, NULL, NULL, true); }
-
-sm_result sm_cl_step_events(sm_world *world, double h, int32_t substeps, cl_uint wait_count, const cl_event *wait_list,
-                            cl_event *out_event)
-{
-    return step(world, h, substeps, wait_count, wait_list, out_event, false); // (the embedding API's: no waiting)
-}
-
 /// A step's enqueue; `throttle`: wait for the solver steps two back (substep_enqueued()).
 static sm_result step(sm_world *world, double h, int32_t substeps, cl_uint wait_count, const cl_event *wait_list,
                       cl_event *out_event, bool throttle)
@@ -231,4 +220,12 @@ static sm_result step(sm_world *world, double h, int32_t substeps, cl_uint wait_
     world->profile.step_ms += now_ms() - start;
     if (result == SM_OK) cl->device_ahead = true;
     return result == SM_OK ? cancelled : result;
+}
+
+sm_result sm_cl_step(sm_world *world, double h, int32_t substeps) { return step(world, h, substeps, 0, NULL, NULL, true); }
+
+sm_result sm_cl_step_events(sm_world *world, double h, int32_t substeps, cl_uint wait_count, const cl_event *wait_list,
+                            cl_event *out_event)
+{
+    return step(world, h, substeps, wait_count, wait_list, out_event, false); // (the embedding API's: no waiting)
 }
