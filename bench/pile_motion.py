@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """How much the particles of a scene move in single solver steps, frame by frame: the measure of
 a pile's vibration, and of whether contact's candidate lists could be kept across the solver
-steps of a frame (they stay valid while no particle moves more than half the skin).
+steps of a frame: lists found with a margin, a skin, around each particle stay valid while no
+particle moves more than half of it.
 
-usage: pile_motion.py [SCENE.json] [--frames F ...] [--backend opencl|cpu]
-       (default: scenes/paper384.json, frames 60 120 240 400)
+usage: pile_motion.py [SCENE.json] [--frames F ...] [--backend opencl|cpu] [--skin S]
+       (default: scenes/paper384.json, frames 60 120 240 400, a skin of 0.5 times the largest
+       particle radius)
 
 At each frame F (after F steps of the scene) it runs the scene's solver steps of the next frame
 one at a time and prints, for each: the largest move of a particle and the particles that moved
@@ -28,6 +30,7 @@ def main():
     parser.add_argument("scene", nargs="?", default=os.path.join(ROOT, "scenes", "paper384.json"))
     parser.add_argument("--frames", type=int, nargs="+", default=[60, 120, 240, 400])
     parser.add_argument("--backend", default="opencl")
+    parser.add_argument("--skin", type=float, default=0.5, help="the margin, times the largest particle radius")
     args = parser.parse_args()
     with open(args.scene, encoding="utf-8") as f:
         data = json.load(f)
@@ -35,9 +38,9 @@ def main():
     world = scene.world(backend=args.backend)
     dt, substeps = data.get("dt", 1 / 60), data.get("substeps", 1)
     h = dt / substeps
-    # the skin in metres: skin x half the grid's cell of twice the largest radius
+    # the skin in metres
     largest = max(o["particle_radius"] for o in world.objects)
-    skin = data.get("collisions", {}).get("skin", 0.5) * largest
+    skin = args.skin * largest
     print(f"{os.path.basename(args.scene)}: {world.particle_count} particles, {substeps} solver steps of {h:.5f} s a frame,"
           f" skin {skin:.4f} m, backend {world.backend}")
     done = 0

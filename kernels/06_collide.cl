@@ -11,58 +11,77 @@
  * conserves momentum. */
 #include "sm_formulas.h"
 
-/// Particle i's candidates (docs/contact.md): the particles j of the 27 cells around its own
-/// (those its reach overlaps; in each bucket at most its first SM_K_CELL_VISITS slots, pass 5)
-/// that may collide with it (another object's, or its own object's when that collides with
-/// itself and they are not rest neighbours) and lie within the two radii plus the skin; of
-/// those, the SM_K_CONTACTS of the smallest gaps (sm_contact_nearer), into own[] in index order.
-/// Returns how many. Buckets that hold only its own object's particles (bucket_object, pass 5),
-/// and in the others the runs of its own object's slots, are passed over unless it collides
-/// with itself.
-inline int sm_find_candidates(const int i, const float3 x_i, const float4 c_i, const int object, const bool self,
-                              const int mask, const float inv_cell, const float skin,
-                              __global const float4 *contact, __global const int *bucket_start,
-                              __global const int *bucket_object, __global const sm_k_slot *slots, int *own)
+/// The buckets a search from cell `cell` by a particle of `object` reads (docs/contact.md): of the
+/// 27 cells around it, those whose bucket holds a particle, not only its own object's (unless it
+/// collides with itself), and has a box (pass 5) that meets the box of the cell's own bucket: a
+/// particle of the cell overlaps none of the others' spheres. Into near[] as (bucket, the cell's
+/// offset: dx + 1 + 3 (dy + 1) + 9 (dz + 1)); returns how many. Particles of one cell and object
+/// share them (sm_find_contacts). The boxes hold the positions' high parts: they are widened by
+/// more than any particle's margin in sm_find_candidates.
+inline int sm_near_buckets(const int3 cell, const int object, const bool self, const int mask,
+                           __global const sm_k_bucket *buckets, __global const sm_k_box *boxes, int2 *near)
+{
+    const int own = buckets[SM_K_CELL_HASH(cell.x, cell.y, cell.z, mask)].start;
+    const float3 own_lo = vload4(0, boxes[own].lo).xyz, own_hi = vload4(0, boxes[own].hi).xyz;
+    const float3 margin = (float3)(1e-5f * (dot(fabs(own_lo), (float3)(1.0f)) + dot(fabs(own_hi), (float3)(1.0f))));
+    const float3 lo = own_lo - margin, hi = own_hi + margin;
+    int count = 0;
+    for (int k = 0; k < 27; k++) {
+        const int x = (int)((uint)cell.x + (uint)(k % 3 - 1)), y = (int)((uint)cell.y + (uint)(k / 3 % 3 - 1));
+        const int z = (int)((uint)cell.z + (uint)(k / 9 - 1));
+        const int b = SM_K_CELL_HASH(x, y, z, mask), holds = buckets[b].object, begin = buckets[b].start;
+        if (!(buckets[b + 1].start > begin && (holds != object || self))) continue;
+        if (any(vload4(0, boxes[begin].lo).xyz > hi) || any(vload4(0, boxes[begin].hi).xyz < lo)) continue;
+        near[count++] = (int2)(b, k);
+    }
+    return count;
+}
+
+/// Particle i's candidates (docs/contact.md): the particles j of the buckets near[] (of the 27
+/// cells around its own, sm_near_buckets; in each at most its first SM_K_CELL_VISITS slots, pass
+/// 5) that lie in that cell, may collide with it (another object's, or its own object's when that
+/// collides with itself and they are not rest neighbours) and overlap it; of those, the
+/// SM_K_CONTACTS of the smallest gaps (sm_contact_nearer), into own[] in index order. Returns how
+/// many. Buckets whose box (pass 5) lies out of its reach are passed over, and so are the runs of
+/// its own object's slots unless it collides with itself. The slots hold the high parts of the
+/// positions: the tests allow for the low parts, `margin`, and may take a pair that only touches
+/// or misses by as much (its depth at the step's positions is 0: it weighs nothing).
+inline int sm_find_candidates(const int i, const float4 x_i, const int3 cell, const int object, const bool self,
+                              const float inv_cell, const int2 *near, const int near_count,
+                              __global const float4 *contact, __global const sm_k_bucket *buckets,
+                              __global const sm_k_box *boxes, __global const sm_k_slot *slots, int *own)
 {
     float key[SM_K_CONTACTS];
     int found = 0;
-    const int3 cell = sm_cell(x_i, inv_cell);
-    // the cells its reach overlaps (its radius, the largest and the skin: half a cell's edge plus
-    // its radius and half the skin), widened against rounding, of the 27 around its own
-    const float3 reach = (float3)((c_i.w + 0.5f * (1.0f / inv_cell + skin)) * 1.0001f) + fabs(x_i) * 1e-6f;
-    const int3 lo = clamp(sm_cell(x_i - reach, inv_cell) - cell, -1, 0);
-    const int3 hi = clamp(sm_cell(x_i + reach, inv_cell) - cell, 0, 1);
-    for (int dz = lo.z; dz <= hi.z; dz++)
-        for (int dy = lo.y; dy <= hi.y; dy++) {
-            const int y = (int)((uint)cell.y + (uint)dy), z = (int)((uint)cell.z + (uint)dz);
-            for (int dx = lo.x; dx <= hi.x; dx++) {
-                const int x = (int)((uint)cell.x + (uint)dx);
-                const int b = SM_K_CELL_HASH(x, y, z, mask), holds = bucket_object[b];
-                if (holds == -1 || (holds == object && !self)) continue; // empty, or its own object's alone
-                const int begin = bucket_start[b], end = min(bucket_start[b + 1], begin + SM_K_CELL_VISITS);
-                for (int s = begin; s < end;) {
-                    __global const sm_k_slot *slot = &slots[s++];
-                    const int object_j = slot->object;
-                    if (object_j == object && !self) { // the run of its own object's slots
-                        s = slot->run_end;
-                        continue;
-                    }
-                    const float4 other = vload4(0, slot->position);
-                    const float3 d = x_i - other.xyz;
-                    const float reach = c_i.w + other.w, limit = reach + skin, d2 = dot(d, d);
-                    if (!(d2 < limit * limit)) continue;
-                    const int3 c = sm_cell(other.xyz, inv_cell);
-                    if (c.x != x || c.y != y || c.z != z) continue; // another cell's, sharing the bucket
-                    const int j = slot->particle;
-                    if (object_j == object) { // its own object's: never itself or a rest neighbour
-                        const float3 rest = c_i.xyz - contact[j].xyz;
-                        const float neighbours = SM_K_REST_NEIGHBOURS * reach;
-                        if (j == i || dot(rest, rest) < neighbours * neighbours) continue;
-                    }
-                    found = sm_contact_keep(own, key, found, j, sqrt(d2) - reach);
-                }
+    const float margin = 1e-5f * (x_i.w + fabs(x_i.x) + fabs(x_i.y) + fabs(x_i.z)), reach_i = x_i.w + margin;
+    const float4 rest_i = contact[i];
+    for (int k = 0; k < near_count; k++) {
+        const int b = near[k].x, begin = buckets[b].start, end = min(buckets[b + 1].start, begin + SM_K_CELL_VISITS);
+        const float3 box = clamp(x_i.xyz, vload4(0, boxes[begin].lo).xyz, vload4(0, boxes[begin].hi).xyz) - x_i.xyz;
+        if (!(dot(box, box) < reach_i * reach_i)) continue; // none of its spheres within its radius
+        const int3 c = (int3)((int)((uint)cell.x + (uint)(near[k].y % 3 - 1)),
+                              (int)((uint)cell.y + (uint)(near[k].y / 3 % 3 - 1)),
+                              (int)((uint)cell.z + (uint)(near[k].y / 9 - 1)));
+        for (int s = begin; s < end;) {
+            __global const sm_k_slot *slot = &slots[s++];
+            const int object_j = slot->object;
+            if (object_j == object && !self) { // the run of its own object's slots
+                s = slot->run_end;
+                continue;
             }
+            const float4 other = vload4(0, slot->position);
+            const float3 d = x_i.xyz - other.xyz;
+            const float reach = x_i.w + other.w, limit = reach + margin, d2 = dot(d, d);
+            if (!(d2 < limit * limit) || any(sm_cell(other.xyz, inv_cell) != c)) continue; // (or another cell's)
+            const int j = slot->particle;
+            if (object_j == object) { // its own object's: never itself or a rest neighbour
+                const float3 rest = rest_i.xyz - contact[j].xyz;
+                const float neighbours = SM_K_REST_NEIGHBOURS * reach;
+                if (j == i || dot(rest, rest) < neighbours * neighbours) continue;
+            }
+            found = sm_contact_keep(own, key, found, j, sqrt(d2) - reach);
         }
+    }
     sm_contact_order(own, found);
     return found;
 }
@@ -121,40 +140,48 @@ inline float3 sm_pair_offset(const int i, const int j, __global const float4 *po
     return (position[i].xyz - position[j].xyz) + (position_lo[i].xyz - position_lo[j].xyz);
 }
 
-/// Each colliding particle's candidates (sm_find_candidates; none without another object's
-/// particle in the cells around its own, pass 5) into list and count, and its weight W_i, the sum
-/// of its candidates' depths at the step's positions (sm_pair_depth), into moved[i].w, with
-/// moved[i].xyz = 0: the first sweep's corrections so far.
-__kernel void sm_find_contacts(const int particle_count, const float h, const int mask, const float inv_cell,
-                               const float skin, __global const sm_k_object *objects,
-                               __global const int *particle_object, __global const float4 *contact,
-                               __global const int2 *bucket, __global const int *bucket_start,
-                               __global const int *bucket_object, __global const int *bucket_near,
-                               __global const sm_k_slot *slots, __global int *list, __global int *count,
-                               __global const float4 *position, __global const float4 *position_lo,
-                               __global const float4 *velocity, __global float4 *moved)
+/// Each colliding particle's candidates (sm_find_candidates) that overlap it at the step's
+/// positions (a depth, sm_pair_depth, above 0) into list and count, and its weight W_i, the sum
+/// of their depths, into moved[i].w, with moved[i].xyz = 0: the first sweep's corrections so far.
+/// One slot of the grid at a time (its particle, of any index): consecutive slots hold the
+/// particles of one cell, which read the same buckets, and a work-item that takes several finds
+/// the cell's buckets once for them all (sm_near_buckets).
+__kernel void sm_find_contacts(const float h, const int mask, const float inv_cell, __global const sm_k_object *objects,
+                               __global const float4 *contact, __global const sm_k_bucket *buckets,
+                               __global const sm_k_box *boxes, __global const sm_k_slot *slots, __global int *list,
+                               __global int *count, __global const float4 *position,
+                               __global const float4 *position_lo, __global const float4 *velocity,
+                               __global float4 *moved)
 {
-    SM_K_CHUNK(i, particle_count) {
-        const float4 c_i = contact[i];
+    int2 near[27];
+    int near_count = 0, near_object = -1;
+    int3 near_cell = (int3)(0);
+    const int slot_count = buckets[mask + 1].start;
+    SM_K_CHUNK(s, slot_count) {
+        const int i = slots[s].particle, object = slots[s].object;
+        const float4 x_i = vload4(0, slots[s].position);
+        const int3 cell = sm_cell(x_i.xyz, inv_cell);
+        const bool self = (objects[object].flags & SM_K_SELF_COLLIDE) != 0;
+        if (object != near_object || any(cell != near_cell)) {
+            near_count = sm_near_buckets(cell, object, self, mask, buckets, boxes, near);
+            near_object = object, near_cell = cell;
+        }
+        int own[SM_K_CONTACTS];
+        const int found =
+            sm_find_candidates(i, x_i, cell, object, self, inv_cell, near, near_count, contact, buckets, boxes, slots, own);
+        __global int *kept = list + (size_t)i * SM_K_CONTACTS;
+        const float3 v_i = velocity[i].xyz;
         float weight = 0.0f;
         int candidates = 0;
-        if (c_i.w > 0.0f) { // colliding
-            const int object = particle_object[i];
-            const bool self = (objects[object].flags & SM_K_SELF_COLLIDE) != 0;
-            int own[SM_K_CONTACTS];
-            if (self || bucket_near[bucket[i].x])
-                candidates = sm_find_candidates(i, position[i].xyz, c_i, object, self, mask, inv_cell, skin, contact,
-                                                bucket_start, bucket_object, slots, own);
-            __global int *kept = list + (size_t)i * SM_K_CONTACTS;
-            const float3 v_i = velocity[i].xyz;
-            for (int k = 0; k < candidates; k++) {
-                const int j = own[k];
-                kept[k] = j;
-                const float3 base = sm_pair_offset(i, j, position, position_lo);
-                float3 n;
-                sm_pair_normal(i, j, base, v_i - velocity[j].xyz, h, &n);
-                weight += sm_pair_depth(base, n, c_i.w + contact[j].w);
-            }
+        for (int k = 0; k < found; k++) { // (those that only touch, by the positions' low parts, left out)
+            const int j = own[k];
+            const float3 base = sm_pair_offset(i, j, position, position_lo);
+            float3 n;
+            sm_pair_normal(i, j, base, v_i - velocity[j].xyz, h, &n);
+            const float depth = sm_pair_depth(base, n, x_i.w + contact[j].w);
+            if (!(depth > 0.0f)) continue;
+            kept[candidates++] = j;
+            weight += depth;
         }
         count[i] = candidates;
         moved[i] = (float4)(0.0f, 0.0f, 0.0f, weight);

@@ -53,9 +53,8 @@ inline bool sm_push_out(__global const sm_k_collider *c, __global const float *f
     return true;
 }
 
-/// With SM_K_CONTACTS_MADE in `flags` (pass 6 ran), first the contact corrections: the bucket of
-/// each colliding particle noted empty again for the next step (pass 5's objects and cells of the
-/// buckets), and x += c (in double-float), v += c / h + dv, c = moved[i].xyz the sum of its
+/// With SM_K_CONTACTS_MADE in `flags` (pass 6 ran), first the contact corrections: x += c (in
+/// double-float), v += c / h + dv, c = moved[i].xyz the sum of its
 /// corrections of all the sweeps and dv the first sweep's velocity change. Then ground contact,
 /// the colliders, then the pusher, of every free particle. ground = (height,
 /// restitution, friction, height's remainder), the height being a double-float pair like the
@@ -68,16 +67,11 @@ __kernel void sm_ground(const int particle_count, const int flags, const float4 
                         __global const sm_k_collider *colliders, __global const float *fields, const int state_first,
                         __global const sm_k_collider_state *collider_state,
                         __global const float4 *force, const float h, __global const float4 *moved_by_contact,
-                        __global const float4 *dv, __global const int2 *bucket, __global int *bucket_object,
-                        __global int *bucket_cell, __global float4 *position, __global float4 *position_lo,
+                        __global const float4 *dv, __global float4 *position, __global float4 *position_lo,
                         __global float4 *velocity)
 {
     const int i = get_global_id(0);
     if (i >= particle_count) return; // padding
-    if (flags & SM_K_CONTACTS_MADE) {
-        const int own_bucket = bucket[i].x;
-        if (own_bucket >= 0) bucket_object[own_bucket] = bucket_cell[own_bucket] = -1; // (every writer writes the same)
-    }
     if (force[i].w == 0.0f) return; // fixed (no correction of contact either)
     float4 x = position[i];
     float4 x_lo = position_lo[i];

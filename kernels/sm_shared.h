@@ -83,8 +83,8 @@ typedef float sm_float;
 #define SM_K_MOMENT_TERMS 42 /* sum m y (3), sum m v (3), A_pq (9) and the quadratic fit (27) */
 
 /* Contact (passes 5 and 6, docs/contact.md). Each colliding particle takes, once per solver
- * step, the SM_K_CONTACTS particles nearest to touching it (ties: the lower index) of those
- * within the two radii plus the skin, in index order; the sweeps sum over them. A search reads
+ * step, the SM_K_CONTACTS particles that overlap it deepest (ties: the lower index), in index
+ * order; the sweeps sum over them. A search reads
  * at most SM_K_CELL_VISITS particles of each bucket of the grid, the lowest indices (a bucket
  * that holds more is crowded: particles piled onto one point), so that the work of every
  * particle is bounded. */
@@ -167,6 +167,20 @@ typedef struct sm_k_cluster_rest {
 typedef struct sm_k_weights {
     sm_float w[9];
 } sm_k_weights;
+
+/// A bucket of the device's grid (8 bytes): its first slot (`start`; the next bucket's start ends
+/// it) and its particles' object, or -2 when they are of several. (Its box, sm_k_box, lies apart:
+/// a search reads it only for buckets of another object.)
+typedef struct sm_k_bucket {
+    sm_int start, object;
+} sm_k_bucket;
+
+/// The box of a bucket's particles' spheres (32 bytes), kept at the index of the bucket's first
+/// slot: lo.xyz the least x - r per axis, hi.xyz the greatest x + r. A search passes over a
+/// bucket whose box is out of its particle's reach without reading its slots.
+typedef struct sm_k_box {
+    sm_float lo[4], hi[4];
+} sm_k_box;
 
 /// A slot of the device's grid (32 bytes): the position and radius of a colliding particle
 /// (xyz, w), the particle, its object, and the slot after the run of its object's slots in its

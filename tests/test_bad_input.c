@@ -330,8 +330,6 @@ static void bad_world_defs_are_refused(void)
             {"collisions.radius_scale inf", "collision radius_scale"},
             {"collisions.restitution nan", "collision restitution"},
             {"collisions.friction -inf", "collision friction"},
-            {"collisions.skin nan", "collision skin"},
-            {"collisions.skin inf", "collision skin"},
             {"collisions.iterations 0", "collision iterations"},
             {"check_interval -1", "check_interval"},
             {"backend 7", "unknown backend 7"},
@@ -350,11 +348,9 @@ static void bad_world_defs_are_refused(void)
             case 7: wd.collisions.enabled = true, wd.collisions.radius_scale = INFINITY; break;
             case 8: wd.collisions.enabled = true, wd.collisions.restitution = NAN; break;
             case 9: wd.collisions.enabled = true, wd.collisions.friction = -INFINITY; break;
-            case 10: wd.collisions.enabled = true, wd.collisions.skin = NAN; break;
-            case 11: wd.collisions.enabled = true, wd.collisions.skin = INFINITY; break;
-            case 12: wd.collisions.enabled = true, wd.collisions.iterations = 0; break;
-            case 13: wd.check_interval = -1; break;
-            case 14: wd.backend = (sm_backend)7; break;
+            case 10: wd.collisions.enabled = true, wd.collisions.iterations = 0; break;
+            case 11: wd.check_interval = -1; break;
+            case 12: wd.backend = (sm_backend)7; break;
             }
             sm_world *world = (sm_world *)&wd; // poisoned: a refused creation must set it to NULL
             char label[160];
@@ -683,13 +679,12 @@ static void values_beyond_the_device_float_range_are_refused_on_opencl(void)
     }
 }
 
-/// A world with collisions and the widest skin (10) on `backend`, and a box 3 m off the origin.
+/// A world with collisions on `backend`, and a box 3 m off the origin.
 static sm_world *colliding_world(sm_backend backend)
 {
     sm_world_def wd = sm_world_def_default();
     wd.backend = backend;
     wd.collisions.enabled = true;
-    wd.collisions.skin = 10.0;
     sm_world *world = NULL;
     ENSURE_OK(sm_world_create(&wd, &world));
     if (!world) return NULL;
@@ -701,9 +696,8 @@ static sm_world *colliding_world(sm_backend backend)
 
 /// A collision radius beyond 1e18 m, given or from radius_scale (the object's or the world's),
 /// is refused on OpenCL naming the field, and the world keeps its objects (its float contact
-/// search squares two radii plus the skin: 1e308 made every position NaN); the CPU reference
-/// takes it. A radius up to 1e18 m, against a box 3 m away with the widest skin, runs finite on
-/// OpenCL. Radii are seeded random draws, log-uniform.
+/// search squares the sum of two radii: 1e308 made every position NaN); the CPU reference takes
+/// it. A radius up to 1e18 m, against a box 3 m away, runs finite on OpenCL. Radii are seeded random draws, log-uniform.
 static void collision_radii_beyond_the_float_limit_are_refused_on_opencl(void)
 {
     rng r = {43};

@@ -469,8 +469,8 @@ static void collisions_are_bit_identical_and_match_the_reference(void)
 }
 
 /// Pass 5's and the first sweep's promise, checked against every pair on the reference's lists:
-/// a particle with fewer than SM_CONTACTS_PER_PARTICLE candidates holds every particle within the
-/// two radii plus the skin that may collide with it (another object's, or its own object's when
+/// a particle with fewer than SM_CONTACTS_PER_PARTICLE candidates holds every particle that
+/// overlaps it (closer than the two radii) and may collide with it (another object's, or its own object's when
 /// that collides with itself and they are not rest neighbours), in index order and none twice.
 /// (Pairs within 1e-9 of the limit are left out.) `position`: the positions the lists were made
 /// from. Returns the candidates checked.
@@ -478,7 +478,6 @@ static int64_t lists_hold_every_candidate(const sm_world *world, const sm_vec3 *
 {
     const sm_grid *grid = &world->grid;
     const int32_t n = world->particle_count;
-    const double skin = sm_grid_skin(world);
     int64_t missing = 0, unordered = 0, found = 0;
     for (int32_t i = 0; i < n; i++) {
         if (!(world->radius[i] > 0.0)) continue;
@@ -488,7 +487,7 @@ static int64_t lists_hold_every_candidate(const sm_world *world, const sm_vec3 *
         if (count == SM_CONTACTS_PER_PARTICLE) continue;
         for (int32_t j = 0; j < n; j++) {
             if (!sm_grid_pair_collides(world, i, j)) continue;
-            const double limit = world->radius[i] + world->radius[j] + skin;
+            const double limit = world->radius[i] + world->radius[j];
             const sm_vec3 d = v3_sub(position[i], position[j]);
             if (!(v3_dot(d, d) < limit * limit * (1.0 - 1e-9))) continue;
             bool listed = false;
@@ -502,16 +501,16 @@ static int64_t lists_hold_every_candidate(const sm_world *world, const sm_vec3 *
 }
 
 /// The contact passes against the reference, pass by pass, while objects fall onto each other
-/// (a self-colliding torus among them), with skins 0, 0.5 and 2 (0: only the pairs that overlap
-/// when the step's contact begins): from the reference's state every tenth step, the device's
-/// grid holds each particle once in the bucket of its cell, its candidate lists are the
-/// reference's (which hold every candidate, lists_hold_every_candidate(); a full list may differ
+/// (a self-colliding torus among them), with radius scales 1, 1.3 and 1.8: from the reference's
+/// state every tenth step, the device's grid holds each particle once in the bucket of its cell,
+/// each bucket's box holds its particles' spheres and its object is the reference's, its
+/// candidate lists are the reference's (which hold every candidate, lists_hold_every_candidate(); a full list may differ
 /// in its last places, taken by candidates at equal gaps in a lattice), and the positions
 /// and velocities after the sweeps land within 1e-6 of the scene's size of the reference's.
 static void contact_passes_match_the_reference(void)
 {
     const char *scene =
-        "{\"ground\": {}, \"collisions\": {\"iterations\": 3, \"radius_scale\": 1.3, \"skin\": %g}, \"objects\": ["
+        "{\"ground\": {}, \"collisions\": {\"iterations\": 3, \"radius_scale\": %g}, \"objects\": ["
         " {\"shape\": \"box\", \"resolution\": [5, 5, 5], \"position\": [0, 0.5, 0], \"mode\": \"quadratic\"},"
         " {\"shape\": \"sphere\", \"spacing\": 0.2, \"position\": [0.2, 1.6, 0.1], \"clusters\": {\"grid\": [2, 2, 2]},"
         "  \"velocity\": [0, -6, 0]},"
@@ -519,10 +518,10 @@ static void contact_passes_match_the_reference(void)
         "  \"collisions\": {\"self\": true}},"
         " {\"shape\": \"capsule\", \"spacing\": 0.1, \"radius\": 0.15, \"position\": [0, 3.4, 0.2], \"mode\": \"rigid\","
         "  \"alpha\": 1, \"velocity\": [0, -3, 0]}]}";
-    const double skins[3] = {0.0, 0.5, 2.0}, h = 1.0 / 120.0;
+    const double scales[3] = {1.0, 1.3, 1.8}, h = 1.0 / 120.0;
     for (int k = 0; k < 3; k++) {
         char json[1024];
-        snprintf(json, sizeof json, scene, skins[k]);
+        snprintf(json, sizeof json, scene, scales[k]);
         sm_world *reference = make_world(json, SM_BACKEND_CPU), *device = make_world(json, SM_BACKEND_OPENCL);
         if (!reference || !device) {
             sm_world_destroy(reference), sm_world_destroy(device);
@@ -531,7 +530,7 @@ static void contact_passes_match_the_reference(void)
         const int32_t n = reference->particle_count;
         const double scale = world_scale(reference);
         sm_cl_buffers *b = &device->cl->buffers;
-        int64_t checked = 0, different = 0, full_different = 0, listed = 0, misplaced = 0;
+        int64_t checked = 0, different = 0, full_different = 0, listed = 0, misplaced = 0, boxes_wrong = 0;
         cl_int *count = malloc(sizeof *count * (size_t)n), *list = malloc(sizeof *list * (size_t)n * SM_K_CONTACTS);
         cl_int *bucket = malloc(2 * sizeof *bucket * (size_t)n);
         for (int s = 0; s < 150; s++) {
@@ -543,18 +542,30 @@ static void contact_passes_match_the_reference(void)
                 sm_cpu_collision_grid(reference);
                 // each colliding particle in one slot, of the bucket of its cell
                 const int32_t table = reference->grid.table_size;
-                cl_int *start = malloc(sizeof *start * (size_t)(table + 1));
+                sm_k_bucket *buckets = malloc(sizeof *buckets * (size_t)(table + 1));
+                sm_k_box *boxes = malloc(sizeof *boxes * (size_t)n);
+                ENSURE_OK(sm_cl_read_buffer(device->cl, b->bucket_boxes, sizeof *boxes, 0, n, boxes));
                 sm_k_slot *slots = malloc(sizeof *slots * (size_t)n);
-                ENSURE_OK(sm_cl_read_buffer(device->cl, b->bucket_start, sizeof *start, 0, table + 1, start));
-                ENSURE_OK(sm_cl_read_buffer(device->cl, b->slots, sizeof *slots, 0, start[table], slots));
+                ENSURE_OK(sm_cl_read_buffer(device->cl, b->buckets, sizeof *buckets, 0, table + 1, buckets));
+                ENSURE_OK(sm_cl_read_buffer(device->cl, b->slots, sizeof *slots, 0, buckets[table].start, slots));
                 ENSURE_OK(sm_cl_read_buffer(device->cl, b->particle_bucket, 2 * sizeof *bucket, 0, n, bucket));
-                ENSURE(start[table] == reference->grid.bucket_start[table]);
-                for (int32_t bk = 0; bk < table; bk++)
-                    for (cl_int sl = start[bk]; sl < start[bk + 1]; sl++) {
+                ENSURE(buckets[table].start == reference->grid.bucket_start[table]);
+                for (int32_t bk = 0; bk < table; bk++) {
+                    const sm_k_bucket *in = &buckets[bk];
+                    const sm_k_box *box = &boxes[in->start < n ? in->start : 0];
+                    if (in->start < buckets[bk + 1].start) boxes_wrong += in->object != reference->grid.bucket_object[bk];
+                    for (cl_int sl = in->start; sl < buckets[bk + 1].start; sl++) {
                         const int32_t i = slots[sl].particle;
                         misplaced += i < 0 || i >= n || bucket[2 * i] != bk;
+                        if (i < 0 || i >= n) continue;
+                        // (the box of the spheres at the positions' high parts, in float)
+                        const double x[3] = {reference->position[i].x, reference->position[i].y, reference->position[i].z};
+                        const double r = reference->radius[i], room = 1e-6 * (fabs(x[0]) + fabs(x[1]) + fabs(x[2]) + r);
+                        for (int a = 0; a < 3; a++)
+                            boxes_wrong += !(box->lo[a] <= x[a] - r + room && box->hi[a] >= x[a] + r - room);
                     }
-                free(start), free(slots);
+                }
+                free(buckets), free(boxes), free(slots);
                 ENSURE_OK(sm_cl_run_pass(device, SM_PASS_COLLIDE, h));
                 sm_vec3 *before = malloc(sizeof *before * (size_t)n);
                 memcpy(before, reference->position, sizeof *before * (size_t)n);
@@ -581,12 +592,14 @@ static void contact_passes_match_the_reference(void)
             }
             ENSURE_OK(sm_world_step(reference, 1.0 / 60.0, 2));
         }
-        printf("  skin %.1f: %lld candidates listed, checked against every pair; lists unlike the reference's: %lld,"
-               " and %lld full ones; %lld slots misplaced\n",
-               skins[k], (long long)listed, (long long)different, (long long)full_different, (long long)misplaced);
+        printf("  radius_scale %.1f: %lld candidates listed, checked against every pair; lists unlike the reference's:"
+               " %lld, and %lld full ones; %lld slots misplaced; %lld bucket boxes or objects wrong\n",
+               scales[k], (long long)listed, (long long)different, (long long)full_different, (long long)misplaced,
+               (long long)boxes_wrong);
         ENSURE(checked > 0 && listed > 0);
         ENSURE(different == 0);
         ENSURE(misplaced == 0);
+        ENSURE(boxes_wrong == 0);
         free(count), free(list), free(bucket);
         sm_world_destroy(reference), sm_world_destroy(device);
     }
@@ -614,8 +627,8 @@ static sm_vec3 momentum_of(const sm_world *world, const double *before, double *
 /// "Contact conserves momentum": two or three bodies of random shapes, sizes, lattices, masses,
 /// modes and contact radii (radius_scale 0.5 to 1.5) placed inside each other (offsets up to
 /// half their size, starting velocities up to 2 m/s), with random contact settings (1 to 8
-/// sweeps, relaxation 1 to 2, friction and restitution 0 to 1, push_speed 0.1 to 10 m/s, skin 0
-/// to 2), no gravity: after every tenth step of 60 on the reference, the contact passes (grid, search,
+/// sweeps, relaxation 1 to 2, friction and restitution 0 to 1, push_speed 0.1 to 10 m/s), no
+/// gravity: after every tenth step of 60 on the reference, the contact passes (grid, search,
 /// sweeps, corrections) run alone from its state on both backends change the total momentum by
 /// no more than round-off: 1e-9 of the momentum they move (sum m |dv|) on the reference, and on
 /// the device (float) 1e-4 of it plus 1e-6 of the momentum there is (sum m |v|), wherever no
@@ -632,10 +645,10 @@ static void contact_conserves_momentum(void)
         random_bodies_inside_each_other(&r, true, objects, sizeof objects);
         snprintf(json, sizeof json,
                  "{\"gravity\": [0, 0, 0], \"collisions\": {\"iterations\": %d, \"relaxation\": %.17g,"
-                 " \"friction\": %.17g, \"restitution\": %.17g, \"push_speed\": %.17g, \"skin\": %.17g},"
+                 " \"friction\": %.17g, \"restitution\": %.17g, \"push_speed\": %.17g},"
                  " \"objects\": [%s]}",
                  1 + (int)rng_uniform(&r, 0, 7.999), rng_uniform(&r, 1.0, 2.0), rng_uniform(&r, 0.0, 1.0),
-                 rng_uniform(&r, 0.0, 1.0), pow(10.0, rng_uniform(&r, -1.0, 1.0)), rng_uniform(&r, 0.0, 2.0), objects);
+                 rng_uniform(&r, 0.0, 1.0), pow(10.0, rng_uniform(&r, -1.0, 1.0)), objects);
         sm_world *reference = make_world(json, SM_BACKEND_CPU), *device = make_world(json, SM_BACKEND_OPENCL);
         if (!reference || !device) {
             sm_world_destroy(reference), sm_world_destroy(device);

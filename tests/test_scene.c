@@ -3,6 +3,7 @@
 #include "support.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -505,6 +506,51 @@ static void solver_step_is_checked_at_load(void)
            contains(sm_last_error(), "at most 10 substeps"));
 }
 
+/// Collects the notices a world logs.
+static void collect_notices(sm_log_level level, const char *message, void *user)
+{
+    if (level != SM_LOG_NOTICE) return;
+    char *notices = user;
+    const size_t used = strlen(notices);
+    snprintf(notices + used, 1024 - used, "%s\n", message);
+}
+
+/// collisions.skin, a setting since removed, still loads (in its old range, [0, 10]) and is
+/// ignored with a notice when the world is made: the world steps exactly as without it.
+static void removed_skin_loads_with_a_notice(void)
+{
+    static char notices[1024];
+    const char *with = "{\"collisions\": {\"skin\": 2}, \"objects\": [{\"shape\": \"box\"},"
+                       " {\"shape\": \"box\", \"position\": [0.2, 0.9, 0]}]}";
+    const char *without = "{\"collisions\": {}, \"objects\": [{\"shape\": \"box\"},"
+                          " {\"shape\": \"box\", \"position\": [0.2, 0.9, 0]}]}";
+    double x[2][3 * 128];
+    for (int k = 0; k < 2; k++) {
+        sm_scene *scene = NULL;
+        ENSURE_OK(sm_scene_load_string(k == 0 ? with : without, "test", &scene));
+        if (!scene) return;
+        sm_world_def def = sm_scene_world_def(scene);
+        def.backend = SM_BACKEND_CPU;
+        def.log = collect_notices, def.log_user = notices;
+        notices[0] = '\0';
+        sm_world *world = NULL;
+        ENSURE_OK(sm_scene_create_world(scene, &def, &world));
+        ENSURE(contains(notices, "collisions.skin is ignored") == (k == 0));
+        if (world) {
+            ENSURE(sm_world_get_counts(world).particles == 128);
+            ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 30));
+            ENSURE_OK(sm_world_get_positions(world, 0, 128, x[k]));
+            sm_world_destroy(world);
+        }
+        sm_scene_destroy(scene);
+    }
+    ENSURE(memcmp(x[0], x[1], sizeof x[0]) == 0);
+    sm_scene *scene = NULL;
+    ENSURE(sm_scene_load_string("{\"collisions\": {\"skin\": 11}, \"objects\": [{\"shape\": \"box\"}]}", "test", &scene) ==
+           SM_ERROR_SCENE);
+    ENSURE(scene == NULL && contains(sm_last_error(), "collisions.skin"));
+}
+
 /// A linear motion with tens of thousands of keyframes loads (in time linear in their number)
 /// and the collider follows them: each time pairs with its own offset.
 static void many_keyframes_load_and_move(void)
@@ -667,6 +713,7 @@ int main(int argc, char **argv)
         TEST(mesh_paths_are_relative_to_the_scene_file),
         TEST(non_mesh_files_fail_with_assimps_reason),
         TEST(solver_step_is_checked_at_load),
+        TEST(removed_skin_loads_with_a_notice),
         TEST(many_keyframes_load_and_move),
         TEST(springs_sum_in_file_order),
         TEST(overflowing_numbers_say_out_of_range),

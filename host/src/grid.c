@@ -27,8 +27,9 @@ sm_result sm_grid_layout(sm_world *world)
         bool ok = sm_grow((void **)&grid->cell, 4 * sizeof(int32_t), n) && sm_grow((void **)&grid->sorted, sizeof(int32_t), n) &&
                   sm_grow((void **)&grid->bucket_start, sizeof(int32_t), (size_t)(table + 1)) &&
                   sm_grow((void **)&grid->bucket_object, sizeof(int32_t), (size_t)table) &&
-                  sm_grow((void **)&grid->bucket_cell, sizeof(int32_t), (size_t)table) &&
+                  sm_grow((void **)&grid->bucket_cells, sizeof(int32_t), (size_t)table) &&
                   sm_grow((void **)&grid->bucket_near, sizeof(int32_t), (size_t)table) &&
+                  sm_grow((void **)&grid->bucket_box, 6 * sizeof(double), (size_t)table) &&
                   sm_grow((void **)&grid->candidates, SM_K_CONTACTS * sizeof(int32_t), n) &&
                   sm_grow((void **)&grid->candidate_count, sizeof(int32_t), n);
         for (int k = 0; k < 2; k++) ok = ok && sm_grow((void **)&grid->moved[k], sizeof(sm_vec3), n);
@@ -56,10 +57,6 @@ static int32_t cell_coordinate(double x, double inv_cell)
     if (!(c == c)) return 0;
     return c < (double)INT_MIN ? INT_MIN : c > (double)INT_MAX ? INT_MAX : (int32_t)c;
 }
-
-double sm_grid_skin(const sm_world *world) { return world->def.collisions.skin * 0.5 * world->grid.cell_size; }
-
-double sm_grid_search_cell(const sm_world *world) { return world->grid.cell_size + sm_grid_skin(world); }
 
 void sm_grid_build(sm_grid *grid, double cell_size, const sm_vec3 *position, const double *radius, int32_t particle_count)
 {
@@ -114,8 +111,9 @@ bool sm_grid_pair_collides(const sm_world *world, int32_t i, int32_t j)
 
 void sm_grid_free(sm_grid *grid)
 {
-    free(grid->cell), free(grid->sorted), free(grid->bucket_start), free(grid->bucket_object), free(grid->bucket_cell);
+    free(grid->cell), free(grid->sorted), free(grid->bucket_start), free(grid->bucket_object), free(grid->bucket_cells);
     free(grid->bucket_near);
+    free(grid->bucket_box);
     free(grid->candidates), free(grid->candidate_count);
     free(grid->moved[0]), free(grid->moved[1]), free(grid->dv), free(grid->weight);
     memset(grid, 0, sizeof *grid);

@@ -17,10 +17,14 @@ typedef struct sm_grid {
     int32_t *cell;          ///< 4 per particle: cell x, y, z and its bucket (-1: does not collide)
     int32_t *bucket_start;  ///< table_size + 1: bucket b holds sorted[bucket_start[b] .. bucket_start[b + 1])
     int32_t *sorted;        ///< the colliding particles by bucket, then by index
-    // table_size each (pass 5): the object of a bucket's particles (-2: several, -1: none), the key
-    // of their cell (sm_grid_cell_key(); -2: several) and whether another object's particle may
-    // lie in the 27 cells around it (kernels/05's sm_bucket_near_others)
-    int32_t *bucket_object, *bucket_cell, *bucket_near;
+    // table_size each (pass 5): the object of a bucket's particles (-2: several, -1: none) and
+    // the box of their spheres, 6 a bucket: the least x - r per axis, then the greatest x + r
+    // (kernels/05's sm_k_bucket and sm_k_box); and, on the CPU reference alone, whether its
+    // particles lie in several cells (buckets are shared) and whether another object's particle
+    // may lie in the 27 cells around it (when not, its particles have no candidates without a
+    // search)
+    int32_t *bucket_object, *bucket_cells, *bucket_near;
+    double *bucket_box;
     // the CPU collide pass: each particle's candidates (SM_CONTACTS_PER_PARTICLE each) and their
     // number; the corrections of the sweeps so far (two arrays, read and written in turn), the
     // first sweep's velocity changes and the weights (sm_contact_weight()), per particle
@@ -44,15 +48,6 @@ sm_result sm_grid_layout(sm_world *world);
 /// Sorts the colliding particles at `position` into the grid of cells of edge `cell` (its layout
 /// must be current).
 void sm_grid_build(sm_grid *grid, double cell, const sm_vec3 *position, const double *radius, int32_t particle_count);
-/// A key of a cell, never negative: kernels/05's sm_cell_key.
-static inline int32_t sm_grid_cell_key(const int32_t c[3])
-{
-    return (int32_t)((((uint32_t)c[0] * 73856093u) ^ ((uint32_t)c[1] * 19349663u) ^ ((uint32_t)c[2] * 83492791u)) & 0x7fffffffu);
-}
-/// m: the skin of the contact candidates, collisions.skin times the largest particle radius.
-double sm_grid_skin(const sm_world *world);
-/// The edge of the cells of the collide passes' grid: twice the largest radius plus the skin.
-double sm_grid_search_cell(const sm_world *world);
 /// Cell k (0 to 26: x fastest, then y, then z, each from -1 to +1) of the 27 around `cell`:
 /// its coordinates into out, and its bucket. The bucket may also hold particles of other cells;
 /// sm_grid_in_cell() tells them apart.

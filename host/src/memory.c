@@ -22,6 +22,8 @@
 #define SM_HOST_BYTES_PER_CLUSTER (sizeof(sm_cluster) + 512)
 #define SM_HOST_BYTES_PER_FIELD_NODE sizeof(float)
 #define SM_HOST_BYTES_PER_CONTACT_PARTICLE ((4 + 1 + SM_CONTACTS_PER_PARTICLE + 1) * sizeof(int32_t) + 3 * sizeof(sm_vec3) + sizeof(double))
+/* the collision grid's buckets: start, object, cell and near, and the box of 6 doubles (grid.h) */
+#define SM_HOST_BYTES_PER_BUCKET ((int64_t)(4 * sizeof(int32_t) + 6 * sizeof(double)))
 #define SM_HOST_BYTES_PER_SURFACE_VERTEX (4 * sizeof(sm_vec3) + 4 * sizeof(int32_t))
 #define SM_HOST_BYTES_PER_SURFACE_BINDING (sizeof(int32_t) + sizeof(sm_vec3))
 #define SM_HOST_BYTES_PER_SURFACE_TRIANGLE (6 * sizeof(int32_t))
@@ -113,7 +115,7 @@ int64_t sm_host_bytes(const sm_footprint *f)
     const int64_t table = sm_grid_table_size(f->colliding);
     return f->particles * (int64_t)SM_HOST_BYTES_PER_PARTICLE + f->memberships * (int64_t)SM_HOST_BYTES_PER_MEMBERSHIP +
            f->clusters * (int64_t)SM_HOST_BYTES_PER_CLUSTER + f->objects * (int64_t)sizeof(sm_object) +
-           (f->colliding > 0 ? f->particles * (int64_t)SM_HOST_BYTES_PER_CONTACT_PARTICLE + 4 * 4 * table : 0) +
+           (f->colliding > 0 ? f->particles * (int64_t)SM_HOST_BYTES_PER_CONTACT_PARTICLE + SM_HOST_BYTES_PER_BUCKET * table : 0) +
            f->surface_vertices * (int64_t)SM_HOST_BYTES_PER_SURFACE_VERTEX +
            f->surface_bindings * (int64_t)SM_HOST_BYTES_PER_SURFACE_BINDING +
            f->surface_triangles * (int64_t)SM_HOST_BYTES_PER_SURFACE_TRIANGLE +

@@ -179,8 +179,7 @@ sm_result sm_object_check_indices(const sm_object_def *d, int32_t count, char *f
 }
 
 /// The largest collision radius the OpenCL backend takes, m: its contact search (kernels/06_collide.cl)
-/// squares the reach of two particles plus the skin, up to (2 + 10) r with the widest skin, and
-/// 12 x 1e18 squared stays below FLT_MAX (3.4e38).
+/// squares the reach of two particles, 2 r, and 2 x 1e18 squared stays far below FLT_MAX (3.4e38).
 #define SM_CL_RADIUS_MAX 1e18
 
 /// Checks the particles first to first + count - 1 just placed: finite velocities and, on
@@ -335,7 +334,7 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
                      scale, spacing);
         result = sm_fail(SM_ERROR_INVALID_ARGUMENT,
                          "the collision radius %g m (from %s) is beyond the OpenCL backend's limit of %g m (its float "
-                         "contact search squares two radii plus the skin); use a smaller radius, the CPU backend or "
+                         "contact search squares the sum of two radii); use a smaller radius, the CPU backend or "
                          "larger units", radius, from, SM_CL_RADIUS_MAX);
         goto done;
     }

@@ -63,6 +63,7 @@ struct sm_scene {
     int32_t spring_count;
     scene_cut *cuts;
     int32_t cut_count;
+    bool skin_given; ///< collisions.skin, a setting since removed, was given (a notice on sm_scene_create_world())
 };
 
 /// Where the parser is, for error messages: "<origin>: object 3: field "alpha": ...".
@@ -701,7 +702,10 @@ static sm_result parse_ground(const context *ctx, const cJSON *item, sm_ground *
     return SM_OK;
 }
 
-static sm_result parse_collisions(const context *ctx, const cJSON *item, sm_collisions *out)
+/// The world's contact settings into out; *skin_given tells whether the file gave
+/// collisions.skin, a setting since removed (its candidates' margin: the contact response never
+/// depended on it), which is still checked and then ignored so that older scenes load.
+static sm_result parse_collisions(const context *ctx, const cJSON *item, sm_collisions *out, bool *skin_given)
 {
     static const char *const known[] = {"enabled",  "iterations", "radius_scale", "restitution",
                                         "friction", "skin",       "relaxation",   "push_speed", NULL};
@@ -727,9 +731,11 @@ static sm_result parse_collisions(const context *ctx, const cJSON *item, sm_coll
     if ((e = cJSON_GetObjectItemCaseSensitive(item, "friction")) &&
         (r = read_range(ctx, e, "collisions.friction", 0.0, 1.0, false, "", &out->friction)))
         return r;
+    double skin = 0.0;
     if ((e = cJSON_GetObjectItemCaseSensitive(item, "skin")) &&
-        (r = read_range(ctx, e, "collisions.skin", 0.0, 10.0, false, "", &out->skin)))
+        (r = read_range(ctx, e, "collisions.skin", 0.0, 10.0, false, "", &skin)))
         return r;
+    *skin_given = e != NULL;
     if ((e = cJSON_GetObjectItemCaseSensitive(item, "relaxation")) &&
         (r = read_range(ctx, e, "collisions.relaxation", 1.0, 2.0, false, "", &out->relaxation)))
         return r;
@@ -1045,7 +1051,7 @@ static sm_result load_scene(const char *json, const char *origin, const char *fo
         else if (strcmp(f, "steps") == 0) r = read_int(&ctx, e, f, 0, INT32_MAX, &scene->info.steps);
         else if (strcmp(f, "gravity") == 0) r = read_vec3(&ctx, e, f, &scene->world_def.gravity);
         else if (strcmp(f, "ground") == 0) r = parse_ground(&ctx, e, &scene->world_def.ground);
-        else if (strcmp(f, "collisions") == 0) r = parse_collisions(&ctx, e, &scene->world_def.collisions);
+        else if (strcmp(f, "collisions") == 0) r = parse_collisions(&ctx, e, &scene->world_def.collisions, &scene->skin_given);
         else if (strcmp(f, "colliders") == 0 && !cJSON_IsArray(e))
             r = field_error(&ctx, f, "must be an array of colliders, got %s", GOT(e));
         else if (strcmp(f, "springs") == 0 && !cJSON_IsArray(e))
@@ -1215,6 +1221,10 @@ sm_result sm_scene_create_world(const sm_scene *scene, const sm_world_def *def, 
     sm_world *world = NULL;
     sm_result r = sm_world_create(def, &world);
     if (r != SM_OK) return r;
+    if (scene->skin_given)
+        sm_log(world, SM_LOG_NOTICE,
+               "the scene's collisions.skin is ignored: contact's candidates are the pairs that overlap at each solver "
+               "step's positions, the only ones its response ever used (docs/contact.md)");
     // the whole scene's memory first: a scene too large for the budget is refused before any
     // object is sampled, and one that fits is allocated once
     sm_footprint adds = {0};

@@ -16,7 +16,7 @@ sm_world_def sm_world_def_default(void)
     memset(&def, 0, sizeof def);
     def.gravity = v3(0.0, -9.81, 0.0);
     def.ground = (sm_ground){.enabled = false, .height = 0.0, .restitution = 0.3, .friction = 0.2};
-    def.collisions = (sm_collisions){.enabled = false, .iterations = 2, .radius_scale = 1.0, .restitution = 0.2, .friction = 0.3, .skin = 0.5,
+    def.collisions = (sm_collisions){.enabled = false, .iterations = 2, .radius_scale = 1.0, .restitution = 0.2, .friction = 0.3,
                                      .relaxation = 1.5, .push_speed = 3.0};
     def.backend = SM_BACKEND_DEFAULT;
     def.check_extent = 10.0;
@@ -119,8 +119,6 @@ sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
             return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: collision restitution must be in [0, 1] (got %g)", c->restitution);
         if (!sm_in_unit_interval(c->friction))
             return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: collision friction must be in [0, 1] (got %g)", c->friction);
-        if (!(c->skin >= 0.0 && c->skin <= 10.0))
-            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: collision skin must be in [0, 10] (got %g)", c->skin);
         if (!(c->relaxation >= 1.0 && c->relaxation <= 2.0))
             return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: collision relaxation must be in [1, 2] (got %g)",
                            c->relaxation);

@@ -106,7 +106,6 @@ class Collisions(ctypes.Structure):
         ("radius_scale", ctypes.c_double),
         ("restitution", ctypes.c_double),
         ("friction", ctypes.c_double),
-        ("skin", ctypes.c_double),
         ("relaxation", ctypes.c_double),
         ("push_speed", ctypes.c_double),
     ]

@@ -604,7 +604,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         wd->collisions.radius_scale = fuzz_double(in);
         wd->collisions.restitution = fuzz_double(in);
         wd->collisions.friction = fuzz_double(in);
-        wd->collisions.skin = fuzz_double(in);
+        (void)fuzz_double(in); // (the skin, a setting since removed: read so that the seeds keep their meaning)
     }
     if (flags & 8) wd->check_interval = fuzz_int(in, -1);
     if (flags & 16) { // a backend that is not one (the OpenCL ones are not fuzzed here)

@@ -62,6 +62,7 @@ def world(s, gravity=None, ground=None, collisions=None):
     if ground:
         s.vec3(ground)  # height, restitution, friction
     if collisions:
+        # (the last: the skin, a setting since removed, which fuzz_objects.c reads and drops)
         iterations, radius_scale, restitution, friction, skin = collisions
         s.small(iterations)
         for x in (radius_scale, restitution, friction, skin):

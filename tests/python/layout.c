@@ -36,7 +36,7 @@ int main(void)
     FIELD(sm_world_def, log), FIELD(sm_world_def, log_user), FIELD(sm_world_def, internal_value);
     BEGIN(sm_collisions);
     FIELD(sm_collisions, enabled), FIELD(sm_collisions, iterations), FIELD(sm_collisions, radius_scale);
-    FIELD(sm_collisions, restitution), FIELD(sm_collisions, friction), FIELD(sm_collisions, skin);
+    FIELD(sm_collisions, restitution), FIELD(sm_collisions, friction);
     FIELD(sm_collisions, relaxation), FIELD(sm_collisions, push_speed);
     BEGIN(sm_counts);
     FIELD(sm_counts, objects), FIELD(sm_counts, clusters), FIELD(sm_counts, particles), FIELD(sm_counts, memberships);

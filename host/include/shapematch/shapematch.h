@@ -137,12 +137,6 @@ typedef struct sm_collisions {
     /// pair's sliding over the solver step while it is within friction times the overlap it
     /// pushes out (static), else that much of it (kinetic).
     double friction;
-    /// The candidates of a particle are found once per solver step: the particles within the two
-    /// radii plus this skin, as a multiple of the largest particle radius, in [0, 10], default
-    /// 0.5 (its 32 nearest; see SM_CONTACTS_PER_PARTICLE). The sweeps after the first find
-    /// only contacts among them: a wider skin catches the contacts that the first sweep's
-    /// corrections make, at the cost of longer searches.
-    double skin;
     /// Each particle moves by this many times the depth-weighted mean of its contacts'
     /// corrections, in [1, 2], default 1.5. Above 1 a soft body carries load at few substeps
     /// (it gives way under a contact, and the extra push makes up for it), but an isolated pair

@@ -4,12 +4,24 @@
 
 _Static_assert(SM_K_CONTACTS == SM_CONTACTS_PER_PARTICLE, "one limit of contacts per particle for both backends");
 
+/// The squared distance from x to a bucket's box (lo xyz, hi xyz): 0 inside it.
+static double box_distance_squared(const double *box, sm_vec3 x)
+{
+    const double p[3] = {x.x, x.y, x.z};
+    double d2 = 0.0;
+    for (int k = 0; k < 3; k++) {
+        const double d = p[k] < box[k] ? box[k] - p[k] : p[k] > box[3 + k] ? p[k] - box[3 + k] : 0.0;
+        d2 += d * d;
+    }
+    return d2;
+}
+
 /// Particle i's candidates (docs/contact.md): the particles of the 27 cells around its own (in
 /// each bucket at most its first SM_K_CELL_VISITS particles, the lowest indices) that may collide
-/// with it and lie within the two radii plus the skin; of those the SM_K_CONTACTS of the smallest
-/// gaps (sm_contact_nearer()), into own[] in index order. Returns how many. Buckets that hold
-/// only its own object's particles are passed over unless it collides with itself.
-static int32_t find_candidates(const sm_world *world, int32_t i, double skin, int32_t *own)
+/// with it and overlap it; of those the SM_K_CONTACTS of the smallest gaps (sm_contact_nearer()),
+/// into own[] in index order. Returns how many. Buckets that hold only its own object's particles
+/// (unless it collides with itself), and buckets whose box lies out of its reach, are passed over.
+static int32_t find_candidates(const sm_world *world, int32_t i, int32_t *own)
 {
     const sm_grid *grid = &world->grid;
     const sm_vec3 x_i = world->position[i];
@@ -21,14 +33,15 @@ static int32_t find_candidates(const sm_world *world, int32_t i, double skin, in
         int32_t c[3];
         const int32_t b = sm_grid_neighbour_cell(grid, &grid->cell[4 * i], k, c), holds = grid->bucket_object[b];
         if (holds == -1 || (holds == object && !self)) continue; // empty, or its own object's alone
+        if (!(box_distance_squared(&grid->bucket_box[6 * b], x_i) < world->radius[i] * world->radius[i])) continue;
         const int32_t begin = grid->bucket_start[b], end = grid->bucket_start[b + 1];
         for (int32_t s = begin; s < end && s < begin + SM_K_CELL_VISITS; s++) {
             const int32_t j = grid->sorted[s];
             if (!sm_grid_in_cell(grid, s, c) || !sm_grid_pair_collides(world, i, j)) continue;
-            const double reach = world->radius[i] + world->radius[j], limit = reach + skin;
+            const double reach = world->radius[i] + world->radius[j];
             const sm_vec3 d = v3_sub(x_i, world->position[j]);
             const double d2 = v3_dot(d, d);
-            if (!(d2 < limit * limit)) continue;
+            if (!(d2 < reach * reach)) continue;
             found = sm_contact_keep(own, key, found, j, sqrt(d2) - reach);
         }
     }
@@ -92,15 +105,13 @@ void sm_cpu_collide(sm_world *world, double h)
     sm_grid *grid = &world->grid;
     const int32_t n = world->particle_count;
     const sm_collisions *c = &world->def.collisions;
-    const double skin = sm_grid_skin(world);
     // each particle's candidates, and its weight: the sum of its contacts' depths at the step's positions
     for (int32_t i = 0; i < n; i++) {
         int32_t *own = grid->candidates + (size_t)i * SM_K_CONTACTS;
         // (no other object's particle in the cells around its own: no candidate, pass 5)
         const int32_t b = grid->cell[4 * i + 3];
         const bool self = world->objects[world->particle_object[i]].self_collides;
-        const bool search = b >= 0 && (self || grid->bucket_near[b]);
-        grid->candidate_count[i] = search ? find_candidates(world, i, skin, own) : 0;
+        grid->candidate_count[i] = b >= 0 && (self || grid->bucket_near[b]) ? find_candidates(world, i, own) : 0;
         grid->weight[i] = 0.0;
         for (int32_t k = 0; k < grid->candidate_count[i]; k++) {
             const int32_t j = own[k];

@@ -44,7 +44,7 @@ typedef struct sm_cl_buffers {
     // another object lies near, and beginnings, the slots: sm_k_slot);
     // each particle's candidates and their number (kernels/06); the corrections of the sweeps so
     // far (two buffers, read and written in turn) and the first sweep's velocity changes
-    cl_mem contact, particle_bucket, bucket_count, bucket_object, bucket_cell, bucket_near, bucket_start, slots, candidates, candidate_count;
+    cl_mem contact, particle_bucket, bucket_count, buckets, bucket_boxes, slots, candidates, candidate_count;
     cl_mem contact_moved[2], contact_dv;
     // the colliders' shapes, and their state in each step of one sm_cl_step() (step-major)
     cl_mem colliders, collider_state;

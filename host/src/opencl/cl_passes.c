@@ -184,13 +184,9 @@ static sm_result blend_integrate(sm_world *world, float h)
     return launch(world, SM_PASS_BLEND_INTEGRATE, SM_CLK_BLEND_INTEGRATE, n, COUNT(values), sizes, values);
 }
 
-/// The edge of the grid's cells: twice the largest radius plus the skin, so that every
-/// candidate of a particle lies in the 27 cells around its own; and the skin in metres.
-static void grid_cell(const sm_world *world, cl_float *cell, cl_float *skin)
-{
-    *skin = (float)sm_grid_skin(world);
-    *cell = (float)sm_grid_search_cell(world);
-}
+/// 1 / the edge of the grid's cells, twice the largest radius: every pair that overlaps lies in
+/// neighbouring cells.
+static cl_float grid_inv_cell(const sm_world *world) { return 1.0f / (cl_float)world->grid.cell_size; }
 
 /// The work-items of a kernel over `count` items (kernels/05's SM_K_CHUNK): on a GPU one item
 /// per work-item, on a CPU a run of a few per work-item.
@@ -209,32 +205,26 @@ static sm_result collision_grid(sm_world *world)
     sm_cl_buffers *b = &cl->buffers;
     const size_t m = sizeof(cl_mem);
     const cl_int n = world->particle_count, table = world->grid.table_size, mask = table - 1;
-    cl_float cell = 0.0f, skin = 0.0f;
-    grid_cell(world, &cell, &skin);
-    const cl_float inv_cell = 1.0f / cell;
-    const size_t count_sizes[] = {sizeof n, sizeof inv_cell, sizeof mask, m, m, m, m, m, m, m};
-    const void *count_values[] = {&n,               &inv_cell,           &mask,
-                                  &b->contact,      &b->position,        &b->particle_object,
-                                  &b->particle_bucket, &b->bucket_count, &b->bucket_object,
-                                  &b->bucket_cell};
+    const cl_float inv_cell = grid_inv_cell(world);
+    const size_t count_sizes[] = {sizeof n, sizeof inv_cell, sizeof mask, m, m, m, m};
+    const void *count_values[] = {&n, &inv_cell, &mask, &b->contact, &b->position, &b->particle_bucket, &b->bucket_count};
     sm_result result = launch(world, pass, SM_CLK_GRID_COUNT, run_items(world, n), COUNT(count_values), count_sizes,
                               count_values);
     if (result != SM_OK) return result;
     // the scan: one work-group of the kernel's largest size (local memory: an int per work-item)
     const size_t group = cl->group[SM_CLK_GRID_SCAN];
     const size_t scan_sizes[] = {sizeof table, m, m, sizeof(cl_int) * group};
-    const void *scan_values[] = {&table, &b->bucket_count, &b->bucket_start, NULL};
+    const void *scan_values[] = {&table, &b->bucket_count, &b->buckets, NULL};
     result = launch(world, pass, SM_CLK_GRID_SCAN, (int32_t)group, COUNT(scan_values), scan_sizes, scan_values);
     if (result != SM_OK) return result;
     const size_t scatter_sizes[] = {sizeof n, m, m, m, m, m, m};
-    const void *scatter_values[] = {&n,           &b->particle_bucket, &b->bucket_start,   &b->contact,
+    const void *scatter_values[] = {&n,           &b->particle_bucket, &b->buckets,   &b->contact,
                                     &b->position, &b->particle_object, &b->slots};
     result = launch(world, pass, SM_CLK_GRID_SCATTER, run_items(world, n), COUNT(scatter_values), scatter_sizes,
                     scatter_values);
     if (result != SM_OK) return result;
-    const size_t order_sizes[] = {sizeof table, sizeof inv_cell, sizeof mask, m, m, m, m, m};
-    const void *order_values[] = {&table,          &inv_cell,       &mask,           &b->bucket_start,
-                                  &b->bucket_object, &b->bucket_cell, &b->bucket_near, &b->slots};
+    const size_t order_sizes[] = {sizeof table, m, m, m};
+    const void *order_values[] = {&table, &b->buckets, &b->bucket_boxes, &b->slots};
     return launch(world, pass, SM_CLK_GRID_ORDER, run_items(world, table), COUNT(order_values), order_sizes,
                   order_values);
 }
@@ -249,17 +239,13 @@ static sm_result collide(sm_world *world, float h)
     const sm_collisions *c = &world->def.collisions;
     const cl_int n = world->particle_count, mask = world->grid.table_size - 1;
     const int32_t items = run_items(world, n);
-    cl_float cell = 0.0f, skin = 0.0f;
-    grid_cell(world, &cell, &skin);
-    const cl_float inv_cell = 1.0f / cell, restitution = (float)c->restitution, friction = (float)c->friction;
+    const cl_float inv_cell = grid_inv_cell(world), restitution = (float)c->restitution, friction = (float)c->friction;
     const cl_float relaxation = (float)c->relaxation, push = (float)(c->push_speed * h / c->relaxation);
     // the first sweep's corrections so far, zero, and the weights: contact_moved[1]
-    const size_t find_sizes[] = {sizeof n, sizeof h, sizeof mask, sizeof inv_cell, sizeof skin, m, m, m, m, m, m, m,
-                                 m, m, m, m, m, m, m};
-    const void *find_values[] = {&n,           &h,           &mask,           &inv_cell,         &skin,
-                                 &b->objects,  &b->particle_object, &b->contact, &b->particle_bucket,
-                                 &b->bucket_start, &b->bucket_object, &b->bucket_near, &b->slots, &b->candidates,
-                                 &b->candidate_count, &b->position, &b->position_lo, &b->velocity, &b->contact_moved[1]};
+    const size_t find_sizes[] = {sizeof h, sizeof mask, sizeof inv_cell, m, m, m, m, m, m, m, m, m, m, m};
+    const void *find_values[] = {&h,           &mask,           &inv_cell,        &b->objects,    &b->contact,
+                                 &b->buckets,  &b->bucket_boxes, &b->slots,       &b->candidates, &b->candidate_count,
+                                 &b->position, &b->position_lo, &b->velocity,     &b->contact_moved[1]};
     sm_result result = launch(world, pass, SM_CLK_FIND_CONTACTS, items, COUNT(find_values), find_sizes, find_values);
     for (cl_int sweep = 0; sweep < c->iterations && result == SM_OK; sweep++) {
         const size_t sizes[] = {sizeof n, sizeof sweep, sizeof h, sizeof restitution, sizeof friction, sizeof relaxation,
@@ -296,14 +282,11 @@ static sm_result ground(sm_world *world, float h, bool apply_only)
     const cl_mem moved = b->contact_moved[(world->def.collisions.iterations + 1) % 2];
     const size_t m = sizeof(cl_mem);
     const size_t sizes[] = {sizeof n, sizeof flags, sizeof plane, sizeof sphere, sizeof sphere_lo, sizeof sphere_velocity,
-                            sizeof colliders, m, m, sizeof state_first, m, m, sizeof h, m, m, m, m, m, m, m, m};
+                            sizeof colliders, m, m, sizeof state_first, m, m, sizeof h, m, m, m, m, m};
     const void *values[] = {&n, &flags, &plane, &sphere, &sphere_lo, &sphere_velocity, &colliders, &b->colliders,
                             &b->collider_fields, &state_first, &b->collider_state, &b->force, &h,
                             cl->contacts_pending ? &moved : &b->force, cl->contacts_pending ? &b->contact_dv : &b->force,
-                            cl->contacts_pending ? &b->particle_bucket : &b->force,
-                            cl->contacts_pending ? &b->bucket_object : &b->force,
-                            cl->contacts_pending ? &b->bucket_cell : &b->force, &b->position, &b->position_lo,
-                            &b->velocity};
+                            &b->position, &b->position_lo, &b->velocity};
     cl->contacts_pending = false;
     return launch(world, SM_PASS_GROUND, SM_CLK_GROUND, n, COUNT(values), sizes, values);
 }
