@@ -54,7 +54,6 @@ inline int sm_find_candidates(const int i, const float4 x_i, const int3 cell, co
     float key[SM_K_CONTACTS];
     int found = 0;
     const float margin = 1e-5f * (x_i.w + fabs(x_i.x) + fabs(x_i.y) + fabs(x_i.z)), reach_i = x_i.w + margin;
-    const float4 rest_i = contact[i];
     for (int k = 0; k < near_count; k++) {
         const int b = near[k].x, begin = buckets[b].start, end = min(buckets[b + 1].start, begin + SM_K_CELL_VISITS);
         const float3 box = clamp(x_i.xyz, vload4(0, boxes[begin].lo).xyz, vload4(0, boxes[begin].hi).xyz) - x_i.xyz;
@@ -75,7 +74,7 @@ inline int sm_find_candidates(const int i, const float4 x_i, const int3 cell, co
             if (!(d2 < limit * limit) || any(sm_cell(other.xyz, inv_cell) != c)) continue; // (or another cell's)
             const int j = slot->particle;
             if (object_j == object) { // its own object's: never itself or a rest neighbour
-                const float3 rest = rest_i.xyz - contact[j].xyz;
+                const float3 rest = contact[i].xyz - contact[j].xyz;
                 const float neighbours = SM_K_REST_NEIGHBOURS * reach;
                 if (j == i || dot(rest, rest) < neighbours * neighbours) continue;
             }
@@ -167,17 +166,17 @@ __kernel void sm_find_contacts(const float h, const int mask, const float inv_ce
             near_object = object, near_cell = cell;
         }
         int own[SM_K_CONTACTS];
-        const int found =
-            sm_find_candidates(i, x_i, cell, object, self, inv_cell, near, near_count, contact, buckets, boxes, slots, own);
+        const int found = near_count > 0 ? sm_find_candidates(i, x_i, cell, object, self, inv_cell, near, near_count,
+                                                              contact, buckets, boxes, slots, own)
+                                         : 0;
         __global int *kept = list + (size_t)i * SM_K_CONTACTS;
-        const float3 v_i = velocity[i].xyz;
         float weight = 0.0f;
         int candidates = 0;
         for (int k = 0; k < found; k++) { // (those that only touch, by the positions' low parts, left out)
             const int j = own[k];
             const float3 base = sm_pair_offset(i, j, position, position_lo);
             float3 n;
-            sm_pair_normal(i, j, base, v_i - velocity[j].xyz, h, &n);
+            sm_pair_normal(i, j, base, velocity[i].xyz - velocity[j].xyz, h, &n);
             const float depth = sm_pair_depth(base, n, x_i.w + contact[j].w);
             if (!(depth > 0.0f)) continue;
             kept[candidates++] = j;

@@ -11,7 +11,7 @@
 /// in neighbouring cells, so a particle finds its contacts in the 27 cells around its own.
 typedef struct sm_grid {
     double cell_size;       ///< m: twice the largest particle radius
-    int32_t table_size;     ///< buckets: a power of two, at least twice the colliding particles
+    int32_t table_size;     ///< buckets: a power of two, at least four times the colliding particles
     int32_t colliding;      ///< particles with a radius (of colliding objects)
     int32_t capacity;       ///< particles the arrays below hold
     int32_t *cell;          ///< 4 per particle: cell x, y, z and its bucket (-1: does not collide)
@@ -34,11 +34,12 @@ typedef struct sm_grid {
 } sm_grid;
 
 /// The collision grid's hash table size for `colliding` particles: the least power of two of
-/// at least twice as many buckets.
+/// at least four times as many buckets (a cell takes about four particles, and a bucket that two
+/// cells share has a box around both, which passes over less: docs/contact.md).
 static inline int64_t sm_grid_table_size(int64_t colliding)
 {
     int64_t table = 1;
-    while (table < 2 * colliding) table *= 2;
+    while (table < 4 * colliding) table *= 2;
     return table;
 }
 
