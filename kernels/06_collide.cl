@@ -11,11 +11,19 @@
  * conserves momentum. */
 #include "sm_formulas.h"
 
+/// Cell k of the 27 around `cell` (k = dx + 1 + 3 (dy + 1) + 9 (dz + 1), each offset from -1 to
+/// +1; wrapping at the int range is harmless: the cells still hash to buckets).
+inline int3 sm_neighbour_cell(const int3 cell, const int k)
+{
+    return (int3)((int)((uint)cell.x + (uint)(k % 3 - 1)), (int)((uint)cell.y + (uint)(k / 3 % 3 - 1)),
+                  (int)((uint)cell.z + (uint)(k / 9 - 1)));
+}
+
 /// The buckets a search from cell `cell` by a particle of `object` reads (docs/contact.md): of the
 /// 27 cells around it, those whose bucket holds a particle, not only its own object's (unless it
 /// collides with itself), and has a box (pass 5) that meets the box of the cell's own bucket: a
-/// particle of the cell overlaps none of the others' spheres. Into near[] as (bucket, the cell's
-/// offset: dx + 1 + 3 (dy + 1) + 9 (dz + 1)); returns how many. Particles of one cell and object
+/// particle of the cell overlaps none of the others' spheres. Into near[] as (bucket, k of
+/// sm_neighbour_cell); returns how many. Particles of one cell and object
 /// share them (sm_find_contacts). The boxes hold the positions' high parts: they are widened by
 /// more than any particle's margin in sm_find_candidates.
 inline int sm_near_buckets(const int3 cell, const int object, const bool self, const int mask,
@@ -27,9 +35,8 @@ inline int sm_near_buckets(const int3 cell, const int object, const bool self, c
     const float3 lo = own_lo - margin, hi = own_hi + margin;
     int count = 0;
     for (int k = 0; k < 27; k++) {
-        const int x = (int)((uint)cell.x + (uint)(k % 3 - 1)), y = (int)((uint)cell.y + (uint)(k / 3 % 3 - 1));
-        const int z = (int)((uint)cell.z + (uint)(k / 9 - 1));
-        const int b = SM_K_CELL_HASH(x, y, z, mask), holds = buckets[b].object, begin = buckets[b].start;
+        const int3 c = sm_neighbour_cell(cell, k);
+        const int b = SM_K_CELL_HASH(c.x, c.y, c.z, mask), holds = buckets[b].object, begin = buckets[b].start;
         if (!(buckets[b + 1].start > begin && (holds != object || self))) continue;
         if (any(vload4(0, boxes[begin].lo).xyz > hi) || any(vload4(0, boxes[begin].hi).xyz < lo)) continue;
         near[count++] = (int2)(b, k);
@@ -58,9 +65,7 @@ inline int sm_find_candidates(const int i, const float4 x_i, const int3 cell, co
         const int b = near[k].x, begin = buckets[b].start, end = min(buckets[b + 1].start, begin + SM_K_CELL_VISITS);
         const float3 box = clamp(x_i.xyz, vload4(0, boxes[begin].lo).xyz, vload4(0, boxes[begin].hi).xyz) - x_i.xyz;
         if (!(dot(box, box) < reach_i * reach_i)) continue; // none of its spheres within its radius
-        const int3 c = (int3)((int)((uint)cell.x + (uint)(near[k].y % 3 - 1)),
-                              (int)((uint)cell.y + (uint)(near[k].y / 3 % 3 - 1)),
-                              (int)((uint)cell.z + (uint)(near[k].y / 9 - 1)));
+        const int3 c = sm_neighbour_cell(cell, near[k].y);
         for (int s = begin; s < end;) {
             __global const sm_k_slot *slot = &slots[s++];
             const int object_j = slot->object;
@@ -144,7 +149,8 @@ inline float3 sm_pair_offset(const int i, const int j, __global const float4 *po
 /// of their depths, into moved[i].w, with moved[i].xyz = 0: the first sweep's corrections so far.
 /// One slot of the grid at a time (its particle, of any index): consecutive slots hold the
 /// particles of one cell, which read the same buckets, and a work-item that takes several finds
-/// the cell's buckets once for them all (sm_near_buckets).
+/// the cell's buckets once for them all (sm_near_buckets). A particle that does not collide has no
+/// slot; the sweeps read neither its count nor its weight.
 __kernel void sm_find_contacts(const float h, const int mask, const float inv_cell, __global const sm_k_object *objects,
                                __global const float4 *contact, __global const sm_k_bucket *buckets,
                                __global const sm_k_box *boxes, __global const sm_k_slot *slots, __global int *list,

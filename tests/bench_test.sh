@@ -60,7 +60,10 @@ echo "ok: gnuplot's failures"
 # a --repeat too large for memory is refused with a message, not a crash (under a memory limit;
 # under AddressSanitizer, which cannot start under one, its own allocation limit)
 rc=0
-if ldd "$tool" 2> /dev/null | grep -q libasan; then
+# (ldd's output read whole before grep: in `ldd | grep -q`, grep may stop reading early and fail
+# the pipe under pipefail, which sent an ASan build to the ulimit branch, where ASan cannot start)
+deps=$(ldd "$tool" 2> /dev/null || true)
+if grep -q libasan <<< "$deps"; then
     out=$(ASAN_OPTIONS="${ASAN_OPTIONS:-}:allocator_may_return_null=1:max_allocation_size_mb=1024" \
         "$tool" bench scene "$scenes/linear_cube.json" --backend cpu --repeat 1000000000 2>&1) || rc=$?
 else

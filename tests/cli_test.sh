@@ -82,8 +82,8 @@ assert a.shape == (int('$frames' or -1), 125, 3) and np.isfinite(a).all(), (a.sh
 
 # the paper's massive scene has exactly its published totals, then one line per object
 out=$("$tool" info "$scenes/paper384.json") || fail "info paper384 failed"
-echo "$out" | head -1 | grep -Eq '^objects=384 clusters=2448 particles=55200 memberships=[0-9]+ collisions=on iterations=2 ' ||
-    fail "paper384 totals: $(echo "$out" | head -1)"
+head -1 <<< "$out" | grep -Eq '^objects=384 clusters=2448 particles=55200 memberships=[0-9]+ collisions=on iterations=2 ' ||
+    fail "paper384 totals: $(head -1 <<< "$out")"
 [ "$(echo "$out" | grep -c '^object ')" -eq 384 ] || fail "paper384 should list 384 objects"
 
 # every scene shipped loads
