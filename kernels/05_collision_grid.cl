@@ -9,8 +9,9 @@
  *                    which a search reads in one place) at its bucket's beginning plus its rank;
  *   sm_grid_order    each bucket's slots in index order (in a crowded bucket, of more than
  *                    SM_K_CELL_VISITS particles, the SM_K_CELL_VISITS lowest indices first), the
- *                    runs of each object's slots in it, and the bucket's object (sm_k_bucket) and
- *                    box (sm_k_box), by which a search passes over buckets without reading them.
+ *                    bucket's object (sm_k_bucket), the runs of each object's slots in it, and
+ *                    their chunks' boxes (sm_k_box), by which a search passes over slots without
+ *                    reading them.
  * The atomic counts hand out slots in an order that varies between runs; sm_grid_order makes
  * the grid the same on every run. */
 #include "sm_shared.h"
@@ -110,31 +111,37 @@ inline void sm_slot_insert(__global sm_k_slot *slots, const int begin, int s)
     for (; s > begin && sm_slot_before(&slots[s], &slots[s - 1]); s--) sm_slot_swap(&slots[s], &slots[s - 1]);
 }
 
+/// The box of the spheres of slots[begin] to slots[end - 1].
+inline void sm_box_of(__global const sm_k_slot *slots, const int begin, const int end, __global sm_k_box *box)
+{
+    float3 lo = (float3)(INFINITY), hi = (float3)(-INFINITY);
+    for (int t = begin; t < end; t++) {
+        const float4 x = vload4(0, slots[t].position);
+        lo = fmin(lo, x.xyz - x.w);
+        hi = fmax(hi, x.xyz + x.w);
+    }
+    vstore4((float4)(lo, 0.0f), 0, box->lo);
+    vstore4((float4)(hi, 0.0f), 0, box->hi);
+}
+
 /// Each bucket's slots in index order (insertion: buckets hold a few particles), or in a bucket of
 /// more than SM_K_CELL_VISITS particles the SM_K_CELL_VISITS of the lowest indices first, in
 /// index order, the rest after them: the part of it a search reads. (The first slots are sorted by
 /// insertion, then every later slot of a lower index than the last of them takes its place by
-/// insertion and the last moves out to where it was.) Then each sorted slot's run_end, and the
-/// object of every bucket that holds a particle (that of an empty bucket is not read) and its box,
-/// at boxes[its first slot].
+/// insertion and the last moves out to where it was.) Then the object of every bucket that holds a
+/// particle (that of an empty bucket is not read), each sorted slot's run_end, and the chunks of
+/// each run: SM_K_CHUNK_SLOTS slots at a time, each with its chunk_end and, at boxes[its first
+/// slot], the box of its spheres.
 __kernel void sm_grid_order(const int table, __global sm_k_bucket *buckets, __global sm_k_box *boxes,
                             __global sm_k_slot *slots)
 {
     SM_K_CHUNK(b, table) {
         const int begin = buckets[b].start, end = buckets[b + 1].start;
         if (end == begin) continue;
-        // the object and the box of the spheres, of all its slots (an order does not change them)
-        float3 lo = (float3)(INFINITY), hi = (float3)(-INFINITY);
         int object = slots[begin].object;
-        for (int s = begin; s < end; s++) {
-            const float4 x = vload4(0, slots[s].position);
-            lo = fmin(lo, x.xyz - x.w);
-            hi = fmax(hi, x.xyz + x.w);
+        for (int s = begin + 1; s < end && object >= 0; s++)
             if (slots[s].object != object) object = -2;
-        }
         buckets[b].object = object;
-        vstore4((float4)(lo, 0.0f), 0, boxes[begin].lo);
-        vstore4((float4)(hi, 0.0f), 0, boxes[begin].hi);
         const int sorted_end = min(end, begin + SM_K_CELL_VISITS), last = sorted_end - 1;
         for (int s = begin + 1; s < sorted_end; s++) sm_slot_insert(slots, begin, s);
         for (int s = sorted_end; s < end; s++) {
@@ -146,5 +153,12 @@ __kernel void sm_grid_order(const int table, __global sm_k_bucket *buckets, __gl
             if (s + 1 < sorted_end && slots[s + 1].object != slots[s].object) run_end = s + 1;
             slots[s].run_end = run_end;
         }
+        for (int s = begin; s < sorted_end;) {
+            const int chunk_end = min(s + SM_K_CHUNK_SLOTS, slots[s].run_end);
+            sm_box_of(slots, s, chunk_end, &boxes[2 * s]);
+            slots[s].chunk_end = chunk_end;
+            s = chunk_end;
+        }
+        for (int s = begin; s < sorted_end; s = slots[s].run_end) sm_box_of(slots, s, slots[s].run_end, &boxes[2 * s + 1]);
     }
 }

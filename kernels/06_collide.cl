@@ -19,71 +19,95 @@ inline int3 sm_neighbour_cell(const int3 cell, const int k)
                   (int)((uint)cell.z + (uint)(k / 9 - 1)));
 }
 
-/// The buckets a search from cell `cell` by a particle of `object` reads (docs/contact.md): of the
-/// 27 cells around it, those whose bucket holds a particle, not only its own object's (unless it
-/// collides with itself), and has a box (pass 5) that meets the box of the cell's own bucket: a
-/// particle of the cell overlaps none of the others' spheres. Into near[] as (bucket, k of
-/// sm_neighbour_cell); returns how many. Particles of one cell and object
-/// share them (sm_find_contacts). The boxes hold the positions' high parts: they are widened by
-/// more than any particle's margin in sm_find_candidates.
-inline int sm_near_buckets(const int3 cell, const int object, const bool self, const int mask,
-                           __global const sm_k_bucket *buckets, __global const sm_k_box *boxes, int2 *near)
+/// The buckets a search from cell `cell` by a particle of `object` may read, of the cells
+/// `cells` (bits 1 << k, k of sm_neighbour_cell, of the 27 around it): those whose bucket holds a
+/// particle, not only its own object's (unless it collides with itself). Returns them as bits,
+/// with the slots a search reads of cell k's bucket in near[k] (its first SM_K_CELL_VISITS:
+/// begin, end). Particles of one cell and object share them (sm_find_contacts).
+inline uint sm_near_buckets(const int3 cell, const int object, const bool self, const int mask, uint cells,
+                            __global const sm_k_bucket *buckets, int2 *near)
 {
-    const int own = buckets[SM_K_CELL_HASH(cell.x, cell.y, cell.z, mask)].start;
-    const float3 own_lo = vload4(0, boxes[own].lo).xyz, own_hi = vload4(0, boxes[own].hi).xyz;
-    const float3 margin = (float3)(1e-5f * (dot(fabs(own_lo), (float3)(1.0f)) + dot(fabs(own_hi), (float3)(1.0f))));
-    const float3 lo = own_lo - margin, hi = own_hi + margin;
-    int count = 0;
-    for (int k = 0; k < 27; k++) {
+    uint found = 0;
+    for (; cells != 0; cells &= cells - 1) {
+        const int k = 31 - clz(cells & -cells);
         const int3 c = sm_neighbour_cell(cell, k);
-        const int b = SM_K_CELL_HASH(c.x, c.y, c.z, mask), holds = buckets[b].object, begin = buckets[b].start;
-        if (!(buckets[b + 1].start > begin && (holds != object || self))) continue;
-        if (any(vload4(0, boxes[begin].lo).xyz > hi) || any(vload4(0, boxes[begin].hi).xyz < lo)) continue;
-        near[count++] = (int2)(b, k);
+        const int b = SM_K_CELL_HASH(c.x, c.y, c.z, mask), holds = buckets[b].object;
+        const int begin = buckets[b].start, end = min(buckets[b + 1].start, begin + SM_K_CELL_VISITS);
+        if (end > begin && (holds != object || self)) {
+            near[k] = (int2)(begin, end);
+            found |= 1u << k;
+        }
     }
-    return count;
+    return found;
 }
 
-/// Particle i's candidates (docs/contact.md): the particles j of the buckets near[] (of the 27
-/// cells around its own, sm_near_buckets; in each at most its first SM_K_CELL_VISITS slots, pass
-/// 5) that lie in that cell, may collide with it (another object's, or its own object's when that
-/// collides with itself and they are not rest neighbours) and overlap it; of those, the
-/// SM_K_CONTACTS of the smallest gaps (sm_contact_nearer), into own[] in index order. Returns how
-/// many. Buckets whose box (pass 5) lies out of its reach are passed over, and so are the runs of
-/// its own object's slots unless it collides with itself. The slots hold the high parts of the
-/// positions: the tests allow for the low parts, `margin`, and may take a pair that only touches
-/// or misses by as much (its depth at the step's positions is 0: it weighs nothing).
+/// The room a search leaves for the positions' low parts (the slots hold the high parts), m.
+inline float sm_search_margin(const float4 x) { return 1e-5f * (x.w + fabs(x.x) + fabs(x.y) + fabs(x.z)); }
+
+/// Of the 27 cells around particle i's own, those its reach meets (sm_cells_in_reach: its radius
+/// and the largest, a quarter of a cell, and the margin).
+inline uint sm_particle_cells(const float4 x_i, const int3 cell, const float inv_cell)
+{
+    const float3 in_cell = x_i.xyz * inv_cell - convert_float3(cell); // 0 to 1 along each axis
+    const float place[3] = {in_cell.x, in_cell.y, in_cell.z};
+    return sm_cells_in_reach(place, (x_i.w + 2.0f * sm_search_margin(x_i)) * inv_cell + 1.0f / SM_K_CELL_RADII);
+}
+
+/// Whether a sphere of radius `reach` about x meets box (pass 5).
+inline bool sm_box_within(const sm_k_box box, const float3 x, const float reach)
+{
+    const float3 d = clamp(x, vload4(0, box.lo).xyz, vload4(0, box.hi).xyz) - x;
+    return dot(d, d) < reach * reach;
+}
+
+/// Particle i's candidates (docs/contact.md): the particles j of the cells `cells` (bits 1 << k
+/// of the 27 around its own: those its reach meets whose buckets hold another object's particles,
+/// sm_near_buckets, near[k] the slots to read, at most SM_K_CELL_VISITS) that lie in that cell,
+/// may collide with it (another object's, or its own object's when that collides with itself and
+/// they are not rest neighbours) and overlap it; of those, the SM_K_CONTACTS of the smallest gaps
+/// (sm_contact_nearer), into own[] in index order. Returns how many. In each bucket it passes over
+/// the runs of its own object's slots unless it collides with itself, and the runs and chunks
+/// whose box (pass 5) lies out of its reach. The slots hold the high parts of the positions: the
+/// tests allow for the low parts, `margin`, and may take a pair that only touches or misses by as
+/// much (its depth at the step's positions is 0: it weighs nothing).
 inline int sm_find_candidates(const int i, const float4 x_i, const int3 cell, const int object, const bool self,
-                              const float inv_cell, const int2 *near, const int near_count,
-                              __global const float4 *contact, __global const sm_k_bucket *buckets,
-                              __global const sm_k_box *boxes, __global const sm_k_slot *slots, int *own)
+                              const float inv_cell, const int2 *near, uint cells,
+                              __global const float4 *contact, __global const sm_k_box *boxes,
+                              __global const sm_k_slot *slots, int *own)
 {
     float key[SM_K_CONTACTS];
     int found = 0;
-    const float margin = 1e-5f * (x_i.w + fabs(x_i.x) + fabs(x_i.y) + fabs(x_i.z)), reach_i = x_i.w + margin;
-    for (int k = 0; k < near_count; k++) {
-        const int b = near[k].x, begin = buckets[b].start, end = min(buckets[b + 1].start, begin + SM_K_CELL_VISITS);
-        const float3 box = clamp(x_i.xyz, vload4(0, boxes[begin].lo).xyz, vload4(0, boxes[begin].hi).xyz) - x_i.xyz;
-        if (!(dot(box, box) < reach_i * reach_i)) continue; // none of its spheres within its radius
-        const int3 c = sm_neighbour_cell(cell, near[k].y);
-        for (int s = begin; s < end;) {
-            __global const sm_k_slot *slot = &slots[s++];
-            const int object_j = slot->object;
-            if (object_j == object && !self) { // the run of its own object's slots
-                s = slot->run_end;
+    const float margin = sm_search_margin(x_i), reach_i = x_i.w + margin;
+    for (; cells != 0; cells &= cells - 1) {
+        const int k = 31 - clz(cells & -cells), begin = near[k].x, end = near[k].y;
+        const int3 c = sm_neighbour_cell(cell, k);
+        for (int s = begin; s < end;) { // a run of one object's slots at a time
+            const int object_j = slots[s].object, run_end = slots[s].run_end;
+            if ((object_j == object && !self) || !sm_box_within(boxes[2 * s + 1], x_i.xyz, reach_i)) {
+                s = run_end; // its own object's, or out of its reach
                 continue;
             }
-            const float4 other = vload4(0, slot->position);
-            const float3 d = x_i.xyz - other.xyz;
-            const float reach = x_i.w + other.w, limit = reach + margin, d2 = dot(d, d);
-            if (!(d2 < limit * limit) || any(sm_cell(other.xyz, inv_cell) != c)) continue; // (or another cell's)
-            const int j = slot->particle;
-            if (object_j == object) { // its own object's: never itself or a rest neighbour
-                const float3 rest = contact[i].xyz - contact[j].xyz;
-                const float neighbours = SM_K_REST_NEIGHBOURS * reach;
-                if (j == i || dot(rest, rest) < neighbours * neighbours) continue;
+            for (const int run_begin = s; s < run_end;) { // a chunk at a time (a run of one chunk: tested)
+                const int chunk_end = slots[s].chunk_end;
+                if (!(s == run_begin && chunk_end == run_end) && !sm_box_within(boxes[2 * s], x_i.xyz, reach_i)) {
+                    s = chunk_end;
+                    continue;
+                }
+                for (; s < chunk_end; s++) {
+                    __global const sm_k_slot *slot = &slots[s];
+                    const float4 other = vload4(0, slot->position);
+                    const float3 d = x_i.xyz - other.xyz;
+                    const float reach = x_i.w + other.w, limit = reach + margin, d2 = dot(d, d);
+                    if (!(d2 < limit * limit) || any(sm_cell(other.xyz, inv_cell) != c)) continue; // (or another cell's)
+                    const int j = slot->particle;
+                    if (object_j == object) { // its own object's: never itself or a rest neighbour
+                        const float3 rest = contact[i].xyz - contact[j].xyz;
+                        const float neighbours = SM_K_REST_NEIGHBOURS * reach;
+                        if (j == i || dot(rest, rest) < neighbours * neighbours) continue;
+                    }
+                    found = sm_contact_keep(own, key, found, j, sqrt(d2) - reach);
+                }
             }
-            found = sm_contact_keep(own, key, found, j, sqrt(d2) - reach);
         }
     }
     sm_contact_order(own, found);
@@ -148,9 +172,10 @@ inline float3 sm_pair_offset(const int i, const int j, __global const float4 *po
 /// positions (a depth, sm_pair_depth, above 0) into list and count, and its weight W_i, the sum
 /// of their depths, into moved[i].w, with moved[i].xyz = 0: the first sweep's corrections so far.
 /// One slot of the grid at a time (its particle, of any index): consecutive slots hold the
-/// particles of one cell, which read the same buckets, and a work-item that takes several finds
-/// the cell's buckets once for them all (sm_near_buckets). A particle that does not collide has no
-/// slot; the sweeps read neither its count nor its weight.
+/// particles of one cell, which read the same buckets, and a work-item that takes several reads
+/// the table once for the cell and object (sm_near_buckets: a later particle reads only the cells
+/// in its reach that no earlier one did). A particle that does not collide has no slot; the
+/// sweeps read neither its count nor its weight.
 __kernel void sm_find_contacts(const float h, const int mask, const float inv_cell, __global const sm_k_object *objects,
                                __global const float4 *contact, __global const sm_k_bucket *buckets,
                                __global const sm_k_box *boxes, __global const sm_k_slot *slots, __global int *list,
@@ -159,7 +184,8 @@ __kernel void sm_find_contacts(const float h, const int mask, const float inv_ce
                                __global float4 *moved)
 {
     int2 near[27];
-    int near_count = 0, near_object = -1;
+    uint near_cells = 0, probed = 0; // of the cell and object of the slots before: sm_near_buckets
+    int near_object = -1;
     int3 near_cell = (int3)(0);
     const int slot_count = buckets[mask + 1].start;
     SM_K_CHUNK(s, slot_count) {
@@ -167,14 +193,16 @@ __kernel void sm_find_contacts(const float h, const int mask, const float inv_ce
         const float4 x_i = vload4(0, slots[s].position);
         const int3 cell = sm_cell(x_i.xyz, inv_cell);
         const bool self = (objects[object].flags & SM_K_SELF_COLLIDE) != 0;
-        if (object != near_object || any(cell != near_cell)) {
-            near_count = sm_near_buckets(cell, object, self, mask, buckets, boxes, near);
-            near_object = object, near_cell = cell;
+        if (object != near_object || any(cell != near_cell)) near_cells = probed = 0, near_object = object, near_cell = cell;
+        const uint cells = sm_particle_cells(x_i, cell, inv_cell);
+        if ((cells & ~probed) != 0) {
+            near_cells |= sm_near_buckets(cell, object, self, mask, cells & ~probed, buckets, near);
+            probed |= cells;
         }
         int own[SM_K_CONTACTS];
-        const int found = near_count > 0 ? sm_find_candidates(i, x_i, cell, object, self, inv_cell, near, near_count,
-                                                              contact, buckets, boxes, slots, own)
-                                         : 0;
+        const int found = (near_cells & cells) != 0 ? sm_find_candidates(i, x_i, cell, object, self, inv_cell, near,
+                                                                         near_cells & cells, contact, boxes, slots, own)
+                                                    : 0;
         __global int *kept = list + (size_t)i * SM_K_CONTACTS;
         float weight = 0.0f;
         int candidates = 0;

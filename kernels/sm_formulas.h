@@ -544,6 +544,22 @@ SM_FORMULA bool sm_contact_nearer(sm_scalar key_a, int a, sm_scalar key_b, int b
     return key_a < key_b || (key_a == key_b && a < b);
 }
 
+/* The cells of the 27 around a particle's own (k = dx + 1 + 3 (dy + 1) + 9 (dz + 1), each offset
+ * from -1 to +1) that its reach meets, as bits 1 << k: place[a] is where it lies in its cell along
+ * axis a (0 to 1, in cells), `reach` how far a partner's centre may lie, in cells (its radius plus
+ * the largest, and a margin for rounding). With cells of SM_K_CELL_RADII largest radii, at most
+ * two cells along each axis. */
+SM_FORMULA unsigned sm_cells_in_reach(const sm_scalar *place, sm_scalar reach)
+{
+    unsigned axis[3];
+    for (int a = 0; a < 3; a++) axis[a] = 2u | (place[a] < reach ? 1u : 0u) | (place[a] + reach >= 1 ? 4u : 0u);
+    unsigned cells = 0;
+    for (int dz = 0; dz < 3; dz++)
+        for (int dy = 0; dy < 3; dy++)
+            if ((axis[2] >> dz & 1u) && (axis[1] >> dy & 1u)) cells |= axis[0] << (3 * dy + 9 * dz);
+    return cells;
+}
+
 /* Offers candidate j at gap `key` to the `found` kept so far (own[], key[], nearest first, at
  * most SM_K_CONTACTS): it takes its place by insertion, the farthest dropping out when they are
  * full and it is nearer. Returns how many are kept. */

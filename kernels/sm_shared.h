@@ -90,6 +90,12 @@ typedef float sm_float;
  * particle is bounded. */
 #define SM_K_CONTACTS 32 /* = SM_CONTACTS_PER_PARTICLE of shapematch.h */
 #define SM_K_CELL_VISITS 512
+/* The grid's cells are cubes of SM_K_CELL_RADII times the largest radius: a particle's reach
+ * (its radius plus the largest) spans at most two cells along each axis. A bucket's slots of one
+ * object lie in chunks of at most SM_K_CHUNK_SLOTS, each with the box of its spheres (pass 5),
+ * so that a search passes over the chunks out of its particle's reach without reading them. */
+#define SM_K_CELL_RADII 4
+#define SM_K_CHUNK_SLOTS 8
 
 /* Collider shapes, equal to the public sm_collider_shape values. */
 #define SM_K_COLLIDER_PLANE 0
@@ -169,27 +175,28 @@ typedef struct sm_k_weights {
 } sm_k_weights;
 
 /// A bucket of the device's grid (8 bytes): its first slot (`start`; the next bucket's start ends
-/// it) and its particles' object, or -2 when they are of several. (Its box, sm_k_box, lies apart:
-/// a search reads it only for buckets of another object.)
+/// it) and its particles' object, or -2 when they are of several.
 typedef struct sm_k_bucket {
     sm_int start, object;
 } sm_k_bucket;
 
-/// The box of a bucket's particles' spheres (32 bytes), kept at the index of the bucket's first
-/// slot: lo.xyz the least x - r per axis, hi.xyz the greatest x + r. A search passes over a
-/// bucket whose box is out of its particle's reach without reading its slots.
+/// The box of the spheres of a run or a chunk of a bucket's slots (32 bytes), kept at boxes[2 s]
+/// for a chunk and boxes[2 s + 1] for a run beginning at slot s: lo.xyz the least x - r per axis,
+/// hi.xyz the greatest x + r. A search passes over a run or chunk whose box is out of its
+/// particle's reach without reading its slots.
 typedef struct sm_k_box {
     sm_float lo[4], hi[4];
 } sm_k_box;
 
 /// A slot of the device's grid (32 bytes): the position and radius of a colliding particle
-/// (xyz, w), the particle, its object, and the slot after the run of its object's slots in its
+/// (xyz, w), the particle, its object, the slot after the run of its object's slots in its
 /// bucket (objects own consecutive particle indices, and a bucket's slots are in index order, so
-/// a search passes over its own object's particles a run at a time). What a search reads of a
-/// slot lies in one place.
+/// a search passes over its own object's particles a run at a time), and in the first slot of
+/// each chunk (SM_K_CHUNK_SLOTS) the slot after the chunk. What a search reads of a slot lies in
+/// one place.
 typedef struct sm_k_slot {
     sm_float position[4];
-    sm_int particle, object, run_end, unused;
+    sm_int particle, object, run_end, chunk_end;
 } sm_k_slot;
 
 /// A collider's shape (128 bytes). axes: row k is the box's or mesh's local axis k in world

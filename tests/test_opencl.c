@@ -500,10 +500,54 @@ static int64_t lists_hold_every_candidate(const sm_world *world, const sm_vec3 *
     return found;
 }
 
+/// Whether `box` is the box of the spheres of slots[begin] to slots[end - 1] at the reference's
+/// positions, to within the rounding of the positions' high parts in float.
+static bool box_is_of(const sm_world *reference, const sm_k_slot *slots, cl_int begin, cl_int end, const sm_k_box *box)
+{
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, room = 0.0;
+    for (cl_int sl = begin; sl < end; sl++) {
+        const int32_t i = slots[sl].particle;
+        const double x[3] = {reference->position[i].x, reference->position[i].y, reference->position[i].z};
+        const double r = reference->radius[i];
+        room = fmax(room, 1e-6 * (fabs(x[0]) + fabs(x[1]) + fabs(x[2]) + r));
+        for (int a = 0; a < 3; a++) lo[a] = fmin(lo[a], x[a] - r), hi[a] = fmax(hi[a], x[a] + r);
+    }
+    bool same = true;
+    for (int a = 0; a < 3; a++) same = same && fabs(box->lo[a] - lo[a]) <= room && fabs(box->hi[a] - hi[a]) <= room;
+    return same;
+}
+
+/// How much of one bucket of the device's grid (its slots from begin to end) is wrong: the
+/// slots a search reads (the first SM_K_CELL_VISITS) must be in index order, in runs of one
+/// object (run_end: where the run ends), each run in chunks of SM_K_CHUNK_SLOTS slots
+/// (chunk_end, the last chunk shorter), with the boxes of their spheres at boxes[2 s + 1] (a run
+/// beginning at slot s) and boxes[2 s] (a chunk).
+static int64_t runs_wrong(const sm_world *reference, const sm_k_slot *slots, const sm_k_box *boxes, cl_int begin, cl_int end)
+{
+    const cl_int read = end - begin < SM_K_CELL_VISITS ? end : begin + SM_K_CELL_VISITS;
+    int64_t wrong = 0;
+    for (cl_int sl = begin + 1; sl < read; sl++) wrong += slots[sl - 1].particle >= slots[sl].particle;
+    for (cl_int run = begin; run < read && wrong == 0;) {
+        const cl_int run_end = slots[run].run_end;
+        if (!(run_end > run && run_end <= read)) return wrong + 1;
+        for (cl_int sl = run; sl < run_end; sl++) wrong += slots[sl].object != slots[run].object || slots[sl].run_end != run_end;
+        wrong += run_end < read && slots[run_end].object == slots[run].object;
+        wrong += !box_is_of(reference, slots, run, run_end, &boxes[2 * run + 1]);
+        for (cl_int chunk = run; chunk < run_end && wrong == 0; chunk = slots[chunk].chunk_end) {
+            const cl_int chunk_end = slots[chunk].chunk_end;
+            if (chunk_end != (run_end - chunk < SM_K_CHUNK_SLOTS ? run_end : chunk + SM_K_CHUNK_SLOTS)) return wrong + 1;
+            wrong += !box_is_of(reference, slots, chunk, chunk_end, &boxes[2 * chunk]);
+        }
+        run = run_end;
+    }
+    return wrong;
+}
+
 /// The contact passes against the reference, pass by pass, while objects fall onto each other
 /// (a self-colliding torus among them), with radius scales 1, 1.3 and 1.8: from the reference's
 /// state every tenth step, the device's grid holds each particle once in the bucket of its cell,
-/// each bucket's box holds its particles' spheres and its object is the reference's, its
+/// each bucket's object is the reference's and its slots' runs, chunks and boxes are right
+/// (runs_wrong()), its
 /// candidate lists are the reference's (which hold every candidate, lists_hold_every_candidate(); a full list may differ
 /// in its last places, taken by candidates at equal gaps in a lattice), and the positions
 /// and velocities after the sweeps land within 1e-6 of the scene's size of the reference's.
@@ -543,27 +587,21 @@ static void contact_passes_match_the_reference(void)
                 // each colliding particle in one slot, of the bucket of its cell
                 const int32_t table = reference->grid.table_size;
                 sm_k_bucket *buckets = malloc(sizeof *buckets * (size_t)(table + 1));
-                sm_k_box *boxes = malloc(sizeof *boxes * (size_t)n);
-                ENSURE_OK(sm_cl_read_buffer(device->cl, b->bucket_boxes, sizeof *boxes, 0, n, boxes));
+                sm_k_box *boxes = malloc(sizeof *boxes * 2 * (size_t)n);
+                ENSURE_OK(sm_cl_read_buffer(device->cl, b->slot_boxes, sizeof *boxes, 0, 2 * (int64_t)n, boxes));
                 sm_k_slot *slots = malloc(sizeof *slots * (size_t)n);
                 ENSURE_OK(sm_cl_read_buffer(device->cl, b->buckets, sizeof *buckets, 0, table + 1, buckets));
                 ENSURE_OK(sm_cl_read_buffer(device->cl, b->slots, sizeof *slots, 0, buckets[table].start, slots));
                 ENSURE_OK(sm_cl_read_buffer(device->cl, b->particle_bucket, 2 * sizeof *bucket, 0, n, bucket));
                 ENSURE(buckets[table].start == reference->grid.bucket_start[table]);
                 for (int32_t bk = 0; bk < table; bk++) {
-                    const sm_k_bucket *in = &buckets[bk];
-                    const sm_k_box *box = &boxes[in->start < n ? in->start : 0];
-                    if (in->start < buckets[bk + 1].start) boxes_wrong += in->object != reference->grid.bucket_object[bk];
-                    for (cl_int sl = in->start; sl < buckets[bk + 1].start; sl++) {
+                    const cl_int begin = buckets[bk].start, end = buckets[bk + 1].start;
+                    if (begin < end) boxes_wrong += buckets[bk].object != reference->grid.bucket_object[bk];
+                    for (cl_int sl = begin; sl < end; sl++) {
                         const int32_t i = slots[sl].particle;
                         misplaced += i < 0 || i >= n || bucket[2 * i] != bk;
-                        if (i < 0 || i >= n) continue;
-                        // (the box of the spheres at the positions' high parts, in float)
-                        const double x[3] = {reference->position[i].x, reference->position[i].y, reference->position[i].z};
-                        const double r = reference->radius[i], room = 1e-6 * (fabs(x[0]) + fabs(x[1]) + fabs(x[2]) + r);
-                        for (int a = 0; a < 3; a++)
-                            boxes_wrong += !(box->lo[a] <= x[a] - r + room && box->hi[a] >= x[a] + r - room);
                     }
+                    if (misplaced == 0) boxes_wrong += runs_wrong(reference, slots, boxes, begin, end);
                 }
                 free(buckets), free(boxes), free(slots);
                 ENSURE_OK(sm_cl_run_pass(device, SM_PASS_COLLIDE, h));
@@ -593,7 +631,7 @@ static void contact_passes_match_the_reference(void)
             ENSURE_OK(sm_world_step(reference, 1.0 / 60.0, 2));
         }
         printf("  radius_scale %.1f: %lld candidates listed, checked against every pair; lists unlike the reference's:"
-               " %lld, and %lld full ones; %lld slots misplaced; %lld bucket boxes or objects wrong\n",
+               " %lld, and %lld full ones; %lld slots misplaced; %lld bucket objects, runs, chunks or boxes wrong\n",
                scales[k], (long long)listed, (long long)different, (long long)full_different, (long long)misplaced,
                (long long)boxes_wrong);
         ENSURE(checked > 0 && listed > 0);

@@ -43,7 +43,7 @@ sm_result sm_grid_layout(sm_world *world)
         memset(grid->candidate_count, 0, sizeof(int32_t) * n);
         grid->capacity = world->particle_count;
     }
-    grid->cell_size = 2.0 * largest;
+    grid->cell_size = SM_K_CELL_RADII * largest;
     grid->table_size = (int32_t)table;
     grid->colliding = colliding;
     world->grid_dirty = false;

@@ -5,13 +5,14 @@
 
 #include "shapematch/shapematch.h"
 
-/// The uniform grid of the collide passes (Teschner et al. 2003): cubic cells of twice the
-/// largest particle radius, hashed into a table of buckets; the colliding particles sorted by
+/// The uniform grid of the collide passes (Teschner et al. 2003): cubic cells of SM_K_CELL_RADII
+/// (4) times the largest particle radius, hashed into a table of buckets; the colliding particles sorted by
 /// bucket, then by index (a counting sort). Every pair closer than the sum of its radii lies
-/// in neighbouring cells, so a particle finds its contacts in the 27 cells around its own.
+/// in neighbouring cells, so a particle finds its contacts in the 27 cells around its own, and
+/// in those of them its reach meets (sm_cells_in_reach(): two along each axis).
 typedef struct sm_grid {
-    double cell_size;       ///< m: twice the largest particle radius
-    int32_t table_size;     ///< buckets: a power of two, at least four times the colliding particles
+    double cell_size;       ///< m: SM_K_CELL_RADII times the largest particle radius
+    int32_t table_size;     ///< buckets: a power of two, at least twice the colliding particles
     int32_t colliding;      ///< particles with a radius (of colliding objects)
     int32_t capacity;       ///< particles the arrays below hold
     int32_t *cell;          ///< 4 per particle: cell x, y, z and its bucket (-1: does not collide)
@@ -34,12 +35,12 @@ typedef struct sm_grid {
 } sm_grid;
 
 /// The collision grid's hash table size for `colliding` particles: the least power of two of
-/// at least four times as many buckets (a cell takes about four particles, and a bucket that two
-/// cells share has a box around both, which passes over less: docs/contact.md).
+/// at least twice as many buckets (a cell holds about sixteen particles in a pile, so that few
+/// cells share a bucket: a shared bucket is read by the searches of both cells).
 static inline int64_t sm_grid_table_size(int64_t colliding)
 {
     int64_t table = 1;
-    while (table < 4 * colliding) table *= 2;
+    while (table < 2 * colliding) table *= 2;
     return table;
 }
 

@@ -19,8 +19,9 @@ static double box_distance_squared(const double *box, sm_vec3 x)
 /// Particle i's candidates (docs/contact.md): the particles of the 27 cells around its own (in
 /// each bucket at most its first SM_K_CELL_VISITS particles, the lowest indices) that may collide
 /// with it and overlap it; of those the SM_K_CONTACTS of the smallest gaps (sm_contact_nearer()),
-/// into own[] in index order. Returns how many. Buckets that hold only its own object's particles
-/// (unless it collides with itself), and buckets whose box lies out of its reach, are passed over.
+/// into own[] in index order. Returns how many. Cells out of its reach (sm_cells_in_reach()),
+/// buckets that hold only its own object's particles (unless it collides with itself), and
+/// buckets whose box lies out of its reach are passed over.
 static int32_t find_candidates(const sm_world *world, int32_t i, int32_t *own)
 {
     const sm_grid *grid = &world->grid;
@@ -29,7 +30,14 @@ static int32_t find_candidates(const sm_world *world, int32_t i, int32_t *own)
     const bool self = world->objects[object].self_collides;
     double key[SM_K_CONTACTS];
     int32_t found = 0;
+    // the cells its reach meets (its radius plus the largest, a quarter of a cell), with room for
+    // the rounding of the cells' arithmetic
+    const double inv_cell = 1.0 / grid->cell_size, at[3] = {x_i.x * inv_cell, x_i.y * inv_cell, x_i.z * inv_cell};
+    const double place[3] = {at[0] - grid->cell[4 * i], at[1] - grid->cell[4 * i + 1], at[2] - grid->cell[4 * i + 2]};
+    const double room = 1e-9 * (1.0 + fabs(at[0]) + fabs(at[1]) + fabs(at[2]));
+    const unsigned cells = sm_cells_in_reach(place, (world->radius[i] + grid->cell_size / SM_K_CELL_RADII) * inv_cell + room);
     for (int k = 0; k < 27; k++) {
+        if (!(cells >> k & 1u)) continue;
         int32_t c[3];
         const int32_t b = sm_grid_neighbour_cell(grid, &grid->cell[4 * i], k, c), holds = grid->bucket_object[b];
         if (holds == -1 || (holds == object && !self)) continue; // empty, or its own object's alone

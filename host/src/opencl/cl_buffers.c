@@ -136,7 +136,7 @@ static size_t plan_buffers(sm_cl_backend *cl, const sm_footprint *f, buffer_plan
         {&b->particle_bucket, 2 * sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->bucket_count, sizeof(cl_int), table, SM_CL_MEM_CONTACT},
         {&b->buckets, sizeof(sm_k_bucket), table, SM_CL_MEM_CONTACT},
-        {&b->bucket_boxes, sizeof(sm_k_box), nc, SM_CL_MEM_CONTACT},
+        {&b->slot_boxes, sizeof(sm_k_box), 2 * nc, SM_CL_MEM_CONTACT},
         {&b->slots, sizeof(sm_k_slot), nc, SM_CL_MEM_CONTACT},
         {&b->candidates, sizeof(cl_int), nc * SM_K_CONTACTS, SM_CL_MEM_CONTACT},
         {&b->candidate_count, sizeof(cl_int), nc, SM_CL_MEM_CONTACT},

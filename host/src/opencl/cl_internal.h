@@ -40,11 +40,12 @@ typedef struct sm_cl_buffers {
     // row); positions are double-float pairs: position (w: mass) + position_lo
     cl_mem position, position_lo, velocity, goal, force, particle_object, particle_member_offsets, particle_member_q;
     // the collide passes: contact = (rest position, radius) per particle; the grid (each
-    // particle's bucket and rank in it, the bucket counts, objects, cells (keys), whether
-    // another object lies near, and beginnings, the slots: sm_k_slot);
+    // particle's bucket and rank in it, the bucket counts, the buckets' beginnings and objects:
+    // sm_k_bucket, the slots: sm_k_slot, and two boxes a slot: sm_k_box, its chunk's and its
+    // run's where it begins them);
     // each particle's candidates and their number (kernels/06); the corrections of the sweeps so
     // far (two buffers, read and written in turn) and the first sweep's velocity changes
-    cl_mem contact, particle_bucket, bucket_count, buckets, bucket_boxes, slots, candidates, candidate_count;
+    cl_mem contact, particle_bucket, bucket_count, buckets, slot_boxes, slots, candidates, candidate_count;
     cl_mem contact_moved[2], contact_dv;
     // the colliders' shapes, and their state in each step of one sm_cl_step() (step-major)
     cl_mem colliders, collider_state;

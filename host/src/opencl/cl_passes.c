@@ -184,8 +184,8 @@ static sm_result blend_integrate(sm_world *world, float h)
     return launch(world, SM_PASS_BLEND_INTEGRATE, SM_CLK_BLEND_INTEGRATE, n, COUNT(values), sizes, values);
 }
 
-/// 1 / the edge of the grid's cells, twice the largest radius: every pair that overlaps lies in
-/// neighbouring cells.
+/// 1 / the edge of the grid's cells, SM_K_CELL_RADII times the largest radius: every pair that
+/// overlaps lies in neighbouring cells.
 static cl_float grid_inv_cell(const sm_world *world) { return 1.0f / (cl_float)world->grid.cell_size; }
 
 /// The work-items of a kernel over `count` items (kernels/05's SM_K_CHUNK): on a GPU one item
@@ -224,7 +224,7 @@ static sm_result collision_grid(sm_world *world)
                     scatter_values);
     if (result != SM_OK) return result;
     const size_t order_sizes[] = {sizeof table, m, m, m};
-    const void *order_values[] = {&table, &b->buckets, &b->bucket_boxes, &b->slots};
+    const void *order_values[] = {&table, &b->buckets, &b->slot_boxes, &b->slots};
     return launch(world, pass, SM_CLK_GRID_ORDER, run_items(world, table), COUNT(order_values), order_sizes,
                   order_values);
 }
@@ -244,7 +244,7 @@ static sm_result collide(sm_world *world, float h)
     // the first sweep's corrections so far, zero, and the weights: contact_moved[1]
     const size_t find_sizes[] = {sizeof h, sizeof mask, sizeof inv_cell, m, m, m, m, m, m, m, m, m, m, m};
     const void *find_values[] = {&h,           &mask,           &inv_cell,        &b->objects,    &b->contact,
-                                 &b->buckets,  &b->bucket_boxes, &b->slots,       &b->candidates, &b->candidate_count,
+                                 &b->buckets,  &b->slot_boxes, &b->slots,       &b->candidates, &b->candidate_count,
                                  &b->position, &b->position_lo, &b->velocity,     &b->contact_moved[1]};
     sm_result result = launch(world, pass, SM_CLK_FIND_CONTACTS, items, COUNT(find_values), find_sizes, find_values);
     for (cl_int sweep = 0; sweep < c->iterations && result == SM_OK; sweep++) {
