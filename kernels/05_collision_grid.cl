@@ -129,9 +129,10 @@ inline void sm_box_of(__global const sm_k_slot *slots, const int begin, const in
 /// index order, the rest after them: the part of it a search reads. (The first slots are sorted by
 /// insertion, then every later slot of a lower index than the last of them takes its place by
 /// insertion and the last moves out to where it was.) Then the object of every bucket that holds a
-/// particle (that of an empty bucket is not read), each sorted slot's run_end, and the chunks of
-/// each run: SM_K_CHUNK_SLOTS slots at a time, each with its chunk_end and, at boxes[its first
-/// slot], the box of its spheres.
+/// particle (that of an empty bucket is not read), each sorted slot's run_end, the chunks of each
+/// run (SM_K_CHUNK_SLOTS slots at a time; chunk_end in the first slot of each), and the boxes of
+/// the runs' and chunks' spheres: at boxes[2 s + 1] for a run and boxes[2 s] for a chunk that
+/// begins at slot s.
 __kernel void sm_grid_order(const int table, __global sm_k_bucket *buckets, __global sm_k_box *boxes,
                             __global sm_k_slot *slots)
 {
