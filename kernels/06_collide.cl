@@ -45,12 +45,12 @@ inline uint sm_near_buckets(const int3 cell, const int object, const bool self, 
 inline float sm_search_margin(const float4 x) { return 1e-5f * (x.w + fabs(x.x) + fabs(x.y) + fabs(x.z)); }
 
 /// Of the 27 cells around particle i's own, those its reach meets (sm_cells_in_reach: its radius
-/// and the largest, a quarter of a cell, and the margin).
-inline uint sm_particle_cells(const float4 x_i, const int3 cell, const float inv_cell)
+/// and the largest, and the margin).
+inline uint sm_particle_cells(const float4 x_i, const int3 cell, const float inv_cell, const float largest)
 {
     const float3 in_cell = x_i.xyz * inv_cell - convert_float3(cell); // 0 to 1 along each axis
     const float place[3] = {in_cell.x, in_cell.y, in_cell.z};
-    return sm_cells_in_reach(place, (x_i.w + 2.0f * sm_search_margin(x_i)) * inv_cell + 1.0f / SM_K_CELL_RADII);
+    return sm_cells_in_reach(place, (x_i.w + largest + 2.0f * sm_search_margin(x_i)) * inv_cell);
 }
 
 /// Whether a sphere of radius `reach` about x meets box (pass 5).
@@ -176,7 +176,8 @@ inline float3 sm_pair_offset(const int i, const int j, __global const float4 *po
 /// the table once for the cell and object (sm_near_buckets: a later particle reads only the cells
 /// in its reach that no earlier one did). A particle that does not collide has no slot; the
 /// sweeps read neither its count nor its weight.
-__kernel void sm_find_contacts(const float h, const int mask, const float inv_cell, __global const sm_k_object *objects,
+__kernel void sm_find_contacts(const float h, const int mask, const float inv_cell, const float largest,
+                               __global const sm_k_object *objects,
                                __global const float4 *contact, __global const sm_k_bucket *buckets,
                                __global const sm_k_box *boxes, __global const sm_k_slot *slots, __global int *list,
                                __global int *count, __global const float4 *position,
@@ -194,7 +195,7 @@ __kernel void sm_find_contacts(const float h, const int mask, const float inv_ce
         const int3 cell = sm_cell(x_i.xyz, inv_cell);
         const bool self = (objects[object].flags & SM_K_SELF_COLLIDE) != 0;
         if (object != near_object || any(cell != near_cell)) near_cells = probed = 0, near_object = object, near_cell = cell;
-        const uint cells = sm_particle_cells(x_i, cell, inv_cell);
+        const uint cells = sm_particle_cells(x_i, cell, inv_cell, largest);
         if ((cells & ~probed) != 0) {
             near_cells |= sm_near_buckets(cell, object, self, mask, cells & ~probed, buckets, near);
             probed |= cells;

@@ -547,8 +547,8 @@ SM_FORMULA bool sm_contact_nearer(sm_scalar key_a, int a, sm_scalar key_b, int b
 /* The cells of the 27 around a particle's own (k = dx + 1 + 3 (dy + 1) + 9 (dz + 1), each offset
  * from -1 to +1) that its reach meets, as bits 1 << k: place[a] is where it lies in its cell along
  * axis a (0 to 1, in cells), `reach` how far a partner's centre may lie, in cells (its radius plus
- * the largest, and a margin for rounding). With cells of SM_K_CELL_RADII largest radii, at most
- * two cells along each axis. */
+ * the largest, and a margin for rounding). With cells of at least twice the largest radius, at
+ * most three cells along each axis, and two where cells are four times the largest radius. */
 SM_FORMULA unsigned sm_cells_in_reach(const sm_scalar *place, sm_scalar reach)
 {
     unsigned axis[3];

@@ -90,11 +90,9 @@ typedef float sm_float;
  * particle is bounded. */
 #define SM_K_CONTACTS 32 /* = SM_CONTACTS_PER_PARTICLE of shapematch.h */
 #define SM_K_CELL_VISITS 512
-/* The grid's cells are cubes of SM_K_CELL_RADII times the largest radius: a particle's reach
- * (its radius plus the largest) spans at most two cells along each axis. A bucket's slots of one
- * object lie in chunks of at most SM_K_CHUNK_SLOTS, each with the box of its spheres (pass 5),
- * so that a search passes over the chunks out of its particle's reach without reading them. */
-#define SM_K_CELL_RADII 4
+/* A bucket's slots of one object lie in chunks of at most SM_K_CHUNK_SLOTS, each with the box of
+ * its spheres (pass 5), so that a search passes over the chunks out of its particle's reach
+ * without reading them. */
 #define SM_K_CHUNK_SLOTS 8
 
 /* Collider shapes, equal to the public sm_collider_shape values. */

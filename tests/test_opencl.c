@@ -544,7 +544,9 @@ static int64_t runs_wrong(const sm_world *reference, const sm_k_slot *slots, con
 }
 
 /// The contact passes against the reference, pass by pass, while objects fall onto each other
-/// (a self-colliding torus among them), with radius scales 1, 1.3 and 1.8: from the reference's
+/// (a self-colliding torus among them), with radius scales 1, 1.3 and 1.8, and at 1.3 with a torus
+/// of half the spacing (cells of 3.2 largest radii, and of 2 with the finer torus:
+/// sm_grid_cell_size()): from the reference's
 /// state every tenth step, the device's grid holds each particle once in the bucket of its cell,
 /// each bucket's object is the reference's and its slots' runs, chunks and boxes are right
 /// (runs_wrong()), its
@@ -558,14 +560,14 @@ static void contact_passes_match_the_reference(void)
         " {\"shape\": \"box\", \"resolution\": [5, 5, 5], \"position\": [0, 0.5, 0], \"mode\": \"quadratic\"},"
         " {\"shape\": \"sphere\", \"spacing\": 0.2, \"position\": [0.2, 1.6, 0.1], \"clusters\": {\"grid\": [2, 2, 2]},"
         "  \"velocity\": [0, -6, 0]},"
-        " {\"shape\": \"torus\", \"spacing\": 0.1, \"position\": [-0.1, 2.6, 0], \"rotation\": [80, 0, 0],"
+        " {\"shape\": \"torus\", \"spacing\": %g, \"position\": [-0.1, 2.6, 0], \"rotation\": [80, 0, 0],"
         "  \"collisions\": {\"self\": true}},"
         " {\"shape\": \"capsule\", \"spacing\": 0.1, \"radius\": 0.15, \"position\": [0, 3.4, 0.2], \"mode\": \"rigid\","
         "  \"alpha\": 1, \"velocity\": [0, -3, 0]}]}";
-    const double scales[3] = {1.0, 1.3, 1.8}, h = 1.0 / 120.0;
-    for (int k = 0; k < 3; k++) {
+    const double scales[4] = {1.0, 1.3, 1.8, 1.3}, torus_spacing[4] = {0.1, 0.1, 0.1, 0.05}, h = 1.0 / 120.0;
+    for (int k = 0; k < 4; k++) {
         char json[1024];
-        snprintf(json, sizeof json, scene, scales[k]);
+        snprintf(json, sizeof json, scene, scales[k], torus_spacing[k]);
         sm_world *reference = make_world(json, SM_BACKEND_CPU), *device = make_world(json, SM_BACKEND_OPENCL);
         if (!reference || !device) {
             sm_world_destroy(reference), sm_world_destroy(device);
@@ -630,9 +632,9 @@ static void contact_passes_match_the_reference(void)
             }
             ENSURE_OK(sm_world_step(reference, 1.0 / 60.0, 2));
         }
-        printf("  radius_scale %.1f: %lld candidates listed, checked against every pair; lists unlike the reference's:"
+        printf("  radius_scale %.1f, cells of %.2f largest radii: %lld candidates listed, checked against every pair; lists unlike the reference's:"
                " %lld, and %lld full ones; %lld slots misplaced; %lld bucket objects, runs, chunks or boxes wrong\n",
-               scales[k], (long long)listed, (long long)different, (long long)full_different, (long long)misplaced,
+               scales[k], reference->grid.cell_size / reference->grid.largest, (long long)listed, (long long)different, (long long)full_different, (long long)misplaced,
                (long long)boxes_wrong);
         ENSURE(checked > 0 && listed > 0);
         ENSURE(different == 0);

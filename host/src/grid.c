@@ -14,11 +14,12 @@ sm_result sm_grid_layout(sm_world *world)
 {
     if (!world->grid_dirty) return SM_OK;
     sm_grid *grid = &world->grid;
-    double largest = 0.0;
+    double largest = 0.0, smallest = INFINITY;
     int32_t colliding = 0;
     for (int32_t i = 0; i < world->particle_count; i++)
         if (world->radius[i] > 0.0) {
             largest = fmax(largest, world->radius[i]);
+            smallest = fmin(smallest, world->radius[i]);
             colliding++;
         }
     const int64_t table = sm_grid_table_size(colliding);
@@ -43,7 +44,8 @@ sm_result sm_grid_layout(sm_world *world)
         memset(grid->candidate_count, 0, sizeof(int32_t) * n);
         grid->capacity = world->particle_count;
     }
-    grid->cell_size = SM_K_CELL_RADII * largest;
+    grid->cell_size = colliding > 0 ? sm_grid_cell_size(smallest, largest) : 0.0;
+    grid->largest = largest;
     grid->table_size = (int32_t)table;
     grid->colliding = colliding;
     world->grid_dirty = false;

@@ -5,13 +5,16 @@
 
 #include "shapematch/shapematch.h"
 
-/// The uniform grid of the collide passes (Teschner et al. 2003): cubic cells of SM_K_CELL_RADII
-/// (4) times the largest particle radius, hashed into a table of buckets; the colliding particles sorted by
-/// bucket, then by index (a counting sort). Every pair closer than the sum of its radii lies
-/// in neighbouring cells, so a particle finds its contacts in the 27 cells around its own, and
-/// in those of them its reach meets (sm_cells_in_reach(): two along each axis).
+#include <math.h>
+
+/// The uniform grid of the collide passes (Teschner et al. 2003): cubic cells of two to four times
+/// the largest particle radius (sm_grid_cell_size()), hashed into a table of buckets; the
+/// colliding particles sorted by bucket, then by index (a counting sort). Every pair closer than
+/// the sum of its radii lies in neighbouring cells, so a particle finds its contacts in the 27
+/// cells around its own, and in those of them its reach meets (sm_cells_in_reach()).
 typedef struct sm_grid {
-    double cell_size;       ///< m: SM_K_CELL_RADII times the largest particle radius
+    double cell_size;       ///< m: sm_grid_cell_size() of the colliding particles' radii
+    double largest;         ///< m: the largest colliding particle's radius
     int32_t table_size;     ///< buckets: a power of two, at least twice the colliding particles
     int32_t colliding;      ///< particles with a radius (of colliding objects)
     int32_t capacity;       ///< particles the arrays below hold
@@ -33,6 +36,18 @@ typedef struct sm_grid {
     sm_vec3 *moved[2], *dv;
     double *weight;
 } sm_grid;
+
+/// The edge of the collision grid's cells for particles of radii `smallest` to `largest`: four
+/// times the largest radius, so that a particle's reach (its radius plus the largest) meets two
+/// cells along each axis, but at most eight times the smallest, so that a cell holds no more
+/// particles of an object than at twice the largest where radii differ by more than two (a cell
+/// holds about (c / spacing)^3 particles of an object at rest, and a search reads at most
+/// SM_K_CELL_VISITS of a bucket), and at least twice the largest, so that every pair that
+/// overlaps lies in neighbouring cells.
+static inline double sm_grid_cell_size(double smallest, double largest)
+{
+    return fmax(2.0 * largest, fmin(4.0 * largest, 8.0 * smallest));
+}
 
 /// The collision grid's hash table size for `colliding` particles: the least power of two of
 /// at least twice as many buckets (a cell holds about sixteen particles in a pile, so that few

@@ -30,12 +30,12 @@ static int32_t find_candidates(const sm_world *world, int32_t i, int32_t *own)
     const bool self = world->objects[object].self_collides;
     double key[SM_K_CONTACTS];
     int32_t found = 0;
-    // the cells its reach meets (its radius plus the largest, a quarter of a cell), with room for
-    // the rounding of the cells' arithmetic
+    // the cells its reach meets (its radius plus the largest), with room for the rounding of the
+    // cells' arithmetic
     const double inv_cell = 1.0 / grid->cell_size, at[3] = {x_i.x * inv_cell, x_i.y * inv_cell, x_i.z * inv_cell};
     const double place[3] = {at[0] - grid->cell[4 * i], at[1] - grid->cell[4 * i + 1], at[2] - grid->cell[4 * i + 2]};
     const double room = 1e-9 * (1.0 + fabs(at[0]) + fabs(at[1]) + fabs(at[2]));
-    const unsigned cells = sm_cells_in_reach(place, (world->radius[i] + grid->cell_size / SM_K_CELL_RADII) * inv_cell + room);
+    const unsigned cells = sm_cells_in_reach(place, (world->radius[i] + grid->largest) * inv_cell + room);
     for (int k = 0; k < 27; k++) {
         if (!(cells >> k & 1u)) continue;
         int32_t c[3];

@@ -184,8 +184,8 @@ static sm_result blend_integrate(sm_world *world, float h)
     return launch(world, SM_PASS_BLEND_INTEGRATE, SM_CLK_BLEND_INTEGRATE, n, COUNT(values), sizes, values);
 }
 
-/// 1 / the edge of the grid's cells, SM_K_CELL_RADII times the largest radius: every pair that
-/// overlaps lies in neighbouring cells.
+/// 1 / the edge of the grid's cells (sm_grid_cell_size()): every pair that overlaps lies in
+/// neighbouring cells.
 static cl_float grid_inv_cell(const sm_world *world) { return 1.0f / (cl_float)world->grid.cell_size; }
 
 /// The work-items of a kernel over `count` items (kernels/05's SM_K_CHUNK): on a GPU one item
@@ -242,8 +242,9 @@ static sm_result collide(sm_world *world, float h)
     const cl_float inv_cell = grid_inv_cell(world), restitution = (float)c->restitution, friction = (float)c->friction;
     const cl_float relaxation = (float)c->relaxation, push = (float)(c->push_speed * h / c->relaxation);
     // the first sweep's corrections so far, zero, and the weights: contact_moved[1]
-    const size_t find_sizes[] = {sizeof h, sizeof mask, sizeof inv_cell, m, m, m, m, m, m, m, m, m, m, m};
-    const void *find_values[] = {&h,           &mask,           &inv_cell,        &b->objects,    &b->contact,
+    const cl_float largest = (cl_float)world->grid.largest;
+    const size_t find_sizes[] = {sizeof h, sizeof mask, sizeof inv_cell, sizeof largest, m, m, m, m, m, m, m, m, m, m, m};
+    const void *find_values[] = {&h,           &mask,           &inv_cell,        &largest, &b->objects,    &b->contact,
                                  &b->buckets,  &b->slot_boxes, &b->slots,       &b->candidates, &b->candidate_count,
                                  &b->position, &b->position_lo, &b->velocity,     &b->contact_moved[1]};
     sm_result result = launch(world, pass, SM_CLK_FIND_CONTACTS, items, COUNT(find_values), find_sizes, find_values);
