@@ -44,7 +44,7 @@ sm_result sm_grid_layout(sm_world *world)
         memset(grid->candidate_count, 0, sizeof(int32_t) * n);
         grid->capacity = world->particle_count;
     }
-    grid->cell_size = colliding > 0 ? sm_grid_cell_size(smallest, largest) : 0.0;
+    grid->cell_size = sm_grid_cell_size(smallest, largest); // (0 without colliding particles)
     grid->largest = largest;
     grid->table_size = (int32_t)table;
     grid->colliding = colliding;

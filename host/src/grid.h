@@ -21,12 +21,12 @@ typedef struct sm_grid {
     int32_t *cell;          ///< 4 per particle: cell x, y, z and its bucket (-1: does not collide)
     int32_t *bucket_start;  ///< table_size + 1: bucket b holds sorted[bucket_start[b] .. bucket_start[b + 1])
     int32_t *sorted;        ///< the colliding particles by bucket, then by index
-    // table_size each (pass 5): the object of a bucket's particles (-2: several, -1: none) and
-    // the box of their spheres, 6 a bucket: the least x - r per axis, then the greatest x + r
-    // (kernels/05's sm_k_bucket and sm_k_box); and, on the CPU reference alone, whether its
-    // particles lie in several cells (buckets are shared) and whether another object's particle
-    // may lie in the 27 cells around it (when not, its particles have no candidates without a
-    // search)
+    // table_size each (pass 5): the object of a bucket's particles (-2: several, -1: none; the
+    // device's sm_k_bucket.object); and, on the CPU reference alone, the box of their spheres, 6
+    // a bucket (the least x - r per axis, then the greatest x + r; the device keeps boxes of runs
+    // and chunks instead, sm_k_box), whether they lie in several cells (buckets are shared) and
+    // whether another object's particle may lie in the 27 cells around it (when not, its
+    // particles have no candidates without a search)
     int32_t *bucket_object, *bucket_cells, *bucket_near;
     double *bucket_box;
     // the CPU collide pass: each particle's candidates (SM_CONTACTS_PER_PARTICLE each) and their
