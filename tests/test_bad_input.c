@@ -507,6 +507,181 @@ static void bad_edits_are_refused(void)
     }
 }
 
+/* ---- NULL handles ------------------------------------------------------------------------------ */
+
+/// Every call of the API given NULL for its world, scene or mesh and NULL or zero for the rest
+/// refuses with SM_ERROR_INVALID_ARGUMENT and a message, or returns its neutral value (zero, a
+/// zeroed struct, false, NULL, a constant string), and never crashes; so does every call given a
+/// real world or scene but NULL for a required output. The first part calls every SM_API
+/// function of shapematch.h, all 70 of them, in the header's order: a function added to the
+/// header belongs here too.
+static void every_call_refuses_null_handles(void)
+{
+    char label[160];
+#define REFUSED(call)                                                                              \
+    snprintf(label, sizeof label, "%s", #call);                                                    \
+    expect(call, SM_ERROR_INVALID_ARGUMENT, label, NULL, NULL);                                    \
+    ENSURE(sm_last_error()[0] != '\0')
+
+    const sm_vec3 zero = {0, 0, 0};
+    // basic types
+    ENSURE(strcmp(sm_result_name((sm_result)-1), "SM_ERROR_UNKNOWN") == 0);
+    ENSURE(sm_last_error() != NULL);
+    char text[8] = "x";
+    ENSURE(sm_printable(NULL, NULL, 0) == NULL);
+    ENSURE(sm_printable(NULL, text, sizeof text) == text && text[0] == '\0');
+    // world
+    ENSURE(sm_world_def_default().gravity.y < 0.0);
+    REFUSED(sm_world_create(NULL, NULL));
+    sm_world *no_world = (sm_world *)&zero; // poisoned: a refused creation leaves no world
+    REFUSED(sm_world_create(NULL, &no_world));
+    ENSURE(no_world == NULL);
+    sm_world_destroy(NULL);
+    // objects
+    ENSURE(sm_object_def_default().mass > 0.0);
+    REFUSED(sm_world_add_object(NULL, NULL, NULL));
+    // stepping
+    REFUSED(sm_world_step(NULL, 0.0, 0));
+    sm_world_cancel(NULL);
+    ENSURE(strcmp(sm_pass_name(SM_PASS_COUNT), "?") == 0);
+    const sm_profile profile = sm_world_get_profile(NULL);
+    ENSURE(profile.step_ms == 0.0 && profile.steps == 0 && profile.transfers == 0 && profile.launches == 0);
+    // queries and edits
+    ENSURE(same_counts(sm_world_get_counts(NULL), (sm_counts){0, 0, 0, 0}));
+    ENSURE(sm_world_get_memory(NULL).device_bytes == 0);
+    REFUSED(sm_world_estimate_memory(NULL, NULL, 0, NULL));
+    ENSURE(strcmp(sm_world_backend_name(NULL), "none") == 0);
+    ENSURE(strcmp(sm_world_device_name(NULL), "") == 0);
+    REFUSED(sm_world_copy_state(NULL, NULL));
+    REFUSED(sm_world_get_object(NULL, 0, NULL));
+    REFUSED(sm_world_get_object_particles(NULL, 0, NULL, NULL));
+    REFUSED(sm_world_get_particle_objects(NULL, 0, 0, NULL));
+    REFUSED(sm_world_get_cluster(NULL, 0, NULL));
+    REFUSED(sm_world_get_cluster_members(NULL, 0, NULL, NULL));
+    REFUSED(sm_world_get_contact_stats(NULL, NULL));
+    REFUSED(sm_world_get_positions(NULL, 0, 0, NULL));
+    REFUSED(sm_world_get_velocities(NULL, 0, 0, NULL));
+    REFUSED(sm_world_get_rest_positions(NULL, 0, 0, NULL));
+    REFUSED(sm_world_get_goals(NULL, 0, 0, NULL));
+    REFUSED(sm_world_get_masses(NULL, 0, 0, NULL));
+    REFUSED(sm_world_set_positions(NULL, 0, 0, NULL));
+    REFUSED(sm_world_set_velocities(NULL, 0, 0, NULL));
+    REFUSED(sm_world_set_force(NULL, 0, zero));
+    REFUSED(sm_world_get_forces(NULL, 0, 0, NULL));
+    REFUSED(sm_world_reset_object(NULL, 0));
+    REFUSED(sm_world_set_target(NULL, 0, zero, 0.0));
+    REFUSED(sm_world_get_targets(NULL, 0, 0, NULL));
+    REFUSED(sm_world_get_object_params(NULL, 0, NULL));
+    REFUSED(sm_world_set_object_params(NULL, 0, NULL));
+    REFUSED(sm_world_set_pusher(NULL, NULL));
+    // cutting
+    REFUSED(sm_world_cut(NULL, 0, (sm_plane){zero, zero}, NULL));
+    REFUSED(sm_world_get_cuts(NULL, NULL, NULL));
+    // colliders
+    ENSURE(sm_collider_def_default().radius > 0.0);
+    REFUSED(sm_world_add_collider(NULL, NULL, NULL));
+    ENSURE(sm_world_get_collider_count(NULL) == 0);
+    REFUSED(sm_world_get_collider(NULL, 0, NULL));
+    REFUSED(sm_world_get_collider_mesh(NULL, 0, NULL, NULL, NULL, NULL));
+    ENSURE(sm_world_get_time(NULL) == 0.0);
+    REFUSED(sm_world_get_surface_triangles(NULL, 0, NULL, NULL));
+    ENSURE(sm_world_get_surface_vertex_count(NULL) == 0);
+    REFUSED(sm_world_get_float4(NULL, SM_FIELD_POSITION, 0, 0, NULL));
+    // sharing with OpenGL
+    ENSURE(!sm_world_gl_sharing(NULL, NULL));
+    REFUSED(sm_world_share_gl_buffer(NULL, SM_FIELD_POSITION, 0));
+    REFUSED(sm_world_copy_to_gl(NULL));
+    // scene files
+    REFUSED(sm_scene_load_file(NULL, NULL));
+    REFUSED(sm_scene_load_string(NULL, NULL, NULL));
+    sm_scene *no_scene = (sm_scene *)&zero;
+    REFUSED(sm_scene_load_file(NULL, &no_scene));
+    ENSURE(no_scene == NULL);
+    no_scene = (sm_scene *)&zero;
+    REFUSED(sm_scene_load_string(NULL, NULL, &no_scene));
+    ENSURE(no_scene == NULL);
+    sm_scene_destroy(NULL);
+    const sm_scene_info info = sm_scene_get_info(NULL);
+    ENSURE(info.dt == 0.0 && info.substeps == 0 && info.steps == 0 && info.object_count == 0 && info.cut_count == 0);
+    const sm_world_def scene_def = sm_scene_world_def(NULL), default_def = sm_world_def_default();
+    ENSURE(memcmp(&scene_def.gravity, &default_def.gravity, sizeof scene_def.gravity) == 0 &&
+           scene_def.internal_value == default_def.internal_value);
+    ENSURE(sm_scene_object_def(NULL, 0) == NULL);
+    REFUSED(sm_scene_create_world(NULL, NULL, NULL));
+    no_world = (sm_world *)&zero;
+    REFUSED(sm_scene_create_world(NULL, NULL, &no_world));
+    ENSURE(no_world == NULL);
+    REFUSED(sm_scene_apply(NULL, NULL));
+    REFUSED(sm_scene_step(NULL, NULL));
+    // meshes
+    REFUSED(sm_mesh_load_file(NULL, NULL));
+    sm_mesh_free(NULL);
+    ENSURE(sm_mesh_open_edges(NULL) == 0);
+    ENSURE(sm_mesh_winding_number(NULL, zero) == 0.0);
+    // OpenCL devices
+    REFUSED(sm_opencl_devices(NULL, 0, NULL));
+    REFUSED(sm_opencl_device_for(NULL, NULL));
+    ENSURE(strcmp(sm_mode_name((sm_mode)-1), "?") == 0);
+    ENSURE(strcmp(sm_shape_name((sm_shape_type)-1), "?") == 0);
+
+    // a real world and scene, NULL for each required output
+    sm_scene *scene = NULL;
+    ENSURE_OK(sm_scene_load_string("{\"objects\": [{\"shape\": \"box\"}]}", "null outputs", &scene));
+    if (!scene) return;
+    for (int b = 0; b < 2; b++) {
+        sm_world *world = empty_world(backends[b]);
+        if (!world) continue;
+        ENSURE_OK(sm_world_add_object(world, sm_scene_object_def(scene, 0), NULL));
+        ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
+        ENSURE(strcmp(sm_world_backend_name(world), backend_names[b]) == 0);
+        const sm_world_def wd = sm_world_def_default();
+        REFUSED(sm_world_create(&wd, NULL));
+        REFUSED(sm_world_estimate_memory(world, NULL, 0, NULL));
+        REFUSED(sm_world_estimate_memory(world, NULL, 1, &(sm_memory_estimate){0}));
+        REFUSED(sm_world_copy_state(world, NULL));
+        REFUSED(sm_world_copy_state(NULL, world));
+        REFUSED(sm_world_add_object(world, NULL, NULL));
+        REFUSED(sm_world_get_object(world, 0, NULL));
+        REFUSED(sm_world_get_object_particles(world, 0, NULL, NULL));
+        REFUSED(sm_world_get_particle_objects(world, 0, 1, NULL));
+        REFUSED(sm_world_get_cluster(world, 0, NULL));
+        REFUSED(sm_world_get_cluster_members(world, 0, NULL, NULL));
+        REFUSED(sm_world_get_contact_stats(world, NULL));
+        REFUSED(sm_world_get_positions(world, 0, 1, NULL));
+        REFUSED(sm_world_get_velocities(world, 0, 1, NULL));
+        REFUSED(sm_world_get_rest_positions(world, 0, 1, NULL));
+        REFUSED(sm_world_get_goals(world, 0, 1, NULL));
+        REFUSED(sm_world_get_masses(world, 0, 1, NULL));
+        REFUSED(sm_world_set_positions(world, 0, 1, NULL));
+        REFUSED(sm_world_set_velocities(world, 0, 1, NULL));
+        REFUSED(sm_world_get_forces(world, 0, 1, NULL));
+        REFUSED(sm_world_get_targets(world, 0, 1, NULL));
+        REFUSED(sm_world_get_object_params(world, 0, NULL));
+        REFUSED(sm_world_set_object_params(world, 0, NULL));
+        REFUSED(sm_world_set_pusher(world, NULL));
+        REFUSED(sm_world_get_cuts(world, NULL, NULL));
+        REFUSED(sm_world_add_collider(world, NULL, NULL));
+        REFUSED(sm_world_get_collider(world, 0, NULL));
+        REFUSED(sm_world_get_collider_mesh(world, 0, NULL, NULL, NULL, NULL));
+        REFUSED(sm_world_get_surface_triangles(world, 0, NULL, NULL));
+        REFUSED(sm_world_get_float4(world, SM_FIELD_POSITION, 0, 1, NULL));
+        ENSURE(!sm_world_gl_sharing(world, NULL));
+        REFUSED(sm_scene_apply(scene, NULL));
+        REFUSED(sm_scene_apply(NULL, world));
+        REFUSED(sm_scene_step(scene, NULL));
+        REFUSED(sm_scene_step(NULL, world));
+        world_still_works(world, backend_names[b]);
+        sm_world_destroy(world);
+    }
+    REFUSED(sm_scene_load_string("{}", NULL, NULL));
+    REFUSED(sm_scene_load_file("scene.json", NULL));
+    REFUSED(sm_scene_create_world(scene, NULL, NULL));
+    REFUSED(sm_mesh_load_file("mesh.obj", NULL));
+    REFUSED(sm_opencl_devices(NULL, 1, &(int32_t){0}));
+#undef REFUSED
+    sm_scene_destroy(scene);
+}
+
 /* ---- Scene files ---------------------------------------------------------------------------- */
 
 /// Numbers that overflow (1e999, which cJSON reads as infinity) or underflow to zero (1e-999) are
@@ -992,6 +1167,7 @@ int main(int argc, char **argv)
         TEST(bad_world_defs_are_refused),
         TEST(bad_steps_are_refused),
         TEST(bad_edits_are_refused),
+        TEST(every_call_refuses_null_handles),
         TEST(overflowing_scene_numbers_are_refused),
         TEST(unreadable_scene_and_mesh_files_are_refused),
         TEST(values_beyond_the_device_float_range_are_refused_on_opencl),

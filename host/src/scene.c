@@ -1008,6 +1008,7 @@ static int nesting_at(const char *json, const char *at)
 /// sm_scene_load_string() with relative mesh paths taken from `folder` (see context.folder).
 static sm_result load_scene(const char *json, const char *origin, const char *folder, sm_scene **out_scene)
 {
+    if (out_scene) *out_scene = NULL;
     if (!json || !out_scene) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_scene_load_string: json and out_scene must not be NULL");
     *out_scene = NULL;
     context ctx = {origin ? origin : "scene", -1, NULL, folder};
@@ -1152,6 +1153,7 @@ sm_result sm_scene_load_string(const char *json, const char *origin, sm_scene **
 
 sm_result sm_scene_load_file(const char *path, sm_scene **out_scene)
 {
+    if (out_scene) *out_scene = NULL;
     if (!path || !out_scene) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_scene_load_file: path and out_scene must not be NULL");
     *out_scene = NULL;
     char *text = NULL;
@@ -1202,9 +1204,9 @@ void sm_scene_destroy(sm_scene *scene)
     free(scene);
 }
 
-sm_scene_info sm_scene_get_info(const sm_scene *scene) { return scene->info; }
+sm_scene_info sm_scene_get_info(const sm_scene *scene) { return scene ? scene->info : (sm_scene_info){0}; }
 
-sm_world_def sm_scene_world_def(const sm_scene *scene) { return scene->world_def; }
+sm_world_def sm_scene_world_def(const sm_scene *scene) { return scene ? scene->world_def : sm_world_def_default(); }
 
 const sm_object_def *sm_scene_object_def(const sm_scene *scene, int32_t index)
 {
@@ -1214,6 +1216,7 @@ const sm_object_def *sm_scene_object_def(const sm_scene *scene, int32_t index)
 
 sm_result sm_scene_create_world(const sm_scene *scene, const sm_world_def *def, sm_world **out_world)
 {
+    if (out_world) *out_world = NULL;
     if (!scene || !out_world) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_scene_create_world: scene and out_world must not be NULL");
     *out_world = NULL; // as sm_world_create: a failed call leaves no world behind
     sm_world_def scene_def = scene->world_def;

@@ -14,12 +14,13 @@
 
 sm_counts sm_world_get_counts(const sm_world *world)
 {
+    if (!world) return (sm_counts){0};
     return (sm_counts){world->object_count, world->cluster_count, world->particle_count, world->membership_count};
 }
 
-const char *sm_world_backend_name(const sm_world *world) { return world->backend_name; }
+const char *sm_world_backend_name(const sm_world *world) { return world ? world->backend_name : "none"; }
 
-const char *sm_world_device_name(const sm_world *world) { return sm_cl_device_name(world); }
+const char *sm_world_device_name(const sm_world *world) { return world ? sm_cl_device_name(world) : ""; }
 
 sm_result sm_world_get_object(const sm_world *world, int32_t object, sm_object_info *out)
 {

@@ -182,6 +182,7 @@ void sm_world_cancel(sm_world *world)
 
 sm_profile sm_world_get_profile(const sm_world *world)
 {
+    if (!world) return (sm_profile){0};
     sm_profile profile = world->profile;
     sm_cl_transfer_counts(world, &profile.transfers, &profile.transfer_bytes);
     profile.launches = sm_cl_launch_count(world);

@@ -94,8 +94,8 @@ bool sm_fits_device(const sm_world *world, sm_vec3 v)
 
 sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
 {
+    if (out_world) *out_world = NULL;
     if (!def || !out_world) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: def and out_world must not be NULL");
-    *out_world = NULL;
     if (def->internal_value != SM_DEF_COOKIE)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: the def was not made by sm_world_def_default()");
     if (!v3_is_finite(def->gravity)) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: gravity must be finite");
@@ -283,7 +283,7 @@ sm_result sm_world_set_pusher(sm_world *world, const sm_pusher *pusher)
 bool sm_world_gl_sharing(const sm_world *world, const char **reason)
 {
     if (!world || !world->cl) {
-        if (reason) *reason = "the world runs on the CPU reference, which has no device buffers";
+        if (reason) *reason = world ? "the world runs on the CPU reference, which has no device buffers" : "no world";
         return false;
     }
     return sm_cl_gl_sharing(world, reason);

@@ -442,7 +442,7 @@ typedef struct sm_profile {
     int64_t launches;
 } sm_profile;
 
-/// The world's accumulated timings.
+/// The world's accumulated timings (all zero for a NULL world).
 SM_API sm_profile sm_world_get_profile(const sm_world *world);
 
 /* ---- Queries and edits --------------------------------------------------------------- */
@@ -455,7 +455,7 @@ typedef struct sm_counts {
     int32_t memberships; ///< sum over clusters of their particle counts
 } sm_counts;
 
-/// Totals of the world.
+/// Totals of the world (all zero for a NULL world).
 SM_API sm_counts sm_world_get_counts(const sm_world *world);
 
 /// The device memory of an OpenCL world's buffers, by what each scales with (all 0 on the CPU
@@ -487,10 +487,10 @@ typedef struct sm_memory_estimate {
 SM_API sm_result sm_world_estimate_memory(const sm_world *world, const sm_object_def *defs, int32_t count,
                                           sm_memory_estimate *out);
 
-/// Which backend runs the world: "cpu" or "opencl".
+/// Which backend runs the world: "cpu" or "opencl" ("none" for a NULL world).
 SM_API const char *sm_world_backend_name(const sm_world *world);
 
-/// The OpenCL device running the world, "device name (platform name)"; "" on the CPU.
+/// The OpenCL device running the world, "device name (platform name)"; "" on the CPU or for a NULL world.
 SM_API const char *sm_world_device_name(const sm_world *world);
 
 /// Copies the whole mutable state of `source` into `target`: positions, velocities, forces,
@@ -898,10 +898,11 @@ SM_API sm_result sm_scene_load_string(const char *json, const char *origin, sm_s
 /// Frees a scene. NULL is allowed.
 SM_API void sm_scene_destroy(sm_scene *scene);
 
-/// Step settings and size of the scene.
+/// Step settings and size of the scene (all zero for a NULL scene).
 SM_API sm_scene_info sm_scene_get_info(const sm_scene *scene);
 
-/// The world def the scene describes (gravity, ground; other fields at their defaults).
+/// The world def the scene describes (gravity, ground; other fields at their defaults); a NULL
+/// scene gives sm_world_def_default().
 SM_API sm_world_def sm_scene_world_def(const sm_scene *scene);
 
 /// The def of object `index`, owned by the scene, or NULL when out of range.
