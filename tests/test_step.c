@@ -44,12 +44,19 @@ static int cancel_later(void *world)
 /// "sm_world_cancel() stops a step between two of its solver steps and leaves the world as they
 /// left it": a step of 100,000 solver steps, cancelled from another thread 20 ms in, returns
 /// SM_ERROR_CANCELLED after k of them, its time advanced by k h, and its particles exactly where
-/// k single solver steps put them; a cancel before a step stops it before its first, and the
-/// step after that runs whole.
+/// k single solver steps put them; a cancel before a step stops it before its first, leaving the
+/// world exactly as it was (whether or not k reached 1), and the step after that runs whole.
 static void cancel_stops_between_solver_steps(void)
 {
     sm_world *a = cube_world(""), *b = cube_world("");
     if (!a || !b) return;
+    // cancelled before its first solver step: nothing moved, not even by rounding
+    double *before = get_positions(b);
+    sm_world_cancel(b);
+    ENSURE(sm_world_step(b, 0.01, 2) == SM_ERROR_CANCELLED && sm_world_get_time(b) == 0.0);
+    double *after = get_positions(b);
+    ENSURE(memcmp(before, after, sizeof(double) * 3 * 64) == 0);
+    free(before), free(after);
     const int32_t substeps = 100000;
     const double dt = 1.0, h = dt / substeps;
     thrd_t thread;

@@ -201,6 +201,7 @@ static sm_result step(sm_world *world, double h, int32_t substeps, cl_uint wait_
         if (status != CL_SUCCESS) return sm_cl_fail("clEnqueueBarrierWithWaitList", status, __FILE__, __LINE__);
     }
     result = sm_cl_write_collider_states(world, h, substeps);
+    const int64_t steps_before = world->profile.steps;
     static const sm_pass_runner device = {enqueue_pass, substep_enqueued};
     cl->throttle = throttle;
     if (result == SM_OK) result = sm_world_run_passes(world, h, substeps, &device);
@@ -218,7 +219,8 @@ static sm_result step(sm_world *world, double h, int32_t substeps, cl_uint wait_
         if (status != CL_SUCCESS) result = sm_cl_fail("clFlush", status, __FILE__, __LINE__);
     }
     world->profile.step_ms += now_ms() - start;
-    if (result == SM_OK) cl->device_ahead = true;
+    // (a step cancelled before its first solver step changed nothing: the host's state stays exact)
+    if (result == SM_OK && world->profile.steps > steps_before) cl->device_ahead = true;
     return result == SM_OK ? cancelled : result;
 }
 
