@@ -9,6 +9,7 @@
 #     half the copy bandwidth in the shape-matching passes: the "floor" line);
 #   - contact's worst case, 1,000 boxes spawned at one point (bench/spawn1000.json), on the GPU
 #     and on the CPU reference;
+#   - the milliseconds of each kernel per solver step, paper384 with contact and the spawn;
 #   - the 30-box tower (scenes/tower30.json, 32 solver steps a frame): its speed, and its whole
 #     10 s run (the summary's overlaps);
 #   - the paper's Fig. 8 to 1,000,000 points on every OpenCL device (CSV and, with gnuplot, PNG);
@@ -71,13 +72,14 @@ gpu=$(awk -F: '/ gpu/ {print $1; exit}' "$out/devices.txt")
     date -u
 } | tee "$out/machine.txt"
 
-# every measurement runs even when one before it failed; the exit status says whether all ran
+# every measurement runs even when one before it failed or hung (each is interrupted, as by Ctrl-C,
+# after SM_GPU_TIMEOUT seconds, default 300); the exit status says whether all ran
 failed=()
 measure() {
     local file=$1
     shift
     echo "gpu.sh: $*" >> "$out/commands.txt"
-    "$@" 2>&1 | tee -a "$out/$file" || failed+=("$*")
+    timeout -s INT -k 15 "${SM_GPU_TIMEOUT:-300}" "$@" 2>&1 | tee -a "$out/$file" || failed+=("$*")
 }
 for args in "--collisions off --substeps 1" "--collisions off" "--collisions on"; do
     measure paper384.txt "$tool" bench scene scenes/paper384.json --device "$gpu" --steps 1000 --repeat 5 $args
@@ -87,6 +89,9 @@ measure million_quadratic.txt "$tool" bench scene bench/million_quadratic.json -
 # contact's worst case: 1,000 boxes spawned at one point, on the GPU and on the CPU reference
 measure spawn1000.txt "$tool" bench scene bench/spawn1000.json --device "$gpu" --steps 20 --repeat 3
 measure spawn1000.txt "$tool" bench scene bench/spawn1000.json --backend cpu --steps 5 --repeat 1
+# the milliseconds of each kernel (a notice of --profile --verbose), with contact and in the spawn
+measure kernels.txt "$tool" run scenes/paper384.json --device "$gpu" --steps 300 --profile --verbose
+measure kernels.txt "$tool" run bench/spawn1000.json --device "$gpu" --steps 20 --profile --verbose
 measure tower30.txt "$tool" bench scene scenes/tower30.json --device "$gpu" --steps 100 --repeat 3
 measure tower30.txt "$tool" run scenes/tower30.json --device "$gpu"
 if [ -n "$view" ]; then
@@ -97,7 +102,6 @@ if [ -n "$view" ]; then
 else
     echo "gpu.sh: no viewer (set SM_VIEW): the drawing is not measured" | tee "$out/viewer.txt"
 fi
-measure fig8.txt "$tool" bench fig8 --backend opencl --out "$out"
 
 # the two ratios issue 29 sets targets for, from the rates above (in the order measured)
 rates() { grep -o 'steps_per_second=[0-9.]*' "$out/$1" 2> /dev/null | cut -d= -f2 || true; }
@@ -109,6 +113,8 @@ ratio() { # ratio FILE FIRST SECOND TEXT: rate number SECOND over rate number FI
     ratio paper384.txt 2 3 "paper384 at its 3 substeps, with contact against without (the target: 0.5 or more)"
     ratio spawn1000.txt 2 1 "the 1,000-box spawn, the GPU against the CPU reference (the target: 5 or more)"
 } | tee "$out/summary.txt"
+# the Fig. 8 sweep last: the longest, and the figures above stand without it
+measure fig8.txt "$tool" bench fig8 --backend opencl --out "$out"
 echo "gpu.sh: the figures are in $out"
 if [ ${#failed[@]} -gt 0 ]; then
     printf 'gpu.sh: failed: %s\n' "${failed[@]}" >&2

@@ -3,7 +3,7 @@
 # network): builds shapematch and shapematch-view (Release) here, then copies them and the shared
 # libraries they need beyond glibc into .gpu/ (git-ignored), with the GL dispatch libraries
 # (libglvnd's EGL and GL, as Debian packages to unpack there) under .gpu/debs/, and the test
-# programs test_opencl and test_cut of build/ when they are built.
+# programs test_opencl, test_cut, test_step and test_collisions of build/ when they are built.
 #   bench/gpu_bundle.sh            then, on the GPU machine, from a copy of the tree with .gpu/:
 #   bench/gpu_device.sh OUT_DIR    sets up NVIDIA's OpenCL and EGL, runs bench/gpu.sh into OUT_DIR
 set -euo pipefail
@@ -16,8 +16,8 @@ mkdir -p .gpu/bin .gpu/lib .gpu/debs
 cp build-bundle/shapematch build-bundle/shapematch-view .gpu/bin/
 # the device-side checks, when the test build has them: each pass and step against the CPU
 # reference, and contact, on the GPU (bench/gpu_device.sh runs them)
-for test in test_opencl test_cut; do
-    [ -x "build/tests/$test" ] && cp "build/tests/$test" .gpu/bin/ && cp -L build/host/libshapematch.so.0 .gpu/lib/
+for test in test_opencl test_cut test_step test_collisions; do
+    if [ -x "build/tests/$test" ]; then cp "build/tests/$test" .gpu/bin/ && cp -L build/host/libshapematch.so.0 .gpu/lib/; fi
 done
 # every library the programs load but glibc, the C++ runtime and zlib (a GPU machine has its own,
 # newer ones, which its driver may need)
@@ -27,7 +27,7 @@ ldd build-bundle/shapematch build-bundle/shapematch-view | awk '/=> \// {print $
 for lib in libXrandr.so.2 libXinerama.so.1 libXcursor.so.1 libXi.so.6 libXxf86vm.so.1 libXext.so.6 \
     libXrender.so.1 libXfixes.so.3 libX11-xcb.so.1; do
     path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')
-    [ -n "$path" ] && cp -L "$path" .gpu/lib/
+    if [ -n "$path" ]; then cp -L "$path" .gpu/lib/; fi # (a library missing here is left out)
 done
 (cd .gpu/debs && apt-get download libglvnd0 libegl1 libgl1 libglx0 libopengl0 > /dev/null)
 du -sh .gpu

@@ -30,10 +30,12 @@ for f in /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json /usr/share/gl
 done
 export SM_CACHE_DIR=${SM_CACHE_DIR:-/tmp/sm-cache}
 # the bundled checks first (their verdict in OUT_DIR/tests.txt; a failure does not stop the figures)
-for test in test_opencl test_cut; do
+for check in test_opencl test_cut "test_step --backend opencl" "test_collisions --backend opencl"; do
+    read -r test args <<< "$check"
     [ -x ".gpu/bin/$test" ] || continue
-    echo "gpu_device.sh: $test" | tee -a "$out/tests.txt"
-    SM_DEVICE=${SM_DEVICE:-0} ".gpu/bin/$test" >> "$out/tests.txt" 2>&1 && echo "gpu_device.sh: $test passed" | tee -a "$out/tests.txt" ||
-        echo "gpu_device.sh: $test FAILED" | tee -a "$out/tests.txt"
+    echo "gpu_device.sh: $check" | tee -a "$out/tests.txt"
+    # shellcheck disable=SC2086 # (the words of args)
+    SM_DEVICE=${SM_DEVICE:-0} ".gpu/bin/$test" $args >> "$out/tests.txt" 2>&1 && echo "gpu_device.sh: $check passed" | tee -a "$out/tests.txt" ||
+        echo "gpu_device.sh: $check FAILED" | tee -a "$out/tests.txt"
 done
 SM_TOOL=.gpu/bin/shapematch SM_VIEW=.gpu/bin/shapematch-view bench/gpu.sh "$out"

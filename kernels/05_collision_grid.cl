@@ -1,19 +1,22 @@
 /* Pass 5, collision grid (docs/algorithm.md step 5; docs/contact.md): the colliding particles
  * sorted into the buckets of a uniform grid, once per solver step, in four kernels of one
- * work-item each per particle or bucket but the scan's single work-group:
+ * work-item each per particle but the scan's work-group per tile of the table; no work-item
+ * waits for another, and none sorts:
  *   sm_grid_count    each particle's bucket, and its rank among the bucket's particles (an
  *                    integer atomic: the order of arrival);
- *   sm_grid_scan     the bucket counts into bucket beginnings (an exclusive prefix sum), the
- *                    counts zeroed for the next step;
- *   sm_grid_scatter  each particle's slot (sm_k_slot: its position, radius, index and object,
- *                    which a search reads in one place) at its bucket's beginning plus its rank;
- *   sm_grid_order    each bucket's slots in index order (in a crowded bucket, of more than
- *                    SM_K_CELL_VISITS particles, the SM_K_CELL_VISITS lowest indices first), the
- *                    bucket's object (sm_k_bucket), the runs of each object's slots in it, and
- *                    their chunks' boxes (sm_k_box), by which a search passes over slots without
- *                    reading them.
- * The atomic counts hand out slots in an order that varies between runs; sm_grid_order makes
- * the grid the same on every run. */
+ *   sm_grid_scan     the bucket counts into bucket beginnings (an exclusive prefix sum, in two
+ *                    parts: sm_bucket_start), the counts zeroed for the next step;
+ *   sm_grid_scatter  each particle's membership (particle, object) at its bucket's beginning plus
+ *                    its rank;
+ *   sm_grid_order    each particle's slot (sm_k_slot: its position, radius, index and object,
+ *                    which a search reads in one place) by its rank in index order among its
+ *                    bucket's memberships (in a crowded bucket, of more than SM_K_CELL_VISITS
+ *                    particles, the SM_K_CELL_VISITS lowest indices alone: the part a search
+ *                    reads), the runs of each object's slots, their chunks' boxes (sm_k_box), by
+ *                    which a search passes over slots without reading them, and the bucket's
+ *                    object (sm_k_bucket).
+ * The atomic counts hand out memberships in an order that varies between runs; the slots do
+ * not, so that the grid a search reads is the same on every run. */
 #include "sm_shared.h"
 
 /// The kernels run one work-item per item on a GPU and a run of items per work-item on a CPU
@@ -46,20 +49,18 @@ __kernel void sm_grid_count(const int particle_count, const float inv_cell, cons
     }
 }
 
-/// One work-group: buckets[b].start = the particles in buckets before b, for b = 0 to `table`
-/// (the last: all of them), and bucket_count zeroed. Each work-item sums a run of
-/// consecutive counts, the work-group scans the sums in local memory (`partial`: one int per
-/// work-item), and each work-item writes the beginnings of its run.
-__kernel void sm_grid_scan(const int table, __global int *bucket_count, __global sm_k_bucket *buckets,
-                           __local int *partial)
+/// Scans `count` values of local memory in place, from `values` (a run of count / size
+/// consecutive values per work-item; count a multiple of the work-group's size): each becomes the
+/// sum of those before it. Returns the sum of all. `partial`: an int per work-item.
+inline int sm_group_scan(__local int *values, const int count, __local int *partial)
 {
-    const int lid = (int)get_local_id(0), size = (int)get_local_size(0);
-    const int run = (table + size - 1) / size, begin = min(lid * run, table), end = min(begin + run, table);
+    const int lid = (int)get_local_id(0), size = (int)get_local_size(0), run = count / size;
+    __local int *mine = values + lid * run;
     int sum = 0;
-    for (int b = begin; b < end; b++) sum += bucket_count[b];
+    for (int k = 0; k < run; k++) sum += mine[k];
     partial[lid] = sum;
     barrier(CLK_LOCAL_MEM_FENCE);
-    // inclusive scan of the sums (Hillis and Steele): log2(size) rounds
+    // inclusive scan of the runs' sums (Hillis and Steele): log2(size) rounds
     for (int offset = 1; offset < size; offset *= 2) {
         const int add = lid >= offset ? partial[lid - offset] : 0;
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -67,99 +68,171 @@ __kernel void sm_grid_scan(const int table, __global int *bucket_count, __global
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     int total = partial[lid] - sum;
-    for (int b = begin; b < end; b++) {
-        const int count = bucket_count[b];
-        buckets[b].start = total;
-        bucket_count[b] = 0;
-        total += count;
+    for (int k = 0; k < run; k++) {
+        const int value = mine[k];
+        mine[k] = total;
+        total += value;
     }
-    if (lid == size - 1) buckets[table].start = partial[lid];
+    const int all = partial[size - 1];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return all;
 }
 
-/// Each colliding particle's slot: slots[buckets[b].start + rank] for its (bucket, rank).
+/// The bucket beginnings, in two parts that sm_bucket_start() adds: work-group g scans tile g of
+/// the counts (SM_K_SCAN_TILE buckets, b from g SM_K_SCAN_TILE; the last tile ends at b = table,
+/// which holds no particle) into buckets[b].start, the particles in the buckets of its tile before
+/// b, zeroes the counts for the next step, and puts its tile's sum in tiles[1 + groups + g]; the
+/// last work-group to finish (the ticket tiles[0]) scans the tiles' sums into tiles[1 + g], the
+/// particles in the tiles before g, and sets the ticket back to 0. `tile` holds a tile,
+/// `partial` an int per work-item. The counts pass through local memory in coalesced order.
+__kernel void sm_grid_scan(const int table, __global int *bucket_count, __global sm_k_bucket *buckets,
+                           __global int *tiles, __local int *tile, __local int *partial)
+{
+    const int lid = (int)get_local_id(0), size = (int)get_local_size(0);
+    const int g = (int)get_group_id(0), groups = (int)get_num_groups(0), first = g * SM_K_SCAN_TILE;
+    const int end = min(first + SM_K_SCAN_TILE, table + 1);
+    for (int k = lid; k < SM_K_SCAN_TILE; k += size) tile[k] = first + k < end ? bucket_count[first + k] : 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int sum = sm_group_scan(tile, SM_K_SCAN_TILE, partial);
+    for (int k = lid; first + k < end; k += size) {
+        buckets[first + k].start = tile[k];
+        bucket_count[first + k] = 0;
+    }
+    __local int last;
+    if (lid == 0) {
+        atomic_xchg(&tiles[1 + groups + g], sum);
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        last = atomic_inc(&tiles[0]) == groups - 1;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!last) return;
+    // the last: every other tile's sum is in (written by an atomic before its ticket)
+    for (int done = 0; done < groups; done += SM_K_SCAN_TILE) {
+        const int count = min(groups - done, SM_K_SCAN_TILE);
+        for (int k = lid; k < SM_K_SCAN_TILE; k += size) tile[k] = k < count ? atomic_add(&tiles[1 + groups + done + k], 0) : 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const int carry = done > 0 ? tiles[1 + done - 1] + atomic_add(&tiles[1 + groups + done - 1], 0) : 0;
+        sm_group_scan(tile, SM_K_SCAN_TILE, partial);
+        for (int k = lid; k < count; k += size) tiles[1 + done + k] = carry + tile[k];
+        barrier(CLK_GLOBAL_MEM_FENCE);
+    }
+    if (lid == 0) tiles[0] = 0;
+}
+
+/// The first membership and slot of bucket b, b from 0 to the table's size (the last: the number
+/// of colliding particles), from the two parts of sm_grid_scan.
+inline int sm_bucket_start(__global const sm_k_bucket *buckets, __global const int *tiles, const int b)
+{
+    return buckets[b].start + tiles[1 + (b >> SM_K_SCAN_TILE_LOG)];
+}
+
+/// Each colliding particle's membership of its bucket, members[sm_bucket_start(b) + rank] =
+/// (particle, object) for its (bucket, rank): the bucket's particles in the order of arrival.
 __kernel void sm_grid_scatter(const int particle_count, __global const int2 *bucket, __global const sm_k_bucket *buckets,
-                              __global const float4 *contact, __global const float4 *position,
-                              __global const int *particle_object, __global sm_k_slot *slots)
+                              __global const int *tiles, __global const int *particle_object, __global int2 *members)
 {
     SM_K_CHUNK(i, particle_count) {
         const int2 b = bucket[i];
-        if (b.x < 0) continue;
-        __global sm_k_slot *slot = &slots[buckets[b.x].start + b.y];
-        vstore4((float4)(position[i].xyz, contact[i].w), 0, slot->position);
-        slot->particle = i;
-        slot->object = particle_object[i];
+        if (b.x >= 0) members[sm_bucket_start(buckets, tiles, b.x) + b.y] = (int2)(i, particle_object[i]);
     }
 }
 
-/// Swaps two slots.
-inline void sm_slot_swap(__global sm_k_slot *a, __global sm_k_slot *b)
+/// The box of the spheres of particles i and more[0] to more[count - 1].
+inline sm_k_box sm_box_of(const int i, __private const int *more, const int count, __global const float4 *contact,
+                          __global const float4 *position)
 {
-    const sm_k_slot t = *a;
-    *a = *b;
-    *b = t;
-}
-
-/// Whether slot a's particle has a lower index than slot b's.
-inline bool sm_slot_before(__global const sm_k_slot *a, __global const sm_k_slot *b)
-{
-    return a->particle < b->particle;
-}
-
-/// Moves slot s down by insertion while the slot before it has a higher index.
-inline void sm_slot_insert(__global sm_k_slot *slots, const int begin, int s)
-{
-    for (; s > begin && sm_slot_before(&slots[s], &slots[s - 1]); s--) sm_slot_swap(&slots[s], &slots[s - 1]);
-}
-
-/// The box of the spheres of slots[begin] to slots[end - 1].
-inline void sm_box_of(__global const sm_k_slot *slots, const int begin, const int end, __global sm_k_box *box)
-{
-    float3 lo = (float3)(INFINITY), hi = (float3)(-INFINITY);
-    for (int t = begin; t < end; t++) {
-        const float4 x = vload4(0, slots[t].position);
-        lo = fmin(lo, x.xyz - x.w);
-        hi = fmax(hi, x.xyz + x.w);
+    float3 lo = position[i].xyz - contact[i].w, hi = position[i].xyz + contact[i].w;
+    for (int k = 0; k < count; k++) {
+        const float3 x = position[more[k]].xyz;
+        const float r = contact[more[k]].w;
+        lo = fmin(lo, x - r);
+        hi = fmax(hi, x + r);
     }
-    vstore4((float4)(lo, 0.0f), 0, box->lo);
-    vstore4((float4)(hi, 0.0f), 0, box->hi);
+    sm_k_box box;
+    vstore4((float4)(lo, 0.0f), 0, box.lo);
+    vstore4((float4)(hi, 0.0f), 0, box.hi);
+    return box;
 }
 
-/// Each bucket's slots in index order (insertion: buckets hold a few particles), or in a bucket of
-/// more than SM_K_CELL_VISITS particles the SM_K_CELL_VISITS of the lowest indices first, in
-/// index order, the rest after them: the part of it a search reads. (The first slots are sorted by
-/// insertion, then every later slot of a lower index than the last of them takes its place by
-/// insertion and the last moves out to where it was.) Then the object of every bucket that holds a
-/// particle (that of an empty bucket is not read), each sorted slot's run_end, the chunks of each
-/// run (SM_K_CHUNK_SLOTS slots at a time; chunk_end in the first slot of each), and the boxes of
-/// the runs' and chunks' spheres: at boxes[2 s + 1] for a run and boxes[2 s] for a chunk that
-/// begins at slot s.
-__kernel void sm_grid_order(const int table, __global sm_k_bucket *buckets, __global sm_k_box *boxes,
+/// Each colliding particle's slot, by its rank among its bucket's particles in index order
+/// (slots[start + rank]), where that rank is below SM_K_CELL_VISITS: the part of a bucket a
+/// search reads, the same on every run whatever the order of arrival. Each particle reads its
+/// bucket's memberships (a crowded bucket's others until SM_K_CELL_VISITS of lower index): its
+/// rank, and the nearest particles of other objects below and above it by index, between which
+/// lie its run (the bucket's particles of its object, consecutive by index: its run_end, capped
+/// at the part read); its chunk (SM_K_CHUNK_SLOTS of the run at a time: chunk_end); the first
+/// particle of each chunk the box of the chunk's spheres (boxes[2 s], of itself and the next of
+/// its run by index), the first of each run the box of the whole run's (boxes[2 s + 1]), and the
+/// bucket's first its object (sm_k_bucket; -2 when it holds several). No work-item waits for
+/// another, and none writes what another reads.
+__kernel void sm_grid_order(const int particle_count, __global const int2 *bucket, __global const float4 *contact,
+                            __global const float4 *position, __global const int2 *members,
+                            __global sm_k_bucket *buckets, __global const int *tiles, __global sm_k_box *boxes,
                             __global sm_k_slot *slots)
 {
-    SM_K_CHUNK(b, table) {
-        const int begin = buckets[b].start, end = buckets[b + 1].start;
-        if (end == begin) continue;
-        int object = slots[begin].object;
-        for (int s = begin + 1; s < end && object >= 0; s++)
-            if (slots[s].object != object) object = -2;
-        buckets[b].object = object;
-        const int sorted_end = min(end, begin + SM_K_CELL_VISITS), last = sorted_end - 1;
-        for (int s = begin + 1; s < sorted_end; s++) sm_slot_insert(slots, begin, s);
-        for (int s = sorted_end; s < end; s++) {
-            if (!sm_slot_before(&slots[s], &slots[last])) continue;
-            sm_slot_swap(&slots[s], &slots[last]);
-            sm_slot_insert(slots, begin, last);
+    // what the particle before took, when this work-item took it: the next particle by index, in
+    // the same bucket and of the same object, is the next in its run (no particle lies between)
+    int last = -1, last_bucket = -1, last_object = -1;
+    int rank = 0, below = -1, above = INT_MAX, run_begin = 0, run_end = 0; // (below, above: of other objects)
+    SM_K_CHUNK(i, particle_count) {
+        const int b = bucket[i].x;
+        if (b < 0) continue;
+        const int begin = sm_bucket_start(buckets, tiles, b), end = sm_bucket_start(buckets, tiles, b + 1);
+        const int object = members[begin + bucket[i].y].y;
+        if (i == last + 1 && b == last_bucket && object == last_object) {
+            rank++;
+        } else {
+            rank = 0, below = -1, above = INT_MAX;
+            for (int t = begin; t < end && rank < SM_K_CELL_VISITS; t++) {
+                const int2 m = members[t];
+                rank += m.x < i;
+                if (m.y != object) below = m.x < i ? max(below, m.x) : below, above = m.x > i ? min(above, m.x) : above;
+            }
+            run_begin = 0, run_end = end - begin; // (a bucket of its object alone: one run)
+            if (rank < SM_K_CELL_VISITS && (below >= 0 || above < INT_MAX)) {
+                run_end = 0;
+                for (int t = begin; t < end; t++) {
+                    const int j = members[t].x;
+                    run_begin += j <= below;
+                    run_end += j < above;
+                }
+            }
+            run_end = min(run_end, SM_K_CELL_VISITS);
         }
-        for (int s = sorted_end - 1, run_end = sorted_end; s >= begin; s--) {
-            if (s + 1 < sorted_end && slots[s + 1].object != slots[s].object) run_end = s + 1;
-            slots[s].run_end = run_end;
+        last = i, last_bucket = b, last_object = object;
+        if (rank >= SM_K_CELL_VISITS) continue; // (a crowded bucket's, past the part read)
+        const int chunk = rank - (rank - run_begin) % SM_K_CHUNK_SLOTS, chunk_end = min(chunk + SM_K_CHUNK_SLOTS, run_end);
+        const int s = begin + rank;
+        __global sm_k_slot *slot = &slots[s];
+        vstore4((float4)(position[i].xyz, contact[i].w), 0, slot->position);
+        slot->particle = i;
+        slot->object = object;
+        slot->run_end = begin + run_end;
+        slot->chunk_end = begin + chunk_end;
+        if (rank == chunk) { // the chunk's box: its first particle's and the next of its run by index
+            int next[SM_K_CHUNK_SLOTS - 1];
+            const int more = chunk_end - chunk - 1;
+            int found = 0;
+            for (int t = begin; t < end && more > 0; t++) { // (insertion of the `more` lowest between i and above)
+                int j = members[t].x;
+                if (j <= i || j >= above || (found == more && j >= next[more - 1])) continue;
+                int k = found < more ? found++ : more - 1;
+                for (; k > 0 && next[k - 1] > j; k--) next[k] = next[k - 1];
+                next[k] = j;
+            }
+            boxes[2 * s] = sm_box_of(i, next, more, contact, position);
         }
-        for (int s = begin; s < sorted_end;) {
-            const int chunk_end = min(s + SM_K_CHUNK_SLOTS, slots[s].run_end);
-            sm_box_of(slots, s, chunk_end, &boxes[2 * s]);
-            slots[s].chunk_end = chunk_end;
-            s = chunk_end;
+        if (rank == run_begin) { // the run's box: of all the bucket's particles between below and above
+            float3 lo = (float3)(INFINITY), hi = (float3)(-INFINITY);
+            for (int t = begin; t < end; t++) {
+                const int j = members[t].x;
+                if (j <= below || j >= above) continue;
+                lo = fmin(lo, position[j].xyz - contact[j].w);
+                hi = fmax(hi, position[j].xyz + contact[j].w);
+            }
+            vstore4((float4)(lo, 0.0f), 0, boxes[2 * s + 1].lo);
+            vstore4((float4)(hi, 0.0f), 0, boxes[2 * s + 1].hi);
         }
-        for (int s = begin; s < sorted_end; s = slots[s].run_end) sm_box_of(slots, s, slots[s].run_end, &boxes[2 * s + 1]);
+        if (rank == 0) buckets[b].object = below < 0 && above == INT_MAX ? object : -2;
     }
 }

@@ -25,14 +25,15 @@ inline int3 sm_neighbour_cell(const int3 cell, const int k)
 /// with the slots a search reads of cell k's bucket in near[k] (its first SM_K_CELL_VISITS:
 /// begin, end). Particles of one cell and object share them (sm_find_contacts).
 inline uint sm_near_buckets(const int3 cell, const int object, const bool self, const int mask, uint cells,
-                            __global const sm_k_bucket *buckets, int2 *near)
+                            __global const sm_k_bucket *buckets, __global const int *tiles, int2 *near)
 {
     uint found = 0;
     for (; cells != 0; cells &= cells - 1) {
         const int k = 31 - clz(cells & -cells);
         const int3 c = sm_neighbour_cell(cell, k);
         const int b = SM_K_CELL_HASH(c.x, c.y, c.z, mask), holds = buckets[b].object;
-        const int begin = buckets[b].start, end = min(buckets[b + 1].start, begin + SM_K_CELL_VISITS);
+        const int begin = sm_bucket_start(buckets, tiles, b);
+        const int end = min(sm_bucket_start(buckets, tiles, b + 1), begin + SM_K_CELL_VISITS);
         if (end > begin && (holds != object || self)) {
             near[k] = (int2)(begin, end);
             found |= 1u << k;
@@ -171,33 +172,35 @@ inline float3 sm_pair_offset(const int i, const int j, __global const float4 *po
 /// Each colliding particle's candidates (sm_find_candidates) that overlap it at the step's
 /// positions (a depth, sm_pair_depth, above 0) into list and count, and its weight W_i, the sum
 /// of their depths, into moved[i].w, with moved[i].xyz = 0: the first sweep's corrections so far.
-/// One slot of the grid at a time (its particle, of any index): consecutive slots hold the
-/// particles of one cell, which read the same buckets, and a work-item that takes several reads
-/// the table once for the cell and object (sm_near_buckets: a later particle reads only the cells
-/// in its reach that no earlier one did). A particle that does not collide has no slot; the
-/// sweeps read neither its count nor its weight.
-__kernel void sm_find_contacts(const float h, const int mask, const float inv_cell, const float largest,
-                               __global const sm_k_object *objects,
-                               __global const float4 *contact, __global const sm_k_bucket *buckets,
-                               __global const sm_k_box *boxes, __global const sm_k_slot *slots, __global int *list,
-                               __global int *count, __global const float4 *position,
-                               __global const float4 *position_lo, __global const float4 *velocity,
-                               __global float4 *moved)
+/// One particle at a time, in index order: consecutive particles are mostly of one object and
+/// cell, which read the same buckets, and a work-item that takes several reads the table once
+/// for the cell and object (sm_near_buckets: a later particle reads only the cells in its reach
+/// that no earlier one did). A particle reads its own position as the slots hold it (the high
+/// part). The sweeps read neither the count nor the weight of a particle that does not collide.
+__kernel void sm_find_contacts(const int particle_count, const float h, const int mask, const float inv_cell,
+                               const float largest, __global const sm_k_object *objects,
+                               __global const int *particle_object, __global const float4 *contact,
+                               __global const sm_k_bucket *buckets, __global const int *tiles,
+                               __global const sm_k_box *boxes,
+                               __global const sm_k_slot *slots, __global int *list, __global int *count,
+                               __global const float4 *position, __global const float4 *position_lo,
+                               __global const float4 *velocity, __global float4 *moved)
 {
     int2 near[27];
-    uint near_cells = 0, probed = 0; // of the cell and object of the slots before: sm_near_buckets
+    uint near_cells = 0, probed = 0; // of the cell and object of the particles before: sm_near_buckets
     int near_object = -1;
     int3 near_cell = (int3)(0);
-    const int slot_count = buckets[mask + 1].start;
-    SM_K_CHUNK(s, slot_count) {
-        const int i = slots[s].particle, object = slots[s].object;
-        const float4 x_i = vload4(0, slots[s].position);
+    SM_K_CHUNK(i, particle_count) {
+        const float radius = contact[i].w;
+        if (!(radius > 0.0f)) continue;
+        const int object = particle_object[i];
+        const float4 x_i = (float4)(position[i].xyz, radius);
         const int3 cell = sm_cell(x_i.xyz, inv_cell);
         const bool self = (objects[object].flags & SM_K_SELF_COLLIDE) != 0;
         if (object != near_object || any(cell != near_cell)) near_cells = probed = 0, near_object = object, near_cell = cell;
         const uint cells = sm_particle_cells(x_i, cell, inv_cell, largest);
         if ((cells & ~probed) != 0) {
-            near_cells |= sm_near_buckets(cell, object, self, mask, cells & ~probed, buckets, near);
+            near_cells |= sm_near_buckets(cell, object, self, mask, cells & ~probed, buckets, tiles, near);
             probed |= cells;
         }
         int own[SM_K_CONTACTS];

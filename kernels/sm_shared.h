@@ -94,6 +94,10 @@ typedef float sm_float;
  * its spheres (pass 5), so that a search passes over the chunks out of its particle's reach
  * without reading them. */
 #define SM_K_CHUNK_SLOTS 8
+/* The scan of the grid's bucket counts (pass 5) runs a work-group per tile of SM_K_SCAN_TILE
+ * buckets (a bucket's beginning: its tile's beginning plus its own in the tile). */
+#define SM_K_SCAN_TILE_LOG 10
+#define SM_K_SCAN_TILE (1 << SM_K_SCAN_TILE_LOG)
 
 /* Collider shapes, equal to the public sm_collider_shape values. */
 #define SM_K_COLLIDER_PLANE 0

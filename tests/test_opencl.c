@@ -586,20 +586,32 @@ static void contact_passes_match_the_reference(void)
                 ENSURE_OK(sm_cl_poison_outputs(device, SM_PASS_COLLISION_GRID));
                 ENSURE_OK(sm_cl_run_pass(device, SM_PASS_COLLISION_GRID, h));
                 sm_cpu_collision_grid(reference);
-                // each colliding particle in one slot, of the bucket of its cell
+                // each colliding particle in one slot, of the bucket of its cell (in a crowded
+                // bucket, the part a search reads)
                 const int32_t table = reference->grid.table_size;
                 sm_k_bucket *buckets = malloc(sizeof *buckets * (size_t)(table + 1));
                 sm_k_box *boxes = malloc(sizeof *boxes * 2 * (size_t)n);
                 ENSURE_OK(sm_cl_read_buffer(device->cl, b->slot_boxes, sizeof *boxes, 0, 2 * (int64_t)n, boxes));
                 sm_k_slot *slots = malloc(sizeof *slots * (size_t)n);
                 ENSURE_OK(sm_cl_read_buffer(device->cl, b->buckets, sizeof *buckets, 0, table + 1, buckets));
+                // each bucket's beginning: its tile's plus its own in the tile (kernels/05's sm_grid_scan)
+                const int64_t groups = sm_cl_scan_groups(table);
+                cl_int *tiles = malloc(sizeof *tiles * (size_t)(2 * groups + 1));
+                ENSURE_OK(sm_cl_read_buffer(device->cl, b->scan_tiles, sizeof *tiles, 0, 2 * groups + 1, tiles));
+                ENSURE(tiles[0] == 0); // (the ticket, back to 0)
+                for (int64_t g = 0; g < groups; g++) { // each tile's sum, and the beginnings of the tiles after it
+                    const int32_t next = g + 1 < groups ? tiles[2 + g] : reference->grid.bucket_start[table];
+                    ENSURE(tiles[1 + groups + g] == next - tiles[1 + g]);
+                }
+                for (int32_t bk = 0; bk <= table; bk++) buckets[bk].start += tiles[1 + (bk >> SM_K_SCAN_TILE_LOG)];
+                free(tiles);
                 ENSURE_OK(sm_cl_read_buffer(device->cl, b->slots, sizeof *slots, 0, buckets[table].start, slots));
                 ENSURE_OK(sm_cl_read_buffer(device->cl, b->particle_bucket, 2 * sizeof *bucket, 0, n, bucket));
                 ENSURE(buckets[table].start == reference->grid.bucket_start[table]);
                 for (int32_t bk = 0; bk < table; bk++) {
                     const cl_int begin = buckets[bk].start, end = buckets[bk + 1].start;
                     if (begin < end) boxes_wrong += buckets[bk].object != reference->grid.bucket_object[bk];
-                    for (cl_int sl = begin; sl < end; sl++) {
+                    for (cl_int sl = begin; sl < end && sl < begin + SM_K_CELL_VISITS; sl++) {
                         const int32_t i = slots[sl].particle;
                         misplaced += i < 0 || i >= n || bucket[2 * i] != bk;
                     }
@@ -632,9 +644,9 @@ static void contact_passes_match_the_reference(void)
             }
             ENSURE_OK(sm_world_step(reference, 1.0 / 60.0, 2));
         }
-        printf("  radius_scale %.1f, cells of %.2f largest radii: %lld candidates listed, checked against every pair; lists unlike the reference's:"
+        printf("  radius_scale %.1f, cells of %.2f largest radii, %d buckets: %lld candidates listed, checked against every pair; lists unlike the reference's:"
                " %lld, and %lld full ones; %lld slots misplaced; %lld bucket objects, runs, chunks or boxes wrong\n",
-               scales[k], reference->grid.cell_size / reference->grid.largest, (long long)listed, (long long)different, (long long)full_different, (long long)misplaced,
+               scales[k], reference->grid.cell_size / reference->grid.largest, (int)reference->grid.table_size, (long long)listed, (long long)different, (long long)full_different, (long long)misplaced,
                (long long)boxes_wrong);
         ENSURE(checked > 0 && listed > 0);
         ENSURE(different == 0);

@@ -102,6 +102,7 @@ static size_t plan_buffers(sm_cl_backend *cl, const sm_footprint *f, buffer_plan
     // the grid, in worlds with contact only
     const bool collide = f->colliding > 0;
     const int64_t nc = collide ? n : 1, table = collide ? sm_grid_table_size(f->colliding) + 1 : 1;
+    const int64_t scan_tiles = 2 * sm_cl_scan_groups(table - 1) + 1; // (kernels/05's sm_grid_scan)
     sm_cl_buffers *b = &cl->buffers;
     const buffer_plan layout[] = {
         {&b->objects, sizeof(sm_k_object), f->objects, SM_CL_MEM_CLUSTERS},
@@ -136,6 +137,8 @@ static size_t plan_buffers(sm_cl_backend *cl, const sm_footprint *f, buffer_plan
         {&b->particle_bucket, 2 * sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->bucket_count, sizeof(cl_int), table, SM_CL_MEM_CONTACT},
         {&b->buckets, sizeof(sm_k_bucket), table, SM_CL_MEM_CONTACT},
+        {&b->scan_tiles, sizeof(cl_int), scan_tiles, SM_CL_MEM_CONTACT},
+        {&b->members, 2 * sizeof(cl_int), nc, SM_CL_MEM_CONTACT},
         {&b->slot_boxes, sizeof(sm_k_box), 2 * nc, SM_CL_MEM_CONTACT},
         {&b->slots, sizeof(sm_k_slot), nc, SM_CL_MEM_CONTACT},
         {&b->candidates, sizeof(cl_int), nc * SM_K_CONTACTS, SM_CL_MEM_CONTACT},

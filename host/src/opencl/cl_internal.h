@@ -41,11 +41,12 @@ typedef struct sm_cl_buffers {
     cl_mem position, position_lo, velocity, goal, force, particle_object, particle_member_offsets, particle_member_q;
     // the collide passes: contact = (rest position, radius) per particle; the grid (each
     // particle's bucket and rank in it, the bucket counts, the buckets' beginnings and objects:
-    // sm_k_bucket, the slots: sm_k_slot, and two boxes a slot: sm_k_box, its chunk's and its
-    // run's where it begins them);
+    // sm_k_bucket, the scan's tiles (kernels/05's sm_grid_scan), the memberships (particle,
+    // object) in the order of arrival, the slots: sm_k_slot, and two boxes a slot: sm_k_box, its
+    // chunk's and its run's where it begins them);
     // each particle's candidates and their number (kernels/06); the corrections of the sweeps so
     // far (two buffers, read and written in turn) and the first sweep's velocity changes
-    cl_mem contact, particle_bucket, bucket_count, buckets, slot_boxes, slots, candidates, candidate_count;
+    cl_mem contact, particle_bucket, bucket_count, buckets, scan_tiles, members, slot_boxes, slots, candidates, candidate_count;
     cl_mem contact_moved[2], contact_dv;
     // the colliders' shapes, and their state in each step of one sm_cl_step() (step-major)
     cl_mem colliders, collider_state;
@@ -106,10 +107,13 @@ struct sm_cl_backend {
     cl_kernel kernels[SM_CLK_COUNT];
     size_t group[SM_CLK_COUNT]; ///< work-group size of each kernel
     sm_cl_buffers buffers;
-    // profiling: the events of the commands enqueued in this step and the pass of each
+    // profiling: the events of the commands enqueued in this step, the pass and kernel of each
+    // (SM_CLK_COUNT: not a kernel), and each kernel's milliseconds so far
     int32_t event_count;
     cl_event events[SM_CL_MAX_STEP_COMMANDS];
     sm_pass event_pass[SM_CL_MAX_STEP_COMMANDS];
+    int event_kernel[SM_CL_MAX_STEP_COMMANDS];
+    double kernel_ms[SM_CLK_COUNT];
     int32_t objects_on_device;  ///< objects the buffers were made for; -1: none yet
     int32_t particles_on_device, clusters_on_device, memberships_on_device;
     bool any_quadratic, any_plastic;
@@ -212,6 +216,11 @@ sm_result sm_cl_create_kernels(sm_cl_backend *cl);
 /// Enqueues pass `pass` for a step of length h; with profiling on, the events of its commands
 /// are kept in cl->events.
 sm_result sm_cl_enqueue_pass(sm_world *world, sm_pass pass, float h);
+/// The work-groups of the grid's scan over a table of `table` buckets: one per SM_K_SCAN_TILE of
+/// its beginnings (table + 1 of them).
+static inline int64_t sm_cl_scan_groups(int64_t table) { return (table + SM_K_SCAN_TILE) / SM_K_SCAN_TILE; }
+/// The name of kernel `kernel` (sm_cl_kernel), for the profile.
+const char *sm_cl_kernel_name(int kernel);
 /// Pass 7's first part alone: the corrections of the contact pass just enqueued (the tests run
 /// pass 6 on its own with it).
 sm_result sm_cl_enqueue_contact_corrections(sm_world *world, float h);

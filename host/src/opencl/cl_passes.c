@@ -1,15 +1,25 @@
 /* One enqueue function per pass, in pipeline order, each binding its kernels' arguments (the
  * buffers of kernels/0N_*.cl in their order) and launching one work-item per cluster, per
- * particle or per bucket. */
+ * particle (the grid's scan: a work-group per tile of its table). */
 #include "cl_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static const char *kernel_names[SM_CLK_COUNT] = {
     "sm_cluster_moments", "sm_cluster_moments_group", "sm_rotation", "sm_goal_transform", "sm_blend_integrate",
     "sm_grid_count", "sm_grid_scan", "sm_grid_scatter", "sm_grid_order", "sm_find_contacts", "sm_collide",
     "sm_ground", "sm_plasticity", "sm_skin_centers", "sm_skin_vertices",
     "sm_skin_normals", "sm_check_particles", "sm_check_clusters"};
+
+/// Whether kernels launch as on a GPU: one work-item per item and the scan's work-groups wide
+/// (kernels/05): on a GPU, or on any device with $SM_GPU_LAUNCHES=1 (the tests run the GPU's
+/// shapes on PoCL so).
+static bool gpu_launches(const sm_cl_device *d)
+{
+    const char *env = getenv("SM_GPU_LAUNCHES");
+    return d->gpu || (env && strcmp(env, "1") == 0);
+}
 
 /// $SM_WORK_GROUP_SIZE into *out (0 when it is not set): a power of two that the device's
 /// CL_DEVICE_MAX_WORK_GROUP_SIZE and CL_DEVICE_MAX_WORK_ITEM_SIZES allow, else an error. (A
@@ -56,11 +66,14 @@ sm_result sm_cl_create_kernels(sm_cl_backend *cl)
             // so one device always sums a cluster alike)
             for (cl->group[p] = 1; 2 * cl->group[p] <= group && 2 * cl->group[p] <= SM_K_GROUP_SIZE;) cl->group[p] *= 2;
         } else if (p == SM_CLK_GRID_SCAN) {
-            // the scan runs as one work-group: the largest power of two up to 1024 (its result, a
-            // sum of integers, does not depend on the size)
-            for (cl->group[p] = 1; 2 * cl->group[p] <= group && 2 * cl->group[p] <= 1024;) cl->group[p] *= 2;
+            // the scan: a work-group per tile of SM_K_SCAN_TILE buckets, on a GPU of the largest
+            // power of two up to an eighth of the tile (or $SM_WORK_GROUP_SIZE), on a CPU device
+            // of one work-item, which reads its tile in order (its result, a sum of integers, does
+            // not depend on the size)
+            const size_t most = !gpu_launches(cl->device) ? 1 : forced > 0 ? forced : SM_K_SCAN_TILE / 8;
+            for (cl->group[p] = 1; 2 * cl->group[p] <= group && 2 * cl->group[p] <= most;) cl->group[p] *= 2;
         } else if (forced > 0) {
-            // one work-item per cluster, particle, bucket or vertex, none depending on the others of
+            // one work-item per cluster, particle or vertex, none depending on the others of
             // its group: any size gives the same results (tests/test_determinism runs several)
             if (forced > group)
                 return sm_fail(SM_ERROR_UNAVAILABLE,
@@ -86,15 +99,18 @@ cleanup:
     return result;
 }
 
-/// Where the event of the next command of `pass` goes: a slot of cl->events when profiling
-/// (none for SM_PASS_COUNT: work outside the step's passes).
-static cl_event *event_slot(sm_world *world, sm_pass pass)
+/// Where the event of the next command of `pass` (kernel `kernel`) goes: a slot of cl->events
+/// when profiling (none for SM_PASS_COUNT: work outside the step's passes).
+static cl_event *event_slot(sm_world *world, sm_pass pass, sm_cl_kernel kernel)
 {
     sm_cl_backend *cl = world->cl;
     if (!world->def.profile || pass == SM_PASS_COUNT || cl->event_count == SM_CL_MAX_STEP_COMMANDS) return NULL;
     cl->event_pass[cl->event_count] = pass;
+    cl->event_kernel[cl->event_count] = kernel;
     return &cl->events[cl->event_count++];
 }
+
+const char *sm_cl_kernel_name(int kernel) { return kernel >= 0 && kernel < SM_CLK_COUNT ? kernel_names[kernel] : "?"; }
 
 /// Binds `count` arguments to kernel `kernel` and launches it over `items` work-items.
 static sm_result launch(sm_world *world, sm_pass pass, sm_cl_kernel kernel, int32_t items, int count,
@@ -106,7 +122,7 @@ static sm_result launch(sm_world *world, sm_pass pass, sm_cl_kernel kernel, int3
     const size_t group = cl->group[kernel];
     const size_t global = ((size_t)items + group - 1) / group * group;
     SM_CL_TRY(clEnqueueNDRangeKernel(cl->queue, cl->kernels[kernel], 1, NULL, &global, &group, 0, NULL,
-                                     event_slot(world, pass)));
+                                     event_slot(world, pass, kernel)));
     cl->launches++;
 cleanup:
     return result;
@@ -193,11 +209,11 @@ static cl_float grid_inv_cell(const sm_world *world) { return 1.0f / (cl_float)w
 static int32_t run_items(const sm_world *world, int32_t count)
 {
     const int32_t few = 1024;
-    return world->cl->device->gpu || count < few ? count : few;
+    return gpu_launches(world->cl->device) || count < few ? count : few;
 }
 
 /// 5. The grid: each colliding particle's bucket and rank (count), the buckets' beginnings
-/// (scan, one work-group), the slots (scatter), and the crowded buckets' first slots (order).
+/// (scan, a work-group per tile), the memberships (scatter), and the slots a search reads (order).
 static sm_result collision_grid(sm_world *world)
 {
     const sm_pass pass = SM_PASS_COLLISION_GRID;
@@ -211,22 +227,22 @@ static sm_result collision_grid(sm_world *world)
     sm_result result = launch(world, pass, SM_CLK_GRID_COUNT, run_items(world, n), COUNT(count_values), count_sizes,
                               count_values);
     if (result != SM_OK) return result;
-    // the scan: one work-group of the kernel's largest size (local memory: an int per work-item)
+    // the scan: a work-group per tile (local memory: the tile, and an int per work-item)
     const size_t group = cl->group[SM_CLK_GRID_SCAN];
-    const size_t scan_sizes[] = {sizeof table, m, m, sizeof(cl_int) * group};
-    const void *scan_values[] = {&table, &b->bucket_count, &b->buckets, NULL};
-    result = launch(world, pass, SM_CLK_GRID_SCAN, (int32_t)group, COUNT(scan_values), scan_sizes, scan_values);
+    const size_t scan_sizes[] = {sizeof table, m, m, m, sizeof(cl_int) * SM_K_SCAN_TILE, sizeof(cl_int) * group};
+    const void *scan_values[] = {&table, &b->bucket_count, &b->buckets, &b->scan_tiles, NULL, NULL};
+    result = launch(world, pass, SM_CLK_GRID_SCAN, (int32_t)(group * (size_t)sm_cl_scan_groups(table)),
+                    COUNT(scan_values), scan_sizes, scan_values);
     if (result != SM_OK) return result;
-    const size_t scatter_sizes[] = {sizeof n, m, m, m, m, m, m};
-    const void *scatter_values[] = {&n,           &b->particle_bucket, &b->buckets,   &b->contact,
-                                    &b->position, &b->particle_object, &b->slots};
+    const size_t scatter_sizes[] = {sizeof n, m, m, m, m, m};
+    const void *scatter_values[] = {&n, &b->particle_bucket, &b->buckets, &b->scan_tiles, &b->particle_object, &b->members};
     result = launch(world, pass, SM_CLK_GRID_SCATTER, run_items(world, n), COUNT(scatter_values), scatter_sizes,
                     scatter_values);
     if (result != SM_OK) return result;
-    const size_t order_sizes[] = {sizeof table, m, m, m};
-    const void *order_values[] = {&table, &b->buckets, &b->slot_boxes, &b->slots};
-    return launch(world, pass, SM_CLK_GRID_ORDER, run_items(world, table), COUNT(order_values), order_sizes,
-                  order_values);
+    const size_t order_sizes[] = {sizeof n, m, m, m, m, m, m, m, m};
+    const void *order_values[] = {&n,          &b->particle_bucket, &b->contact,       &b->position, &b->members,
+                                  &b->buckets, &b->scan_tiles,      &b->slot_boxes,    &b->slots};
+    return launch(world, pass, SM_CLK_GRID_ORDER, run_items(world, n), COUNT(order_values), order_sizes, order_values);
 }
 
 /// 6. Contact: each particle's candidates and weight, then `iterations` sweeps, each adding
@@ -243,10 +259,12 @@ static sm_result collide(sm_world *world, float h)
     const cl_float relaxation = (float)c->relaxation, push = (float)(c->push_speed * h / c->relaxation);
     // the first sweep's corrections so far, zero, and the weights: contact_moved[1]
     const cl_float largest = (cl_float)world->grid.largest;
-    const size_t find_sizes[] = {sizeof h, sizeof mask, sizeof inv_cell, sizeof largest, m, m, m, m, m, m, m, m, m, m, m};
-    const void *find_values[] = {&h,           &mask,           &inv_cell,        &largest, &b->objects,    &b->contact,
-                                 &b->buckets,  &b->slot_boxes, &b->slots,       &b->candidates, &b->candidate_count,
-                                 &b->position, &b->position_lo, &b->velocity,     &b->contact_moved[1]};
+    const size_t find_sizes[] = {sizeof n, sizeof h, sizeof mask, sizeof inv_cell, sizeof largest, m, m, m, m, m, m, m,
+                                 m, m, m, m, m, m};
+    const void *find_values[] = {&n,           &h,           &mask,           &inv_cell,          &largest,
+                                 &b->objects,  &b->particle_object, &b->contact, &b->buckets, &b->scan_tiles, &b->slot_boxes,
+                                 &b->slots,    &b->candidates, &b->candidate_count, &b->position, &b->position_lo,
+                                 &b->velocity, &b->contact_moved[1]};
     sm_result result = launch(world, pass, SM_CLK_FIND_CONTACTS, items, COUNT(find_values), find_sizes, find_values);
     for (cl_int sweep = 0; sweep < c->iterations && result == SM_OK; sweep++) {
         const size_t sizes[] = {sizeof n, sizeof sweep, sizeof h, sizeof restitution, sizeof friction, sizeof relaxation,

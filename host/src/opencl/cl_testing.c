@@ -19,7 +19,7 @@ sm_result sm_cl_poison_outputs(sm_world *world, sm_pass pass)
     case SM_PASS_ROTATION: outputs[0] = b->rotation, outputs[1] = b->quat; break;
     case SM_PASS_GOAL_TRANSFORM: outputs[0] = b->linear_fit, outputs[1] = b->transform; break;
     case SM_PASS_BLEND_INTEGRATE: outputs[0] = b->goal; break;
-    case SM_PASS_COLLISION_GRID: outputs[0] = b->particle_bucket, outputs[1] = b->buckets, outputs[2] = b->slots; break;
+    case SM_PASS_COLLISION_GRID: outputs[0] = b->particle_bucket, outputs[1] = b->buckets, outputs[2] = b->slots, outputs[3] = b->members; break;
     case SM_PASS_SKIN: // (unbound vertices keep their position: it is not an output)
         outputs[0] = b->skin_center, outputs[1] = b->skin_center_offset, outputs[2] = b->surface_normal;
         break;

@@ -356,10 +356,12 @@ sm_result sm_cl_push(sm_world *world)
         for (int32_t i = 0; i < n && contact; i++) contact[i] = f4(world->rest_position[i], world->radius[i]);
         PUT(b->contact, sizeof *contact, n, contact);
         free(contact);
-        // between steps the bucket counts are zero (each step's scan zeroes them again)
+        // between steps the bucket counts and the scan's ticket are zero (each step's scan zeroes
+        // them again)
         const cl_int zero = 0;
         if (result == SM_OK)
             result = sm_cl_fill_buffer(cl, b->bucket_count, &zero, sizeof zero, 0, world->grid.table_size + 1, NULL);
+        if (result == SM_OK) result = sm_cl_fill_buffer(cl, b->scan_tiles, &zero, sizeof zero, 0, 1, NULL);
     }
 
     // memberships

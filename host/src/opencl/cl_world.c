@@ -3,6 +3,7 @@
 #include "../step.h"
 #include "cl_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -81,11 +82,27 @@ cleanup:
     return result;
 }
 
+/// The profile's milliseconds per solver step of each kernel, as a notice (the passes' sums are
+/// in sm_world_get_profile()).
+static void log_kernel_profile(sm_world *world)
+{
+    const sm_cl_backend *cl = world->cl;
+    if (!world->def.profile || world->profile.steps == 0) return;
+    char text[1024];
+    int used = snprintf(text, sizeof text, "OpenCL profile, ms per solver step by kernel:");
+    for (int k = 0; k < SM_CLK_COUNT && used < (int)sizeof text; k++)
+        if (cl->kernel_ms[k] > 0.0)
+            used += snprintf(text + used, sizeof text - (size_t)used, " %s %.4f", sm_cl_kernel_name(k),
+                             cl->kernel_ms[k] / (double)world->profile.steps);
+    sm_log(world, SM_LOG_NOTICE, "%s", text);
+}
+
 void sm_cl_destroy(sm_world *world)
 {
     sm_cl_backend *cl = world->cl;
     if (!cl) return;
     if (cl->queue) clFinish(cl->queue);
+    log_kernel_profile(world);
     for (int k = 0; k < 2; k++)
         if (cl->markers[k]) clReleaseEvent(cl->markers[k]);
     sm_cl_release_buffers(cl);
@@ -137,7 +154,10 @@ void sm_cl_collect_events(sm_world *world, bool add)
         if (add && clWaitForEvents(1, &cl->events[e]) == CL_SUCCESS &&
             clGetEventProfilingInfo(cl->events[e], CL_PROFILING_COMMAND_START, sizeof begin, &begin, NULL) == CL_SUCCESS &&
             clGetEventProfilingInfo(cl->events[e], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) == CL_SUCCESS)
+        {
             world->profile.pass_ms[cl->event_pass[e]] += (double)(end - begin) * 1e-6;
+            cl->kernel_ms[cl->event_kernel[e]] += (double)(end - begin) * 1e-6;
+        }
         clReleaseEvent(cl->events[e]);
     }
     cl->event_count = 0;
