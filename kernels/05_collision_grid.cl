@@ -137,17 +137,17 @@ __kernel void sm_grid_scatter(const int particle_count, __global const int2 *buc
     }
 }
 
-/// The box of the spheres of particles i and more[0] to more[count - 1].
-inline sm_k_box sm_box_of(const int i, __private const int *more, const int count, __global const float4 *contact,
-                          __global const float4 *position)
+/// Grows the box lo, hi by the sphere of particle j.
+inline void sm_box_grow(float3 *lo, float3 *hi, const int j, __global const float4 *contact,
+                        __global const float4 *position)
 {
-    float3 lo = position[i].xyz - contact[i].w, hi = position[i].xyz + contact[i].w;
-    for (int k = 0; k < count; k++) {
-        const float3 x = position[more[k]].xyz;
-        const float r = contact[more[k]].w;
-        lo = fmin(lo, x - r);
-        hi = fmax(hi, x + r);
-    }
+    *lo = fmin(*lo, position[j].xyz - contact[j].w);
+    *hi = fmax(*hi, position[j].xyz + contact[j].w);
+}
+
+/// The box lo, hi as a sm_k_box.
+inline sm_k_box sm_box(const float3 lo, const float3 hi)
+{
     sm_k_box box;
     vstore4((float4)(lo, 0.0f), 0, box.lo);
     vstore4((float4)(hi, 0.0f), 0, box.hi);
@@ -220,18 +220,18 @@ __kernel void sm_grid_order(const int particle_count, __global const int2 *bucke
                 for (; k > 0 && next[k - 1] > j; k--) next[k] = next[k - 1];
                 next[k] = j;
             }
-            boxes[2 * s] = sm_box_of(i, next, more, contact, position);
+            float3 lo = (float3)(INFINITY), hi = (float3)(-INFINITY);
+            sm_box_grow(&lo, &hi, i, contact, position);
+            for (int k = 0; k < more; k++) sm_box_grow(&lo, &hi, next[k], contact, position);
+            boxes[2 * s] = sm_box(lo, hi);
         }
         if (rank == run_begin) { // the run's box: of all the bucket's particles between below and above
             float3 lo = (float3)(INFINITY), hi = (float3)(-INFINITY);
             for (int t = begin; t < end; t++) {
                 const int j = members[t].x;
-                if (j <= below || j >= above) continue;
-                lo = fmin(lo, position[j].xyz - contact[j].w);
-                hi = fmax(hi, position[j].xyz + contact[j].w);
+                if (j > below && j < above) sm_box_grow(&lo, &hi, j, contact, position);
             }
-            vstore4((float4)(lo, 0.0f), 0, boxes[2 * s + 1].lo);
-            vstore4((float4)(hi, 0.0f), 0, boxes[2 * s + 1].hi);
+            boxes[2 * s + 1] = sm_box(lo, hi);
         }
         if (rank == 0) buckets[b].object = below < 0 && above == INT_MAX ? object : -2;
     }

@@ -176,8 +176,9 @@ typedef struct sm_k_weights {
     sm_float w[9];
 } sm_k_weights;
 
-/// A bucket of the device's grid (8 bytes): its first slot (`start`; the next bucket's start ends
-/// it) and its particles' object, or -2 when they are of several.
+/// A bucket of the device's grid (8 bytes): its first slot within its tile of the scan (`start`;
+/// kernels/05's sm_bucket_start() adds the tile's, and the next bucket's beginning ends it) and
+/// its particles' object, or -2 when they are of several.
 typedef struct sm_k_bucket {
     sm_int start, object;
 } sm_k_bucket;
@@ -192,10 +193,9 @@ typedef struct sm_k_box {
 
 /// A slot of the device's grid (32 bytes): the position and radius of a colliding particle
 /// (xyz, w), the particle, its object, the slot after the run of its object's slots in its
-/// bucket (objects own consecutive particle indices, and a bucket's slots are in index order, so
-/// a search passes over its own object's particles a run at a time), and in the first slot of
-/// each chunk (SM_K_CHUNK_SLOTS) the slot after the chunk. What a search reads of a slot lies in
-/// one place.
+/// bucket (a bucket's slots are in index order, and a run ends at another object's particle, so
+/// a search passes over its own object's particles a run at a time), and the slot after its
+/// chunk (SM_K_CHUNK_SLOTS of a run at a time). What a search reads of a slot lies in one place.
 typedef struct sm_k_slot {
     sm_float position[4];
     sm_int particle, object, run_end, chunk_end;

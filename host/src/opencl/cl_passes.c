@@ -14,7 +14,7 @@ static const char *kernel_names[SM_CLK_COUNT] = {
 
 /// Whether kernels launch as on a GPU: one work-item per item and the scan's work-groups wide
 /// (kernels/05): on a GPU, or on any device with $SM_GPU_LAUNCHES=1 (the tests run the GPU's
-/// shapes on PoCL so).
+/// shapes on PoCL so). Read once, when the kernels are made.
 static bool gpu_launches(const sm_cl_device *d)
 {
     const char *env = getenv("SM_GPU_LAUNCHES");
@@ -53,6 +53,7 @@ sm_result sm_cl_create_kernels(sm_cl_backend *cl)
     size_t forced = 0;
     sm_result result = forced_group_size(cl->device, &forced);
     if (result != SM_OK) return result;
+    cl->gpu_launches = gpu_launches(cl->device);
     for (int p = 0; p < SM_CLK_COUNT; p++) {
         cl_int status = CL_SUCCESS;
         cl->kernels[p] = clCreateKernel(cl->device->program, kernel_names[p], &status);
@@ -70,7 +71,7 @@ sm_result sm_cl_create_kernels(sm_cl_backend *cl)
             // power of two up to an eighth of the tile (or $SM_WORK_GROUP_SIZE), on a CPU device
             // of one work-item, which reads its tile in order (its result, a sum of integers, does
             // not depend on the size)
-            const size_t most = !gpu_launches(cl->device) ? 1 : forced > 0 ? forced : SM_K_SCAN_TILE / 8;
+            const size_t most = !cl->gpu_launches ? 1 : forced > 0 ? forced : SM_K_SCAN_TILE / 8;
             for (cl->group[p] = 1; 2 * cl->group[p] <= group && 2 * cl->group[p] <= most;) cl->group[p] *= 2;
         } else if (forced > 0) {
             // one work-item per cluster, particle or vertex, none depending on the others of
@@ -209,7 +210,7 @@ static cl_float grid_inv_cell(const sm_world *world) { return 1.0f / (cl_float)w
 static int32_t run_items(const sm_world *world, int32_t count)
 {
     const int32_t few = 1024;
-    return gpu_launches(world->cl->device) || count < few ? count : few;
+    return world->cl->gpu_launches || count < few ? count : few;
 }
 
 /// 5. The grid: each colliding particle's bucket and rank (count), the buckets' beginnings
