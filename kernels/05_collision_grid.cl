@@ -1,22 +1,24 @@
 /* Pass 5, collision grid (docs/algorithm.md step 5; docs/contact.md): the colliding particles
  * sorted into the buckets of a uniform grid, once per solver step, in four kernels of one
  * work-item each per particle but the scan's work-group per tile of the table; no work-item
- * waits for another, and none sorts:
+ * waits for another, and none sorts but in a crowded bucket:
  *   sm_grid_count    each particle's bucket, and its rank among the bucket's particles (an
  *                    integer atomic: the order of arrival);
  *   sm_grid_scan     the bucket counts into bucket beginnings (an exclusive prefix sum, in two
  *                    parts: sm_bucket_start), the counts zeroed for the next step;
- *   sm_grid_scatter  each particle's membership (particle, object) at its bucket's beginning plus
- *                    its rank;
- *   sm_grid_order    each particle's slot (sm_k_slot: its position, radius, index and object,
- *                    which a search reads in one place) by its rank in index order among its
- *                    bucket's memberships (in a crowded bucket, of more than SM_K_CELL_VISITS
- *                    particles, the SM_K_CELL_VISITS lowest indices alone: the part a search
- *                    reads), the runs of each object's slots, their chunks' boxes (sm_k_box), by
- *                    which a search passes over slots without reading them, and the bucket's
- *                    object (sm_k_bucket).
- * The atomic counts hand out memberships in an order that varies between runs; the slots do
- * not, so that the grid a search reads is the same on every run. */
+ *   sm_grid_scatter  each particle's slot (sm_k_slot: its position, radius, index and object,
+ *                    which a search reads in one place) at its bucket's beginning plus its rank;
+ *                    in a crowded bucket, of more than SM_K_CELL_VISITS particles, its
+ *                    membership (particle, object) instead;
+ *   sm_grid_runs     the runs of the slots (each bucket's consecutive slots of one object, which a
+ *                    search passes over together where they are its own object's), their chunks
+ *                    (SM_K_CHUNK_SLOTS at a time) and the boxes of both, by which a search passes
+ *                    over slots without reading them, and the buckets' objects; in a crowded
+ *                    bucket, the slots of its SM_K_CELL_VISITS lowest indices in index order (the
+ *                    part a search reads).
+ * The atomic counts hand out ranks in an order that varies between runs, and so do a bucket's
+ * slots, runs and chunks; what a search finds does not (docs/contact.md), and a crowded bucket's
+ * part read is the same on every run. */
 #include "sm_shared.h"
 
 /// The kernels run one work-item per item on a GPU and a run of items per work-item on a CPU
@@ -81,7 +83,7 @@ inline int sm_group_scan(__local int *values, const int count, __local int *part
 /// The bucket beginnings, in two parts that sm_bucket_start() adds: work-group g scans tile g of
 /// the counts (SM_K_SCAN_TILE buckets, b from g SM_K_SCAN_TILE; the last tile ends at b = table,
 /// which holds no particle) into buckets[b].start, the particles in the buckets of its tile before
-/// b, zeroes the counts for the next step, and puts its tile's sum in tiles[1 + groups + g]; the
+/// b (and buckets[b].object = -1, for sm_grid_runs), zeroes the counts for the next step, and puts its tile's sum in tiles[1 + groups + g]; the
 /// last work-group to finish (the ticket tiles[0]) scans the tiles' sums into tiles[1 + g], the
 /// particles in the tiles before g, and sets the ticket back to 0. `tile` holds a tile,
 /// `partial` an int per work-item. The counts pass through local memory in coalesced order.
@@ -95,7 +97,7 @@ __kernel void sm_grid_scan(const int table, __global int *bucket_count, __global
     barrier(CLK_LOCAL_MEM_FENCE);
     const int sum = sm_group_scan(tile, SM_K_SCAN_TILE, partial);
     for (int k = lid; first + k < end; k += size) {
-        buckets[first + k].start = tile[k];
+        buckets[first + k] = (sm_k_bucket){tile[k], -1};
         bucket_count[first + k] = 0;
     }
     __local int last;
@@ -126,23 +128,34 @@ inline int sm_bucket_start(__global const sm_k_bucket *buckets, __global const i
     return buckets[b].start + tiles[1 + (b >> SM_K_SCAN_TILE_LOG)];
 }
 
-/// Each colliding particle's membership of its bucket, members[sm_bucket_start(b) + rank] =
-/// (particle, object) for its (bucket, rank): the bucket's particles in the order of arrival.
+/// Each colliding particle's membership, members[sm_bucket_start(b) + rank] = (particle, object)
+/// for its (bucket, rank), and its slot at the same place: the bucket's particles in the order of
+/// arrival; but in a crowded bucket, whose part read sm_grid_runs orders.
 __kernel void sm_grid_scatter(const int particle_count, __global const int2 *bucket, __global const sm_k_bucket *buckets,
-                              __global const int *tiles, __global const int *particle_object, __global int2 *members)
+                              __global const int *tiles, __global const int *particle_object,
+                              __global const float4 *contact, __global const float4 *position, __global int2 *members,
+                              __global sm_k_slot *slots)
 {
     SM_K_CHUNK(i, particle_count) {
         const int2 b = bucket[i];
-        if (b.x >= 0) members[sm_bucket_start(buckets, tiles, b.x) + b.y] = (int2)(i, particle_object[i]);
+        if (b.x < 0) continue;
+        const int begin = sm_bucket_start(buckets, tiles, b.x), end = sm_bucket_start(buckets, tiles, b.x + 1);
+        members[begin + b.y] = (int2)(i, particle_object[i]);
+        if (end - begin > SM_K_CELL_VISITS) continue;
+        __global sm_k_slot *slot = &slots[begin + b.y];
+        vstore4((float4)(position[i].xyz, contact[i].w), 0, slot->position);
+        slot->particle = i;
+        slot->object = particle_object[i];
     }
 }
 
-/// Grows the box lo, hi by the sphere of particle j.
-inline void sm_box_grow(float3 *lo, float3 *hi, const int j, __global const float4 *contact,
-                        __global const float4 *position)
+/// Notes that a particle of `object` lies in the bucket whose object is *holds (-1 for none yet,
+/// -2 for several): *holds only moves from -1 to an object and from an object to -2, so it ends
+/// the same whatever the order of the calls.
+inline void sm_object_hold(volatile __global int *holds, const int object)
 {
-    *lo = fmin(*lo, position[j].xyz - contact[j].w);
-    *hi = fmax(*hi, position[j].xyz + contact[j].w);
+    const int before = atomic_cmpxchg(holds, -1, object);
+    if (before != -1 && before != object && before != -2) atomic_xchg(holds, -2);
 }
 
 /// The box lo, hi as a sm_k_box.
@@ -154,85 +167,76 @@ inline sm_k_box sm_box(const float3 lo, const float3 hi)
     return box;
 }
 
-/// Each colliding particle's slot, by its rank among its bucket's particles in index order
-/// (slots[start + rank]), where that rank is below SM_K_CELL_VISITS: the part of a bucket a
-/// search reads, the same on every run whatever the order of arrival. Each particle reads its
-/// bucket's memberships (a crowded bucket's others until SM_K_CELL_VISITS of lower index): its
-/// rank, and the nearest particles of other objects below and above it by index, between which
-/// lie its run (the bucket's particles of its object, consecutive by index: its run_end, capped
-/// at the part read); its chunk (SM_K_CHUNK_SLOTS of the run at a time: chunk_end); the first
-/// particle of each chunk the box of the chunk's spheres (boxes[2 s], of itself and the next of
-/// its run by index), the first of each run the box of the whole run's (boxes[2 s + 1]), and the
-/// bucket's first its object (sm_k_bucket; -2 when it holds several). No work-item waits for
-/// another, and none writes what another reads.
-__kernel void sm_grid_order(const int particle_count, __global const int2 *bucket, __global const float4 *contact,
-                            __global const float4 *position, __global const int2 *members,
-                            __global sm_k_bucket *buckets, __global const int *tiles, __global sm_k_box *boxes,
-                            __global sm_k_slot *slots)
+/// The runs of the slots (each bucket's consecutive slots of one object), their chunks, and the
+/// buckets' objects. The particle whose slot begins a run (its bucket's first, or after another
+/// object's) reads the run's slots: it writes the run's end into its slot and the box of the
+/// run's spheres into boxes[2 s + 1], and for each chunk of the run (SM_K_CHUNK_SLOTS slots from
+/// the run's beginning, the last shorter) the chunk's end into the chunk's first slot and its box
+/// into boxes[2 s] (s the chunk's first slot), and notes its object in its bucket's. In a crowded
+/// bucket (more than SM_K_CELL_VISITS particles) each particle counts the memberships of lower
+/// index (sm_grid_scatter) until SM_K_CELL_VISITS: a particle of rank below that in index order
+/// takes slots[begin + rank], a run and chunk of its own with the box of its sphere, and the first
+/// particle of each chunk of the memberships notes their objects in the bucket's. No work-item
+/// waits for another, and none writes what another reads.
+__kernel void sm_grid_runs(const int particle_count, __global const int2 *bucket, __global const float4 *contact,
+                           __global const float4 *position, __global const int2 *members,
+                           __global sm_k_bucket *buckets, __global const int *tiles, __global sm_k_box *boxes,
+                           __global sm_k_slot *slots)
 {
-    // what the particle before took, when this work-item took it: the next particle by index, in
-    // the same bucket and of the same object, is the next in its run (no particle lies between)
-    int last = -1, last_bucket = -1, last_object = -1;
-    int rank = 0, below = -1, above = INT_MAX, run_begin = 0, run_end = 0; // (below, above: of other objects)
+    // a crowded bucket's rank in index order of the particle before, when this work-item took it:
+    // the next particle by index in the same bucket takes the next (no particle lies between)
+    int last = -1, last_bucket = -1, rank = 0;
     SM_K_CHUNK(i, particle_count) {
-        const int b = bucket[i].x;
-        if (b < 0) continue;
-        const int begin = sm_bucket_start(buckets, tiles, b), end = sm_bucket_start(buckets, tiles, b + 1);
-        const int object = members[begin + bucket[i].y].y;
-        if (i == last + 1 && b == last_bucket && object == last_object) {
-            rank++;
-        } else {
-            rank = 0, below = -1, above = INT_MAX;
-            for (int t = begin; t < end && rank < SM_K_CELL_VISITS; t++) {
-                const int2 m = members[t];
-                rank += m.x < i;
-                if (m.y != object) below = m.x < i ? max(below, m.x) : below, above = m.x > i ? min(above, m.x) : above;
-            }
-            run_begin = 0, run_end = end - begin; // (a bucket of its object alone: one run)
-            if (rank < SM_K_CELL_VISITS && (below >= 0 || above < INT_MAX)) {
-                run_end = 0;
-                for (int t = begin; t < end; t++) {
-                    const int j = members[t].x;
-                    run_begin += j <= below;
-                    run_end += j < above;
+        const int2 b = bucket[i];
+        if (b.x < 0) continue;
+        const int begin = sm_bucket_start(buckets, tiles, b.x), end = sm_bucket_start(buckets, tiles, b.x + 1);
+        if (end - begin <= SM_K_CELL_VISITS) {
+            const int s = begin + b.y, object = slots[s].object;
+            if (s > begin && slots[s - 1].object == object) continue; // (not a run's first)
+            float3 run_lo = (float3)(INFINITY), run_hi = (float3)(-INFINITY);
+            float3 lo = run_lo, hi = run_hi;
+            int t = s, chunk = s;
+            for (; t < end && slots[t].object == object; t++) {
+                const float4 x = vload4(0, slots[t].position);
+                lo = fmin(lo, x.xyz - x.w);
+                hi = fmax(hi, x.xyz + x.w);
+                if (t + 1 - chunk == SM_K_CHUNK_SLOTS) { // a chunk full
+                    slots[chunk].chunk_end = t + 1;
+                    boxes[2 * chunk] = sm_box(lo, hi);
+                    run_lo = fmin(run_lo, lo), run_hi = fmax(run_hi, hi);
+                    lo = (float3)(INFINITY), hi = (float3)(-INFINITY), chunk = t + 1;
                 }
             }
-            run_end = min(run_end, SM_K_CELL_VISITS);
+            if (chunk < t) { // the last chunk, shorter
+                slots[chunk].chunk_end = t;
+                boxes[2 * chunk] = sm_box(lo, hi);
+                run_lo = fmin(run_lo, lo), run_hi = fmax(run_hi, hi);
+            }
+            slots[s].run_end = t;
+            boxes[2 * s + 1] = sm_box(run_lo, run_hi);
+            sm_object_hold(&buckets[b.x].object, s == begin && t == end ? object : -2);
+            continue;
         }
-        last = i, last_bucket = b, last_object = object;
-        if (rank >= SM_K_CELL_VISITS) continue; // (a crowded bucket's, past the part read)
-        const int chunk = rank - (rank - run_begin) % SM_K_CHUNK_SLOTS, chunk_end = min(chunk + SM_K_CHUNK_SLOTS, run_end);
+        // a crowded bucket: the objects of a chunk of the memberships into the bucket's, and this
+        // particle's slot
+        if (b.y % SM_K_CHUNK_SLOTS == 0)
+            for (int t = begin + b.y; t < min(begin + b.y + SM_K_CHUNK_SLOTS, end); t++)
+                sm_object_hold(&buckets[b.x].object, members[t].y);
+        if (i == last + 1 && b.x == last_bucket) {
+            rank++;
+        } else {
+            rank = 0;
+            for (int t = begin; t < end && rank < SM_K_CELL_VISITS; t++) rank += members[t].x < i;
+        }
+        last = i, last_bucket = b.x;
+        if (rank >= SM_K_CELL_VISITS) continue; // (past the part read)
         const int s = begin + rank;
+        const float4 x = (float4)(position[i].xyz, contact[i].w);
         __global sm_k_slot *slot = &slots[s];
-        vstore4((float4)(position[i].xyz, contact[i].w), 0, slot->position);
+        vstore4(x, 0, slot->position);
         slot->particle = i;
-        slot->object = object;
-        slot->run_end = begin + run_end;
-        slot->chunk_end = begin + chunk_end;
-        if (rank == chunk) { // the chunk's box: its first particle's and the next of its run by index
-            int next[SM_K_CHUNK_SLOTS - 1];
-            const int more = chunk_end - chunk - 1;
-            int found = 0;
-            for (int t = begin; t < end && more > 0; t++) { // (insertion of the `more` lowest between i and above)
-                int j = members[t].x;
-                if (j <= i || j >= above || (found == more && j >= next[more - 1])) continue;
-                int k = found < more ? found++ : more - 1;
-                for (; k > 0 && next[k - 1] > j; k--) next[k] = next[k - 1];
-                next[k] = j;
-            }
-            float3 lo = (float3)(INFINITY), hi = (float3)(-INFINITY);
-            sm_box_grow(&lo, &hi, i, contact, position);
-            for (int k = 0; k < more; k++) sm_box_grow(&lo, &hi, next[k], contact, position);
-            boxes[2 * s] = sm_box(lo, hi);
-        }
-        if (rank == run_begin) { // the run's box: of all the bucket's particles between below and above
-            float3 lo = (float3)(INFINITY), hi = (float3)(-INFINITY);
-            for (int t = begin; t < end; t++) {
-                const int j = members[t].x;
-                if (j > below && j < above) sm_box_grow(&lo, &hi, j, contact, position);
-            }
-            boxes[2 * s + 1] = sm_box(lo, hi);
-        }
-        if (rank == 0) buckets[b].object = below < 0 && above == INT_MAX ? object : -2;
+        slot->object = members[begin + b.y].y;
+        slot->run_end = slot->chunk_end = s + 1;
+        boxes[2 * s] = boxes[2 * s + 1] = sm_box(x.xyz - x.w, x.xyz + x.w);
     }
 }

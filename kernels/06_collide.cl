@@ -172,14 +172,18 @@ inline float3 sm_pair_offset(const int i, const int j, __global const float4 *po
 /// Each colliding particle's candidates (sm_find_candidates) that overlap it at the step's
 /// positions (a depth, sm_pair_depth, above 0) into list and count, and its weight W_i, the sum
 /// of their depths, into moved[i].w, with moved[i].xyz = 0: the first sweep's corrections so far.
-/// One particle at a time, in index order: consecutive particles are mostly of one object and
-/// cell, which read the same buckets, and a work-item that takes several reads the table once
-/// for the cell and object (sm_near_buckets: a later particle reads only the cells in its reach
-/// that no earlier one did). A particle reads its own position as the slots hold it (the high
-/// part). The sweeps read neither the count nor the weight of a particle that does not collide.
+/// One particle at a time in the grid's order, members[p] = (particle, object) for p from 0 to
+/// the number of colliding particles (pass 5: bucket by bucket; `particle_count` work-items at
+/// most), so that neighbouring work-items
+/// search from one cell, mostly for one object: on a GPU they read the same buckets and slots,
+/// and a work-item that takes several (a CPU device) reads the table once for the cell and
+/// object (sm_near_buckets: a later particle reads only the cells in its reach that no earlier
+/// one did). What a particle finds does not depend on that order. A particle reads its own
+/// position as the slots hold it (the high part). The sweeps read neither the count nor the
+/// weight of a particle that does not collide.
 __kernel void sm_find_contacts(const int particle_count, const float h, const int mask, const float inv_cell,
                                const float largest, __global const sm_k_object *objects,
-                               __global const int *particle_object, __global const float4 *contact,
+                               __global const int2 *members, __global const float4 *contact,
                                __global const sm_k_bucket *buckets, __global const int *tiles,
                                __global const sm_k_box *boxes,
                                __global const sm_k_slot *slots, __global int *list, __global int *count,
@@ -190,10 +194,10 @@ __kernel void sm_find_contacts(const int particle_count, const float h, const in
     uint near_cells = 0, probed = 0; // of the cell and object of the particles before: sm_near_buckets
     int near_object = -1;
     int3 near_cell = (int3)(0);
-    SM_K_CHUNK(i, particle_count) {
+    const int colliding = sm_bucket_start(buckets, tiles, mask + 1);
+    SM_K_CHUNK(p, min(colliding, particle_count)) {
+        const int i = members[p].x, object = members[p].y;
         const float radius = contact[i].w;
-        if (!(radius > 0.0f)) continue;
-        const int object = particle_object[i];
         const float4 x_i = (float4)(position[i].xyz, radius);
         const int3 cell = sm_cell(x_i.xyz, inv_cell);
         const bool self = (objects[object].flags & SM_K_SELF_COLLIDE) != 0;

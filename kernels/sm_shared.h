@@ -90,9 +90,9 @@ typedef float sm_float;
  * particle is bounded. */
 #define SM_K_CONTACTS 32 /* = SM_CONTACTS_PER_PARTICLE of shapematch.h */
 #define SM_K_CELL_VISITS 512
-/* A bucket's slots of one object lie in chunks of at most SM_K_CHUNK_SLOTS, each with the box of
- * its spheres (pass 5), so that a search passes over the chunks out of its particle's reach
- * without reading them. */
+/* A bucket's consecutive slots of one object (a run) lie in chunks of at most SM_K_CHUNK_SLOTS,
+ * each with the box of its spheres (pass 5), so that a search passes over the chunks out of its
+ * particle's reach without reading them. */
 #define SM_K_CHUNK_SLOTS 8
 /* The scan of the grid's bucket counts (pass 5) runs a work-group per tile of SM_K_SCAN_TILE
  * buckets (a bucket's beginning: its tile's beginning plus its own in the tile). */
@@ -178,7 +178,7 @@ typedef struct sm_k_weights {
 
 /// A bucket of the device's grid (8 bytes): its first slot within its tile of the scan (`start`;
 /// kernels/05's sm_bucket_start() adds the tile's, and the next bucket's beginning ends it) and
-/// its particles' object, or -2 when they are of several.
+/// its particles' object, or -2 when they are of several (-1 while pass 5 builds it).
 typedef struct sm_k_bucket {
     sm_int start, object;
 } sm_k_bucket;
@@ -192,10 +192,10 @@ typedef struct sm_k_box {
 } sm_k_box;
 
 /// A slot of the device's grid (32 bytes): the position and radius of a colliding particle
-/// (xyz, w), the particle, its object, the slot after the run of its object's slots in its
-/// bucket (a bucket's slots are in index order, and a run ends at another object's particle, so
-/// a search passes over its own object's particles a run at a time), and the slot after its
-/// chunk (SM_K_CHUNK_SLOTS of a run at a time). What a search reads of a slot lies in one place.
+/// (xyz, w), the particle, its object, and where it begins a run or a chunk, the slot after the
+/// run (the consecutive slots of one object in its bucket, which a search passes over together
+/// where they are its own object's) and the slot after the chunk (SM_K_CHUNK_SLOTS of a run at a
+/// time). What a search reads of a slot lies in one place.
 typedef struct sm_k_slot {
     sm_float position[4];
     sm_int particle, object, run_end, chunk_end;

@@ -31,7 +31,7 @@ expect 0 'objects=N clusters=N' -- "$tool" info --help
 expect 0 '--every K' -- "$tool" run --help
 expect 0 'profile: rotation +[0-9.]+ ms per solver step' -- "$tool" run "$scenes/linear_cube.json" --steps 2 --profile
 # with --verbose, each kernel's milliseconds per solver step (bench/gpu.sh records them)
-expect 0 'by kernel: sm_cluster_moments [0-9.]+ .*sm_grid_scan [0-9.]+ .*sm_grid_order [0-9.]+ sm_find_contacts [0-9.]+ sm_collide [0-9.]+' -- \
+expect 0 'by kernel: sm_cluster_moments [0-9.]+ .*sm_grid_scan [0-9.]+ .*sm_grid_runs [0-9.]+ sm_find_contacts [0-9.]+ sm_collide [0-9.]+' -- \
     "$tool" run "$scenes/tower30.json" --steps 1 --profile --verbose --backend opencl
 expect 2 "--steps needs an integer >= 0, got 'abc'" -- "$tool" run "$scenes/linear_cube.json" --steps abc
 expect 2 "--every needs an integer >= 1, got '0'" -- "$tool" run "$scenes/linear_cube.json" --every=0

@@ -14,6 +14,7 @@ _Static_assert(sizeof(sm_k_mat39) == 144, "sm_k_mat39 must match the kernels' la
 _Static_assert(sizeof(sm_k_weights) == 36, "sm_k_weights must match the kernels' layout");
 _Static_assert(sizeof(sm_k_cluster_rest) == 296, "sm_k_cluster_rest must match the kernels' layout");
 _Static_assert(sizeof(sm_k_slot) == 32, "sm_k_slot must match the kernels' layout");
+_Static_assert(sizeof(sm_k_box) == 32, "sm_k_box must match the kernels' layout");
 _Static_assert(sizeof(sm_k_collider) == 128, "sm_k_collider must match the kernels' layout");
 _Static_assert(sizeof(sm_k_collider_state) == 48, "sm_k_collider_state must match the kernels' layout");
 _Static_assert(SM_K_COLLIDER_PLANE == SM_COLLIDER_PLANE && SM_K_COLLIDER_BOX == SM_COLLIDER_BOX &&
@@ -71,7 +72,7 @@ typedef enum sm_cl_kernel {
     SM_CLK_GRID_COUNT,
     SM_CLK_GRID_SCAN,
     SM_CLK_GRID_SCATTER,
-    SM_CLK_GRID_ORDER,
+    SM_CLK_GRID_RUNS,
     SM_CLK_FIND_CONTACTS,
     SM_CLK_COLLIDE,
     SM_CLK_GROUND,

@@ -8,7 +8,7 @@
 
 static const char *kernel_names[SM_CLK_COUNT] = {
     "sm_cluster_moments", "sm_cluster_moments_group", "sm_rotation", "sm_goal_transform", "sm_blend_integrate",
-    "sm_grid_count", "sm_grid_scan", "sm_grid_scatter", "sm_grid_order", "sm_find_contacts", "sm_collide",
+    "sm_grid_count", "sm_grid_scan", "sm_grid_scatter", "sm_grid_runs", "sm_find_contacts", "sm_collide",
     "sm_ground", "sm_plasticity", "sm_skin_centers", "sm_skin_vertices",
     "sm_skin_normals", "sm_check_particles", "sm_check_clusters"};
 
@@ -214,7 +214,7 @@ static int32_t run_items(const sm_world *world, int32_t count)
 }
 
 /// 5. The grid: each colliding particle's bucket and rank (count), the buckets' beginnings
-/// (scan, a work-group per tile), the memberships (scatter), and the slots a search reads (order).
+/// (scan, a work-group per tile), the slots (scatter), and their runs and chunks (runs).
 static sm_result collision_grid(sm_world *world)
 {
     const sm_pass pass = SM_PASS_COLLISION_GRID;
@@ -235,15 +235,16 @@ static sm_result collision_grid(sm_world *world)
     result = launch(world, pass, SM_CLK_GRID_SCAN, (int32_t)(group * (size_t)sm_cl_scan_groups(table)),
                     COUNT(scan_values), scan_sizes, scan_values);
     if (result != SM_OK) return result;
-    const size_t scatter_sizes[] = {sizeof n, m, m, m, m, m};
-    const void *scatter_values[] = {&n, &b->particle_bucket, &b->buckets, &b->scan_tiles, &b->particle_object, &b->members};
+    const size_t scatter_sizes[] = {sizeof n, m, m, m, m, m, m, m, m};
+    const void *scatter_values[] = {&n,           &b->particle_bucket, &b->buckets, &b->scan_tiles, &b->particle_object,
+                                    &b->contact,  &b->position,        &b->members, &b->slots};
     result = launch(world, pass, SM_CLK_GRID_SCATTER, run_items(world, n), COUNT(scatter_values), scatter_sizes,
                     scatter_values);
     if (result != SM_OK) return result;
-    const size_t order_sizes[] = {sizeof n, m, m, m, m, m, m, m, m};
-    const void *order_values[] = {&n,          &b->particle_bucket, &b->contact,       &b->position, &b->members,
-                                  &b->buckets, &b->scan_tiles,      &b->slot_boxes,    &b->slots};
-    return launch(world, pass, SM_CLK_GRID_ORDER, run_items(world, n), COUNT(order_values), order_sizes, order_values);
+    const size_t run_sizes[] = {sizeof n, m, m, m, m, m, m, m, m};
+    const void *run_values[] = {&n,          &b->particle_bucket, &b->contact,    &b->position, &b->members,
+                                  &b->buckets, &b->scan_tiles,      &b->slot_boxes, &b->slots};
+    return launch(world, pass, SM_CLK_GRID_RUNS, run_items(world, n), COUNT(run_values), run_sizes, run_values);
 }
 
 /// 6. Contact: each particle's candidates and weight, then `iterations` sweeps, each adding
@@ -263,7 +264,7 @@ static sm_result collide(sm_world *world, float h)
     const size_t find_sizes[] = {sizeof n, sizeof h, sizeof mask, sizeof inv_cell, sizeof largest, m, m, m, m, m, m, m,
                                  m, m, m, m, m, m};
     const void *find_values[] = {&n,           &h,           &mask,           &inv_cell,          &largest,
-                                 &b->objects,  &b->particle_object, &b->contact, &b->buckets, &b->scan_tiles, &b->slot_boxes,
+                                 &b->objects,  &b->members, &b->contact, &b->buckets, &b->scan_tiles, &b->slot_boxes,
                                  &b->slots,    &b->candidates, &b->candidate_count, &b->position, &b->position_lo,
                                  &b->velocity, &b->contact_moved[1]};
     sm_result result = launch(world, pass, SM_CLK_FIND_CONTACTS, items, COUNT(find_values), find_sizes, find_values);
