@@ -114,7 +114,7 @@ ratio() { # ratio FILE FIRST SECOND TEXT: rate number SECOND over rate number FI
     ratio spawn1000.txt 2 1 "the 1,000-box spawn, the GPU against the CPU reference (the target: 5 or more)"
 } | tee "$out/summary.txt"
 # the Fig. 8 sweep last: the longest, and the figures above stand without it
-measure fig8.txt "$tool" bench fig8 --backend opencl --out "$out"
+measure fig8.txt "$tool" bench fig8 --backend opencl --device "$gpu" --out "$out"
 echo "gpu.sh: the figures are in $out"
 if [ ${#failed[@]} -gt 0 ]; then
     printf 'gpu.sh: failed: %s\n' "${failed[@]}" >&2

@@ -38,6 +38,16 @@ else
     echo "ok: without gnuplot the command says how to get the plot"
 fi
 
+# --device measures the OpenCL device it selects alone (a GPU machine's CPU device would take
+# hours), and a selector that matches none is refused
+out=$("$tool" bench fig8 --out "$work/one" --max-points 1000 --backend opencl --device 0 2>&1) || fail "--device 0: exit $?: $out"
+devices=$(tail -n +2 "$work/one/fig8.csv" | cut -d, -f1,2 | sort -u)
+[ "$(echo "$devices" | wc -l)" -eq 1 ] && echo "$devices" | grep -q '^opencl,' || fail "--device 0 measured: $devices"
+rc=0
+out=$("$tool" bench fig8 --out "$work/none" --backend opencl --device no-such-device 2>&1) || rc=$?
+[ "$rc" -eq 1 ] && echo "$out" | grep -q "no OpenCL device matches 'no-such-device'" || fail "--device no-such-device: exit $rc: $out"
+echo "ok: --device"
+
 # a gnuplot that fails, or that writes no plot, fails the command, which then claims no plot;
 # without gnuplot the command says how to get it and succeeds
 mkdir -p "$work/failing" "$work/silent" "$work/nothing"

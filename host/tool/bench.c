@@ -24,6 +24,7 @@ static const char *usage_bench =
     "usage: shapematch bench scene SCENE [--steps N] [--repeat R] [--backend opencl|cpu] [--device SEL] [--collisions on|off]\n"
     "                        [--substeps N]\n"
     "       shapematch bench fig8 [--out DIR] [--max-points N] [--cpu-max-points N] [--backend opencl|cpu|both]\n"
+    "                        [--device SEL]\n"
     "\n"
     "scene: steps per second of SCENE (the median of R timed runs of N steps after 10 warm-up steps;\n"
     "       defaults 5 and 100, 20 on the CPU reference), the milliseconds per solver step of each\n"
@@ -33,7 +34,8 @@ static const char *usage_bench =
     "fig8:  the paper's Fig. 8: one object of N points at random positions pulled toward random\n"
     "       goal positions (its rest shape), N from 1,000 to --max-points (default 1,000,000)\n"
     "       log-spaced, linear and quadratic, 1, 8 and 64 clusters; and a many-object variant\n"
-    "       (objects of 1,000 points and 8 linear clusters). The CPU reference stops at\n"
+    "       (objects of 1,000 points and 8 linear clusters), on every OpenCL device (--device: the\n"
+    "       one it selects, an index or part of a name). The CPU reference stops at\n"
     "       --cpu-max-points (default 100,000). Writes DIR/fig8.csv (default DIR: bench) and, when\n"
     "       gnuplot is installed (apt-get install gnuplot-nox), the log-log plot DIR/fig8.png.\n";
 
@@ -427,6 +429,7 @@ static int bench_fig8(int argc, char **argv)
     const char *dir = "bench";
     long long max_points = 1000000, cpu_max_points = 100000;
     bool cpu = true, opencl = true;
+    const char *selected = NULL; // (--device: one OpenCL device, else every one)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--out") == 0 && value) {
@@ -440,6 +443,8 @@ static int bench_fig8(int argc, char **argv)
             opencl = strcmp(value, "opencl") == 0 || strcmp(value, "both") == 0;
             if (!cpu && !opencl) return bench_usage_error("--backend needs opencl, cpu or both, got", value);
             i++;
+        } else if (strcmp(a, "--device") == 0 && value) {
+            selected = value, i++;
         } else {
             return bench_usage_error("unknown or incomplete option", a);
         }
@@ -465,7 +470,14 @@ static int bench_fig8(int argc, char **argv)
     // the backends: the CPU reference, then each OpenCL device
     sm_device_info devices[16];
     int32_t device_count = 0;
-    if (opencl && sm_opencl_devices(devices, 16, &device_count) != SM_OK) {
+    if (opencl && selected) {
+        if (sm_opencl_device_for(selected, &devices[0]) != SM_OK) {
+            error_line("%s", sm_last_error());
+            fclose(csv);
+            return 1;
+        }
+        device_count = 1;
+    } else if (opencl && sm_opencl_devices(devices, 16, &device_count) != SM_OK) {
         error_line("no OpenCL device (%s): measuring the CPU reference only", sm_last_error());
         device_count = 0;
     }
