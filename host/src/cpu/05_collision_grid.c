@@ -7,7 +7,7 @@ void sm_cpu_collision_grid(sm_world *world)
     sm_grid *grid = &world->grid;
     sm_grid_build(grid, grid->cell_size, world->position, world->radius, world->particle_count);
     // each bucket's object (-2 when it holds several), whether it holds several cells, and the box
-    // of its particles' spheres (kernels/05's sm_grid_order)
+    // of its particles' spheres (kernels/05's sm_grid_runs)
     for (int32_t b = 0; b < grid->table_size; b++) {
         int32_t object = -1, cells = 0;
         double *box = &grid->bucket_box[6 * b];
