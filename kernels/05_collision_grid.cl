@@ -35,12 +35,16 @@ inline int3 sm_cell(const float3 x, const float inv_cell) { return convert_int3_
 
 /// bucket[i] = (the bucket of particle i's cell, its rank among the bucket's particles), or
 /// (-1, 0) for a particle that does not collide (radius 0); bucket_count[b] counts them (zero
-/// beforehand: sm_grid_scan leaves it so).
-__kernel void sm_grid_count(const int particle_count, const float inv_cell, const int mask,
+/// beforehand: sm_grid_scan leaves it so). `order`: 0, or a prime that does not divide
+/// particle_count, to take particle k `order` mod particle_count in turn k instead of particle k,
+/// so that the ranks come in another order, as on another device ($SM_SCRAMBLE_ARRIVAL=1: the
+/// tests check that no result changes).
+__kernel void sm_grid_count(const int particle_count, const int order, const float inv_cell, const int mask,
                             __global const float4 *contact, __global const float4 *position, __global int2 *bucket,
                             __global int *bucket_count)
 {
-    SM_K_CHUNK(i, particle_count) {
+    SM_K_CHUNK(k, particle_count) {
+        const int i = order > 0 ? (int)((long)k * order % particle_count) : k;
         if (!(contact[i].w > 0.0f)) {
             bucket[i] = (int2)(-1, 0);
             continue;

@@ -173,14 +173,13 @@ inline float3 sm_pair_offset(const int i, const int j, __global const float4 *po
 /// positions (a depth, sm_pair_depth, above 0) into list and count, and its weight W_i, the sum
 /// of their depths, into moved[i].w, with moved[i].xyz = 0: the first sweep's corrections so far.
 /// One particle at a time in the grid's order, members[p] = (particle, object) for p from 0 to
-/// the number of colliding particles (pass 5: bucket by bucket; `particle_count` work-items at
-/// most), so that neighbouring work-items
-/// search from one cell, mostly for one object: on a GPU they read the same buckets and slots,
-/// and a work-item that takes several (a CPU device) reads the table once for the cell and
-/// object (sm_near_buckets: a later particle reads only the cells in its reach that no earlier
-/// one did). What a particle finds does not depend on that order. A particle reads its own
-/// position as the slots hold it (the high part). The sweeps read neither the count nor the
-/// weight of a particle that does not collide.
+/// the number of colliding particles (pass 5: bucket by bucket; at most `particle_count`), so
+/// that neighbouring work-items search from one cell, mostly for one object: on a GPU they read
+/// the same buckets and slots, and a work-item that takes several (a CPU device) reads the table
+/// once for the cell and object (sm_near_buckets: a later particle reads only the cells in its
+/// reach that no earlier one did). What a particle finds does not depend on that order. A
+/// particle reads its own position as the slots hold it (the high part). The sweeps read neither
+/// the count nor the weight of a particle that does not collide.
 __kernel void sm_find_contacts(const int particle_count, const float h, const int mask, const float inv_cell,
                                const float largest, __global const sm_k_object *objects,
                                __global const int2 *members, __global const float4 *contact,

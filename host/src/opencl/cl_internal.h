@@ -135,6 +135,7 @@ struct sm_cl_backend {
     int32_t static_states_written;    ///< steps of states the collider_state buffer holds for static colliders (0: none)
     int32_t large_threshold;          ///< members from which a cluster is reduced by a work-group
     bool gpu_launches;                ///< kernels launch as on a GPU (cl_passes.c, sm_cl_create_kernels())
+    bool scramble_arrival;            ///< the grid's counts take the particles in a scrambled order (cl_passes.c)
     int64_t launches;                 ///< kernels enqueued by the steps so far
     // the device's state where float does not round-trip through the host's doubles, as last
     // read back, uploaded again as it was so that a read-back and an upload change nothing:

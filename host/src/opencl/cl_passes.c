@@ -21,6 +21,16 @@ static bool gpu_launches(const sm_cl_device *d)
     return d->gpu || (env && strcmp(env, "1") == 0);
 }
 
+/// Whether the grid's counts take the particles in a scrambled order ($SM_SCRAMBLE_ARRIVAL=1), so
+/// that the atomics hand out the ranks in another order than the device's scheduling does, as
+/// another device's might: the tests check that no result changes. Read once, when the kernels
+/// are made.
+static bool scramble_arrival(void)
+{
+    const char *env = getenv("SM_SCRAMBLE_ARRIVAL");
+    return env && strcmp(env, "1") == 0;
+}
+
 /// $SM_WORK_GROUP_SIZE into *out (0 when it is not set): a power of two that the device's
 /// CL_DEVICE_MAX_WORK_GROUP_SIZE and CL_DEVICE_MAX_WORK_ITEM_SIZES allow, else an error. (A
 /// device may still fail at a size it reports: PoCL 3.1's CPU device reports 4096, but the
@@ -54,6 +64,7 @@ sm_result sm_cl_create_kernels(sm_cl_backend *cl)
     sm_result result = forced_group_size(cl->device, &forced);
     if (result != SM_OK) return result;
     cl->gpu_launches = gpu_launches(cl->device);
+    cl->scramble_arrival = scramble_arrival();
     for (int p = 0; p < SM_CLK_COUNT; p++) {
         cl_int status = CL_SUCCESS;
         cl->kernels[p] = clCreateKernel(cl->device->program, kernel_names[p], &status);
@@ -213,6 +224,17 @@ static int32_t run_items(const sm_world *world, int32_t count)
     return world->cl->gpu_launches || count < few ? count : few;
 }
 
+/// The order in which sm_grid_count takes `count` particles: 0, in index order, or, where the
+/// world scrambles it, a prime that does not divide `count` (particle k P mod count at k).
+static cl_int arrival_order(const sm_world *world, int32_t count)
+{
+    if (!world->cl->scramble_arrival) return 0;
+    const cl_int primes[] = {7919, 7927, 7933}; // (no count below 2^31 has three prime factors this large)
+    int p = 0;
+    while (count % primes[p] == 0) p++;
+    return primes[p];
+}
+
 /// 5. The grid: each colliding particle's bucket and rank (count), the buckets' beginnings
 /// (scan, a work-group per tile), the slots (scatter), and their runs and chunks (runs).
 static sm_result collision_grid(sm_world *world)
@@ -223,8 +245,10 @@ static sm_result collision_grid(sm_world *world)
     const size_t m = sizeof(cl_mem);
     const cl_int n = world->particle_count, table = world->grid.table_size, mask = table - 1;
     const cl_float inv_cell = grid_inv_cell(world);
-    const size_t count_sizes[] = {sizeof n, sizeof inv_cell, sizeof mask, m, m, m, m};
-    const void *count_values[] = {&n, &inv_cell, &mask, &b->contact, &b->position, &b->particle_bucket, &b->bucket_count};
+    const cl_int order = arrival_order(world, n);
+    const size_t count_sizes[] = {sizeof n, sizeof order, sizeof inv_cell, sizeof mask, m, m, m, m};
+    const void *count_values[] = {&n,           &order,       &inv_cell,           &mask,
+                                  &b->contact,  &b->position, &b->particle_bucket, &b->bucket_count};
     sm_result result = launch(world, pass, SM_CLK_GRID_COUNT, run_items(world, n), COUNT(count_values), count_sizes,
                               count_values);
     if (result != SM_OK) return result;
