@@ -942,13 +942,14 @@ static void crowded_buckets_are_read_alike(void)
     ENSURE_SMALL(worst, 1e-4 * 0.17);
 }
 
-/// Steps `world` `steps` times (`substeps` each) and returns its state's hash; *slots_out: the
-/// hash of its grid's slots after the first step (their order: that of the atomics' ranks).
+/// Steps `world` `steps` times (`substeps` each) and returns its state's hash; *slots_out (unless
+/// NULL): the hash of its grid's slots after the first step, their order that of the atomics'
+/// ranks (every slot written: no crowded bucket).
 static uint64_t hash_after(sm_world *world, int steps, int substeps, uint64_t *slots_out)
 {
     for (int s = 0; s < steps; s++) {
         ENSURE_OK(sm_world_step(world, 1.0 / 60.0, substeps));
-        if (s > 0) continue;
+        if (s > 0 || !slots_out) continue;
         const int32_t colliding = world->grid.colliding;
         sm_k_slot *slots = malloc(sizeof *slots * (size_t)colliding);
         ENSURE_OK(sm_cl_read_buffer(world->cl, world->cl->buffers.slots, sizeof *slots, 0, colliding, slots));
@@ -963,10 +964,10 @@ static uint64_t hash_after(sm_world *world, int steps, int substeps, uint64_t *s
 
 /// "Runs are bit-identical whatever order the atomics hand out": the grid's counts taking the
 /// particles in a scrambled order ($SM_SCRAMBLE_ARRIVAL=1: particle k P mod n at turn k, P prime),
-/// as another device's scheduling might, change the order of the grid's slots but not one bit of
-/// the state after 150 steps of objects falling onto each other (a self-colliding torus among
-/// them) nor after 30 steps of a pile of 1,200 particles spawned in one grid cell (a crowded
-/// bucket).
+/// as another device's scheduling might, change the order of the grid's slots (of the falling
+/// objects) but not one bit of the state after 150 steps of objects falling onto each other (a
+/// self-colliding torus among them) nor after 30 steps of a pile of 1,200 particles spawned in
+/// one grid cell (a crowded bucket).
 static void results_do_not_depend_on_the_order_of_arrival(void)
 {
     static char pile[65536];
@@ -1001,13 +1002,15 @@ static void results_do_not_depend_on_the_order_of_arrival(void)
             sm_world *world = make_world(scenes[k].json, SM_BACKEND_OPENCL);
             unsetenv("SM_SCRAMBLE_ARRIVAL");
             if (!world) return;
-            state[scrambled] = hash_after(world, scenes[k].steps, scenes[k].substeps, &slots[scrambled]);
+            state[scrambled] = hash_after(world, scenes[k].steps, scenes[k].substeps, k == 0 ? &slots[scrambled] : NULL);
             sm_world_destroy(world);
         }
-        printf("  %s: slots %016llx and %016llx scrambled; state after %d steps %016llx and %016llx\n", scenes[k].name,
+        printf("  %s: slots %016llx and %016llx scrambled (0: not compared); state after %d steps %016llx and %016llx\n", scenes[k].name,
                (unsigned long long)slots[0], (unsigned long long)slots[1], scenes[k].steps, (unsigned long long)state[0],
                (unsigned long long)state[1]);
-        ENSURE(slots[0] != slots[1]);
+        // (a crowded bucket holds the slots read in index order whatever the arrival, and leaves
+        // the rest unwritten: the pile's are not compared)
+        ENSURE(k > 0 || slots[0] != slots[1]);
         ENSURE(state[0] == state[1]);
     }
 }
