@@ -228,8 +228,8 @@ static int32_t run_items(const sm_world *world, int32_t count)
 /// world scrambles it, a prime that does not divide `count` (particle k P mod count at k).
 static cl_int arrival_order(const sm_world *world, int32_t count)
 {
-    if (!world->cl->scramble_arrival) return 0;
-    const cl_int primes[] = {7919, 7927, 7933}; // (no count below 2^31 has three prime factors this large)
+    if (!world->cl->scramble_arrival || count <= 0) return 0;
+    const cl_int primes[] = {7919, 7927, 7933}; // (no positive count below 2^31 has all three as factors)
     int p = 0;
     while (count % primes[p] == 0) p++;
     return primes[p];
