@@ -422,17 +422,21 @@ static void runs_are_bit_identical(void)
     ENSURE(hashes[0] == hashes[1]);
 }
 
+/// Four objects falling onto each other and the ground in contact (a quadratic box, a sphere of
+/// 8 clusters, a self-colliding torus and a rigid capsule), 3 sweeps.
+static const char *const falling_objects =
+    "{\"ground\": {}, \"collisions\": {\"iterations\": 3}, \"objects\": ["
+    " {\"shape\": \"box\", \"resolution\": [5, 5, 5], \"position\": [0, 0.5, 0], \"mode\": \"quadratic\"},"
+    " {\"shape\": \"sphere\", \"spacing\": 0.2, \"position\": [0.2, 1.6, 0.1], \"clusters\": {\"grid\": [2, 2, 2]}},"
+    " {\"shape\": \"torus\", \"spacing\": 0.1, \"position\": [-0.1, 2.6, 0], \"rotation\": [80, 0, 0], \"collisions\": {\"self\": true}},"
+    " {\"shape\": \"capsule\", \"spacing\": 0.1, \"radius\": 0.15, \"position\": [0, 3.4, 0.2], \"mode\": \"rigid\", \"alpha\": 1}]}";
+
 /// The collide passes are deterministic although the grid's counting sort uses integer atomics:
 /// a pile of colliding objects stepped twice on the device ends in bit-identical states, and one
 /// device step from the reference's state during contact lands within 1e-5 of the scene's size.
 static void collisions_are_bit_identical_and_match_the_reference(void)
 {
-    const char *json =
-        "{\"ground\": {}, \"collisions\": {\"iterations\": 3}, \"objects\": ["
-        " {\"shape\": \"box\", \"resolution\": [5, 5, 5], \"position\": [0, 0.5, 0], \"mode\": \"quadratic\"},"
-        " {\"shape\": \"sphere\", \"spacing\": 0.2, \"position\": [0.2, 1.6, 0.1], \"clusters\": {\"grid\": [2, 2, 2]}},"
-        " {\"shape\": \"torus\", \"spacing\": 0.1, \"position\": [-0.1, 2.6, 0], \"rotation\": [80, 0, 0], \"collisions\": {\"self\": true}},"
-        " {\"shape\": \"capsule\", \"spacing\": 0.1, \"radius\": 0.15, \"position\": [0, 3.4, 0.2], \"mode\": \"rigid\", \"alpha\": 1}]}";
+    const char *json = falling_objects;
     uint64_t hashes[2] = {0, 0};
     for (int run = 0; run < 2; run++) {
         sm_world *world = make_world(json, SM_BACKEND_OPENCL);
@@ -823,6 +827,25 @@ static void contact_takes_twelve_launches(void)
     }
 }
 
+/// A pile of `boxes` boxes of 2x2x2 particles (0.1 m, radius 0.05), each turned at random and
+/// placed within a millimetre of (centre, centre, centre), so that no two particles coincide
+/// (float and double would order a tie of coincident distances differently): a scene of contact
+/// without gravity, into json (`size` bytes).
+static void pile_json(char *json, size_t size, rng *r, int boxes, double centre)
+{
+    int used = snprintf(json, size, "{\"gravity\": [0, 0, 0], \"collisions\": {}, \"objects\": [");
+    for (int k = 0; k < boxes; k++) {
+        const sm_vec3 at = rng_in_ball(r, 0.001);
+        used += snprintf(json + used, size - (size_t)used,
+                         "%s{\"shape\": \"box\", \"size\": [0.1, 0.1, 0.1], \"resolution\": [2, 2, 2],"
+                         " \"position\": [%.17g, %.17g, %.17g], \"rotation\": [%.17g, %.17g, %.17g]}",
+                         k ? ", " : "", centre + at.x, centre + at.y, centre + at.z, rng_uniform(r, 0, 360),
+                         rng_uniform(r, 0, 360), rng_uniform(r, 0, 360));
+    }
+    snprintf(json + used, size - (size_t)used, "]}");
+    ENSURE(used < (int)size - 4);
+}
+
 /// "A particle's work is bounded however many particles pile onto one point": 150 boxes of 2x2x2
 /// particles spawned at one point (1,200 particles, each overlapping hundreds of others; turned at
 /// random and up to a millimetre apart, so that no two particles coincide: float and double
@@ -837,17 +860,8 @@ static void contact_takes_twelve_launches(void)
 static void contacts_per_particle_are_capped_alike_on_both_backends(void)
 {
     static char json[65536];
-    int used = snprintf(json, sizeof json, "{\"gravity\": [0, 0, 0], \"collisions\": {}, \"objects\": [");
     rng r = {29};
-    for (int k = 0; k < 150; k++) { // turned at random, and a millimetre apart at most (no two particles at one point)
-        const sm_vec3 at = rng_in_ball(&r, 0.001);
-        used += snprintf(json + used, sizeof json - (size_t)used,
-                         "%s{\"shape\": \"box\", \"size\": [0.1, 0.1, 0.1], \"resolution\": [2, 2, 2], \"position\": [%.17g, %.17g, %.17g],"
-                         " \"rotation\": [%.17g, %.17g, %.17g]}",
-                         k ? ", " : "", at.x, at.y, at.z, rng_uniform(&r, 0, 360), rng_uniform(&r, 0, 360), rng_uniform(&r, 0, 360));
-    }
-    snprintf(json + used, sizeof json - (size_t)used, "]}");
-    ENSURE(used < (int)sizeof json - 4);
+    pile_json(json, sizeof json, &r, 150, 0.0);
     sm_world *reference = make_world(json, SM_BACKEND_CPU), *device = make_world(json, SM_BACKEND_OPENCL);
     if (!reference || !device) {
         sm_world_destroy(reference), sm_world_destroy(device);
@@ -901,18 +915,8 @@ static void crowded_buckets_are_read_alike(void)
     double worst = 0.0;
     const int draws = 6;
     for (int draw = 0; draw < draws; draw++) {
-        int used = snprintf(json, sizeof json, "{\"gravity\": [0, 0, 0], \"collisions\": {}, \"objects\": [");
-        const int boxes = (int)rng_uniform(&r, 70.0, 200.999);
-        for (int k = 0; k < boxes; k++) { // (cells of 0.2 m: four radii; each box within 0.087 m of the cell's centre)
-            const sm_vec3 at = rng_in_ball(&r, 0.001);
-            used += snprintf(json + used, sizeof json - (size_t)used,
-                             "%s{\"shape\": \"box\", \"size\": [0.1, 0.1, 0.1], \"resolution\": [2, 2, 2],"
-                             " \"position\": [%.17g, %.17g, %.17g], \"rotation\": [%.17g, %.17g, %.17g]}",
-                             k ? ", " : "", 0.1 + at.x, 0.1 + at.y, 0.1 + at.z, rng_uniform(&r, 0, 360),
-                             rng_uniform(&r, 0, 360), rng_uniform(&r, 0, 360));
-        }
-        snprintf(json + used, sizeof json - (size_t)used, "]}");
-        ENSURE(used < (int)sizeof json - 4);
+        // (cells of 0.2 m: four radii; each box within 0.087 m of the cell's centre)
+        pile_json(json, sizeof json, &r, (int)rng_uniform(&r, 70.0, 200.999), 0.1);
         sm_world *reference = make_world(json, SM_BACKEND_CPU), *device = make_world(json, SM_BACKEND_OPENCL);
         if (!reference || !device) {
             sm_world_destroy(reference), sm_world_destroy(device);
@@ -971,28 +975,13 @@ static uint64_t hash_after(sm_world *world, int steps, int substeps, uint64_t *s
 static void results_do_not_depend_on_the_order_of_arrival(void)
 {
     static char pile[65536];
-    int used = snprintf(pile, sizeof pile, "{\"gravity\": [0, 0, 0], \"collisions\": {}, \"objects\": [");
     rng r = {2026112702};
-    for (int k = 0; k < 150; k++) {
-        const sm_vec3 at = rng_in_ball(&r, 0.001);
-        used += snprintf(pile + used, sizeof pile - (size_t)used,
-                         "%s{\"shape\": \"box\", \"size\": [0.1, 0.1, 0.1], \"resolution\": [2, 2, 2],"
-                         " \"position\": [%.17g, %.17g, %.17g], \"rotation\": [%.17g, %.17g, %.17g]}",
-                         k ? ", " : "", 0.1 + at.x, 0.1 + at.y, 0.1 + at.z, rng_uniform(&r, 0, 360),
-                         rng_uniform(&r, 0, 360), rng_uniform(&r, 0, 360));
-    }
-    snprintf(pile + used, sizeof pile - (size_t)used, "]}");
+    pile_json(pile, sizeof pile, &r, 150, 0.1); // (in the grid cell of 0.2 m at the origin)
     const struct {
         const char *name, *json;
         int steps, substeps;
     } scenes[] = {
-        {"objects falling onto each other",
-         "{\"ground\": {}, \"collisions\": {\"iterations\": 3}, \"objects\": ["
-         " {\"shape\": \"box\", \"resolution\": [5, 5, 5], \"position\": [0, 0.5, 0], \"mode\": \"quadratic\"},"
-         " {\"shape\": \"sphere\", \"spacing\": 0.2, \"position\": [0.2, 1.6, 0.1], \"clusters\": {\"grid\": [2, 2, 2]}},"
-         " {\"shape\": \"torus\", \"spacing\": 0.1, \"position\": [-0.1, 2.6, 0], \"rotation\": [80, 0, 0], \"collisions\": {\"self\": true}},"
-         " {\"shape\": \"capsule\", \"spacing\": 0.1, \"radius\": 0.15, \"position\": [0, 3.4, 0.2], \"mode\": \"rigid\", \"alpha\": 1}]}",
-         150, 2},
+        {"objects falling onto each other", falling_objects, 150, 2},
         {"a pile spawned in one cell", pile, 30, 1},
     };
     for (size_t k = 0; k < sizeof scenes / sizeof scenes[0]; k++) {
