@@ -6,10 +6,11 @@
  *                    integer atomic: the order of arrival);
  *   sm_grid_scan     the bucket counts into bucket beginnings (an exclusive prefix sum, in two
  *                    parts: sm_bucket_start), the counts zeroed for the next step;
- *   sm_grid_scatter  each particle's slot (sm_k_slot: its position, radius, index and object,
- *                    which a search reads in one place) at its bucket's beginning plus its rank;
- *                    in a crowded bucket, of more than SM_K_CELL_VISITS particles, its
- *                    membership (particle, object) instead;
+ *   sm_grid_scatter  each particle's membership (particle, object: the order in which pass 6
+ *                    takes the particles) at its bucket's beginning plus its rank, and its slot
+ *                    (sm_k_slot: its position, radius, index and object, which a search reads in
+ *                    one place) at the same place, but in a crowded bucket (of more than
+ *                    SM_K_CELL_VISITS particles);
  *   sm_grid_runs     the runs of the slots (each bucket's consecutive slots of one object, which a
  *                    search passes over together where they are its own object's), their chunks
  *                    (SM_K_CHUNK_SLOTS at a time) and the boxes of both, by which a search passes
@@ -87,10 +88,11 @@ inline int sm_group_scan(__local int *values, const int count, __local int *part
 /// The bucket beginnings, in two parts that sm_bucket_start() adds: work-group g scans tile g of
 /// the counts (SM_K_SCAN_TILE buckets, b from g SM_K_SCAN_TILE; the last tile ends at b = table,
 /// which holds no particle) into buckets[b].start, the particles in the buckets of its tile before
-/// b (and buckets[b].object = -1, for sm_grid_runs), zeroes the counts for the next step, and puts its tile's sum in tiles[1 + groups + g]; the
-/// last work-group to finish (the ticket tiles[0]) scans the tiles' sums into tiles[1 + g], the
-/// particles in the tiles before g, and sets the ticket back to 0. `tile` holds a tile,
-/// `partial` an int per work-item. The counts pass through local memory in coalesced order.
+/// b (and buckets[b].object = -1, for sm_grid_runs), zeroes the counts for the next step, and
+/// puts its tile's sum in tiles[1 + groups + g]; the last work-group to finish (the ticket
+/// tiles[0]) scans the tiles' sums into tiles[1 + g], the particles in the tiles before g, and
+/// sets the ticket back to 0. `tile` holds a tile, `partial` an int per work-item. The counts
+/// pass through local memory in coalesced order.
 __kernel void sm_grid_scan(const int table, __global int *bucket_count, __global sm_k_bucket *buckets,
                            __global int *tiles, __local int *tile, __local int *partial)
 {
@@ -144,12 +146,13 @@ __kernel void sm_grid_scatter(const int particle_count, __global const int2 *buc
         const int2 b = bucket[i];
         if (b.x < 0) continue;
         const int begin = sm_bucket_start(buckets, tiles, b.x), end = sm_bucket_start(buckets, tiles, b.x + 1);
-        members[begin + b.y] = (int2)(i, particle_object[i]);
+        const int object = particle_object[i];
+        members[begin + b.y] = (int2)(i, object);
         if (end - begin > SM_K_CELL_VISITS) continue;
         __global sm_k_slot *slot = &slots[begin + b.y];
         vstore4((float4)(position[i].xyz, contact[i].w), 0, slot->position);
         slot->particle = i;
-        slot->object = particle_object[i];
+        slot->object = object;
     }
 }
 
