@@ -7,6 +7,8 @@ set -euo pipefail
 tool=$(realpath "$1") scenes=$(realpath "$2") work=$3
 rm -rf "$work" && mkdir -p "$work"
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# (the checks read the output from a here-string: in `echo "$out" | grep -q`, grep may stop
+# reading early and fail the pipe under pipefail, a check failing on a line that is there)
 
 # the folder's name holds a quote and shell syntax: it reaches neither a shell nor gnuplot's
 # script (gnuplot runs in the folder, the script names its files there)
@@ -31,10 +33,10 @@ print(f"ok: {len(rows)} rows, {len(series)} series")
 PY
 if command -v gnuplot > /dev/null; then
     [ -s "$work/$dir/fig8.png" ] || fail "gnuplot is installed but no fig8.png: $out"
-    echo "$out" | grep -qF "fig8: wrote $dir/fig8.png" || fail "the plot is not reported: $out"
+    grep -qF "fig8: wrote $dir/fig8.png" <<< "$out" || fail "the plot is not reported: $out"
     echo "ok: the plot"
 else
-    echo "$out" | grep -q "gnuplot is not installed (apt-get install gnuplot-nox)" || fail "no word on the missing gnuplot: $out"
+    grep -q "gnuplot is not installed (apt-get install gnuplot-nox)" <<< "$out" || fail "no word on the missing gnuplot: $out"
     echo "ok: without gnuplot the command says how to get the plot"
 fi
 
@@ -42,10 +44,10 @@ fi
 # hours), and a selector that matches none is refused
 out=$("$tool" bench fig8 --out "$work/one" --max-points 1000 --backend opencl --device 0 2>&1) || fail "--device 0: exit $?: $out"
 devices=$(tail -n +2 "$work/one/fig8.csv" | cut -d, -f1,2 | sort -u)
-[ "$(echo "$devices" | wc -l)" -eq 1 ] && echo "$devices" | grep -q '^opencl,' || fail "--device 0 measured: $devices"
+[ "$(echo "$devices" | wc -l)" -eq 1 ] && grep -q '^opencl,' <<< "$devices" || fail "--device 0 measured: $devices"
 rc=0
 out=$("$tool" bench fig8 --out "$work/none" --backend opencl --device no-such-device 2>&1) || rc=$?
-[ "$rc" -eq 1 ] && echo "$out" | grep -q "no OpenCL device matches 'no-such-device'" || fail "--device no-such-device: exit $rc: $out"
+[ "$rc" -eq 1 ] && grep -q "no OpenCL device matches 'no-such-device'" <<< "$out" || fail "--device no-such-device: exit $rc: $out"
 echo "ok: --device"
 
 # a gnuplot that fails, or that writes no plot, fails the command, which then claims no plot;
@@ -59,12 +61,12 @@ for stub in failing silent; do
     rc=0
     out=$(PATH="$work/$stub:$PATH" "$tool" bench fig8 --out "$work/$stub/out" "${small[@]}" 2>&1) || rc=$?
     [ "$rc" -eq 1 ] || fail "a $stub gnuplot: exit status $rc, expected 1: $out"
-    echo "$out" | grep -q "^fig8: wrote .*fig8.png" && fail "a $stub gnuplot: the plot is reported written: $out"
+    grep -q "^fig8: wrote .*fig8.png" <<< "$out" && fail "a $stub gnuplot: the plot is reported written: $out"
     expected=$([ $stub = failing ] && echo "gnuplot failed on .*fig8.gp \(exit status 3\)" || echo "gnuplot ran .*fig8.gp but wrote no plot")
-    echo "$out" | grep -Eq "$expected" || fail "a $stub gnuplot: no /$expected/: $out"
+    grep -Eq "$expected" <<< "$out" || fail "a $stub gnuplot: no /$expected/: $out"
 done
 out=$(PATH="$work/nothing" "$tool" bench fig8 --out "$work/nothing/out" "${small[@]}" 2>&1) || fail "without gnuplot: exit $?: $out"
-echo "$out" | grep -q "gnuplot is not installed (apt-get install gnuplot-nox)" || fail "no word on the missing gnuplot: $out"
+grep -q "gnuplot is not installed (apt-get install gnuplot-nox)" <<< "$out" || fail "no word on the missing gnuplot: $out"
 echo "ok: gnuplot's failures"
 
 # a --repeat too large for memory is refused with a message, not a crash (under a memory limit;
@@ -80,25 +82,25 @@ else
     out=$(ulimit -v 2000000 && "$tool" bench scene "$scenes/linear_cube.json" --backend cpu --repeat 1000000000 2>&1) || rc=$?
 fi
 [ "$rc" -eq 1 ] || fail "--repeat 1000000000: exit status $rc, expected 1: $out"
-echo "$out" | grep -q "out of memory for the times of 1000000000 runs (--repeat)" || fail "--repeat 1000000000: $out"
+grep -q "out of memory for the times of 1000000000 runs (--repeat)" <<< "$out" || fail "--repeat 1000000000: $out"
 # a folder given as the scene is named as one
 rc=0
 out=$("$tool" bench scene "$scenes" --backend cpu 2>&1) || rc=$?
-[ "$rc" -eq 1 ] && echo "$out" | grep -q "cannot read scene file .*: Is a directory" || fail "a folder as the scene: $rc: $out"
+[ "$rc" -eq 1 ] && grep -q "cannot read scene file .*: Is a directory" <<< "$out" || fail "a folder as the scene: $rc: $out"
 
 out=$("$tool" bench scene "$scenes/linear_cube.json" --steps 5 --repeat 3 2>&1) || fail "bench scene exited $?: $out"
 echo "$out"
-echo "$out" | grep -Eq '^steps_per_second=[0-9.]+ ms_per_step=[0-9.]+ \(median of 3 runs of 5 steps' || fail "no speed line"
+grep -Eq '^steps_per_second=[0-9.]+ ms_per_step=[0-9.]+ \(median of 3 runs of 5 steps' <<< "$out" || fail "no speed line"
 for pass in cluster_moments rotation goal_transform blend_integrate; do
-    echo "$out" | grep -Eq "^$pass +[0-9.]+ +[0-9.]+%" || fail "no time for the pass $pass"
+    grep -Eq "^$pass +[0-9.]+ +[0-9.]+%" <<< "$out" || fail "no time for the pass $pass"
 done
-echo "$out" | grep -Eq '^floor: copy bandwidth [0-9.]+ GB/s' || fail "no floor line"
+grep -Eq '^floor: copy bandwidth [0-9.]+ GB/s' <<< "$out" || fail "no floor line"
 # the layout: 5 float4 per particle (position, its low half, velocity, goal, force) and 2 ints
-echo "$out" | grep -q 'device memory: .* 88.0 bytes per particle' || fail "not 88 bytes per particle"
+grep -q 'device memory: .* 88.0 bytes per particle' <<< "$out" || fail "not 88 bytes per particle"
 "$tool" bench scene "$scenes/linear_cube.json" --steps 0 > /dev/null 2>&1 && fail "--steps 0 was accepted"
 # --substeps replaces the scene's: the profiled world then runs that many solver steps a step
 out=$("$tool" bench scene "$scenes/linear_cube.json" --steps 4 --repeat 1 --substeps 7 2>&1) || fail "--substeps 7 exited $?: $out"
-echo "$out" | grep -Eq '^objects=.* substeps=7 ' || fail "--substeps 7 not reported: $out"
+grep -Eq '^objects=.* substeps=7 ' <<< "$out" || fail "--substeps 7 not reported: $out"
 "$tool" bench scene "$scenes/linear_cube.json" --substeps 0 > /dev/null 2>&1 && fail "--substeps 0 was accepted"
 "$tool" bench nothing > /dev/null 2>&1 && fail "an unknown benchmark was accepted"
 echo "ok: bench"
