@@ -6,9 +6,10 @@
  * particles, memberships or contact pairs would only make the fuzzer report a timeout or an
  * out-of-memory. So before an object is created the harness estimates, from its def alone, the
  * lattice the library would scan and the cluster memberships it would build, and skips defs over
- * the bounds below; before stepping it bounds the step's work the same way. Defs the library
- * refuses before any work (non-finite or out-of-range fields, shapes over its own particle
- * limits) are always passed on, so that their checks are fuzzed too. */
+ * the bounds below; before stepping, resetting, cutting or changing an object's mode it bounds
+ * that call's work the same way. Defs the library refuses before any work (non-finite or
+ * out-of-range fields, shapes over its own particle limits) are always passed on, so that their
+ * checks are fuzzed too. */
 #ifndef SM_FUZZ_COMMON_H
 #define SM_FUZZ_COMMON_H
 
@@ -27,11 +28,19 @@
 #define FUZZ_MAX_CANDIDATES 200000.0
 /// Cluster memberships of one object's grid (an upper bound from the cells a particle can fall in).
 #define FUZZ_MAX_MEMBERSHIPS 400000.0
-/// Work of one sm_world_step() call, in membership updates (fuzz_step_work()): about 1 s in the
-/// instrumented build.
+/// Work of one call (a step, an object's creation, reset or cut), in membership updates (about
+/// 50 ns each in the instrumented build): about 1 s.
 #define FUZZ_MAX_STEP_WORK 2e7
-/// The same summed over the steps of one input.
+/// The same summed over the calls of one input.
 #define FUZZ_MAX_INPUT_WORK 6e7
+/// Work of computing one cluster's rest data beyond its memberships (sm_cluster_update_rest():
+/// the moment matrices' eigen decompositions, 9 x 9 for a quadratic cluster), in membership
+/// updates: up to about 5,000 measured in the instrumented build (1,000 quadratic clusters of 60
+/// members each, 0.3 s a reset), with room for a slower machine.
+#define FUZZ_CLUSTER_REST_WORK 8000.0
+/// Work of one cluster's shape matching in a substep beyond its memberships (the polar
+/// decomposition, the quadratic fit): up to about 600 measured.
+#define FUZZ_CLUSTER_STEP_WORK 1000.0
 /// The library's own limits, beyond which it refuses a shape before sampling it (shapes.c).
 #define FUZZ_LIBRARY_MAX_PARTICLES 67108864.0 /* 1 << 26 */
 
@@ -193,39 +202,78 @@ static inline double fuzz_shape_candidates(const sm_shape *s)
     return NAN;
 }
 
-/// Whether adding an object of `def` to a world of `particles` particles stays within the bounds:
-/// a def whose estimate is not finite (invalid, or refused by the library's own limits) is
-/// always tried.
-static inline bool fuzz_object_fits(const sm_object_def *def, double particles)
+/// The work of computing the rest data of `clusters` clusters with `memberships` memberships in
+/// all (an object's creation or reset, the pieces of a cut, a change of mode).
+static inline double fuzz_rest_work(double clusters, double memberships)
+{
+    return clusters * FUZZ_CLUSTER_REST_WORK + memberships * 9.0;
+}
+
+/// The work of adding an object of `def` to a world of `particles` particles: the lattice it
+/// scans and the rest data of its clusters; INFINITY over the bounds on particles, lattice points
+/// or memberships; 0 for a def whose estimate is not finite (invalid, or refused by the library's
+/// own limits), which is always tried.
+static inline double fuzz_object_work(const sm_object_def *def, double particles)
 {
     const double candidates = fuzz_shape_candidates(&def->shape);
-    if (!isfinite(candidates)) return true;
-    if (candidates > FUZZ_MAX_CANDIDATES || particles + candidates > FUZZ_MAX_PARTICLES) return false;
+    if (!isfinite(candidates)) return 0.0;
+    if (candidates > FUZZ_MAX_CANDIDATES || particles + candidates > FUZZ_MAX_PARTICLES) return INFINITY;
     const sm_cluster_def *c = &def->clusters;
-    if (c->list_offsets) return true; // memberships: the lists' own length
+    if (c->list_offsets) // memberships: the lists' own length, which the input holds
+        return candidates + fuzz_rest_work(c->list_count > 0 ? c->list_count : 0, 0.0);
     // along an axis a particle lies in at most 2 overlap + 2 grown cells of the grid
-    double per_particle = 1.0;
+    double per_particle = 1.0, cells = 1.0;
     for (int a = 0; a < 3; a++) {
-        const double cells = c->grid[a] >= 1 ? c->grid[a] : 1;
+        const double along = c->grid[a] >= 1 ? c->grid[a] : 1;
         const double reach = isfinite(c->overlap) && c->overlap >= 0.0 ? 2.0 * c->overlap + 3.0 : 1.0;
-        per_particle *= fmin(cells, reach);
+        per_particle *= fmin(along, reach);
+        cells *= along;
     }
-    return candidates * per_particle <= FUZZ_MAX_MEMBERSHIPS;
+    const double memberships = candidates * per_particle;
+    if (memberships > FUZZ_MAX_MEMBERSHIPS) return INFINITY;
+    // every cluster is a cell of the grid holding at least one membership
+    return candidates + fuzz_rest_work(fmin(cells, memberships), memberships);
+}
+
+/// Whether adding an object of `def` to a world of `particles` particles stays within the bounds
+/// on one call (fuzz_object_work()).
+static inline bool fuzz_object_fits(const sm_object_def *def, double particles)
+{
+    return fuzz_object_work(def, particles) <= FUZZ_MAX_STEP_WORK;
 }
 
 /// An upper bound on the work of one sm_world_step() of `substeps` substeps, in membership
-/// updates: the memberships, the particles against every collider, and with contact every pair of
-/// particles in every sweep (the worst case: all of them in a few cells of the grid, as when one
-/// object's radius is far larger than another's spacing), a pair test costing about 8 updates.
+/// updates: the memberships and the clusters' shape matching, the rest data of every cluster of a
+/// plastic object (its plastic update may recompute them each substep), the particles against
+/// every collider, and with contact every pair of particles in every sweep (the worst case: all
+/// of them in a few cells of the grid, as when one object's radius is far larger than another's
+/// spacing), a pair test costing about 8 updates.
 static inline double fuzz_step_work(const sm_world *world, const sm_collisions *collisions, int32_t substeps)
 {
     const sm_counts n = sm_world_get_counts(world);
-    double per_substep = (double)n.memberships * 9.0 + (double)n.particles * (1.0 + sm_world_get_collider_count(world));
+    double per_substep = (double)n.memberships * 9.0 + (double)n.clusters * FUZZ_CLUSTER_STEP_WORK +
+                         (double)n.particles * (1.0 + sm_world_get_collider_count(world));
+    for (int32_t o = 0; o < n.objects; o++) {
+        sm_object_info info;
+        sm_object_params params;
+        if (sm_world_get_object(world, o, &info) == SM_OK && sm_world_get_object_params(world, o, &params) == SM_OK &&
+            params.plasticity.enabled)
+            per_substep += fuzz_rest_work(info.cluster_count, info.membership_count);
+    }
     if (collisions->enabled) {
         const double sweeps = collisions->iterations >= 1 ? collisions->iterations : 1;
         per_substep += 8.0 * n.particles * n.particles * sweeps;
     }
     return per_substep * (substeps > 0 ? substeps : 1);
+}
+
+/// The work of a call that recomputes the rest data of `object`'s clusters (a reset, a cut, which
+/// builds its pieces' clusters anew, or a change of mode); 0 for an index that is not an object's.
+static inline double fuzz_object_rest_work(const sm_world *world, int32_t object)
+{
+    sm_object_info info;
+    if (sm_world_get_object(world, object, &info) != SM_OK) return 0.0;
+    return 2.0 * fuzz_rest_work(info.cluster_count, info.membership_count) + 9.0 * info.particle_count;
 }
 
 #endif

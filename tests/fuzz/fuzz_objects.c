@@ -39,8 +39,17 @@ typedef struct harness {
     sm_world *world;
     sm_world_def def;
     int64_t checked_calls; ///< sm_world_step() calls that passed their argument checks
-    double step_work;      ///< the bound of fuzz_step_work() summed over the steps taken
+    double work;           ///< the bounds on the work of the calls made (fuzz_common.h), summed
 } harness;
+
+/// Whether a call of `work` (fuzz_common.h's estimates) fits the bounds on one call and on the
+/// input; when it does, it is counted.
+static bool take_work(harness *h, double work)
+{
+    if (!(work <= FUZZ_MAX_STEP_WORK) || h->work + work > FUZZ_MAX_INPUT_WORK) return false;
+    h->work += work;
+    return true;
+}
 
 static void log_message(sm_log_level level, const char *message, void *user)
 {
@@ -247,7 +256,7 @@ static void add_object(harness *h)
     memset(&storage, 0, sizeof storage);
     fill_object_def(&h->in, &def, &storage);
     const sm_counts before = sm_world_get_counts(h->world);
-    if (fuzz_object_fits(&def, before.particles)) {
+    if (take_work(h, fuzz_object_work(&def, before.particles))) {
         int32_t index = -2;
         fuzz_mark_error();
         const sm_result r = sm_world_add_object(h->world, &def, fuzz_bool(&h->in) ? &index : NULL);
@@ -279,9 +288,7 @@ static void step(harness *h)
     // many substeps only where the library must refuse them (dt / substeps under its shortest step)
     if (substeps > 8 && !(dt / substeps < 1e-9)) substeps = 8;
     if (substeps > 0) {
-        const double work = fuzz_step_work(h->world, &h->def.collisions, substeps);
-        if (work > FUZZ_MAX_STEP_WORK || h->step_work + work > FUZZ_MAX_INPUT_WORK) return;
-        h->step_work += work;
+        if (!take_work(h, fuzz_step_work(h->world, &h->def.collisions, substeps))) return;
     }
     fuzz_mark_error();
     const sm_result r = sm_world_step(h->world, dt, substeps);
@@ -356,6 +363,8 @@ static void set_params(harness *h)
         p.plasticity.creep = fuzz_double(in);
         p.plasticity.max = fuzz_double(in);
     }
+    // a new mode recomputes the object's rest data
+    if ((fields & 1) && !take_work(h, fuzz_object_rest_work(h->world, object))) return;
     fuzz_mark_error();
     r = sm_world_set_object_params(h->world, object, &p);
     fuzz_check_result(r, "sm_world_set_object_params");
@@ -420,6 +429,7 @@ static void cut(harness *h)
             }
         }
     }
+    if (!take_work(h, fuzz_object_rest_work(h->world, object))) return;
     // a cut moves no particle: every rest position stays at its index
     const int32_t n = before.particles;
     double *rest = (b & 2) && n > 0 ? malloc(sizeof(double) * 3 * (size_t)n) : NULL;
@@ -645,6 +655,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case OP_SET_PARAMS: set_params(&h); break;
         case OP_RESET_OBJECT: {
             const int32_t object = pick_index(in, sm_world_get_counts(h.world).objects);
+            if (!take_work(&h, fuzz_object_rest_work(h.world, object))) break;
             fuzz_mark_error();
             fuzz_check_result(sm_world_reset_object(h.world, object), "sm_world_reset_object");
             break;
