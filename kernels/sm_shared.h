@@ -76,9 +76,13 @@ typedef float sm_float;
     ((sm_int)(((sm_uint)(x) + (((sm_uint)(y) * 19349663u) ^ ((sm_uint)(z) * 83492791u))) & (sm_uint)(mask)))
 #define SM_K_REST_NEIGHBOURS 1.5f
 /* On a GPU, clusters of at least SM_K_LARGE_CLUSTER members are reduced by a work-group each
- * (pass 1's second kernel), of up to SM_K_GROUP_SIZE work-items, instead of one work-item's loop
- * (on a CPU device the loop is faster; $SM_LARGE_CLUSTER sets the threshold on any device). */
+ * (pass 1's second kernel), of up to SM_K_GROUP_SIZE work-items, instead of one work-item's loop.
+ * On a CPU device the loop is faster, but one work-item's float sums over more than
+ * SM_K_LARGE_CLUSTER_CPU members round beyond the single-step bound of 1e-5 (a cluster of 936,000
+ * members: 2e-5; reduced by a group, 7e-8), so larger clusters take the group there too.
+ * $SM_LARGE_CLUSTER sets the threshold on any device. */
 #define SM_K_LARGE_CLUSTER 1024
+#define SM_K_LARGE_CLUSTER_CPU 16384
 #define SM_K_GROUP_SIZE 128
 #define SM_K_MOMENT_TERMS 42 /* sum m y (3), sum m v (3), A_pq (9) and the quadratic fit (27) */
 

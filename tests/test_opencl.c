@@ -354,6 +354,29 @@ static void volume_projection_matches_the_reference_near_and_far_from_unit_volum
     sm_world_destroy(device);
 }
 
+/// One step of `substeps` on the device from the reference's state and one on the reference:
+/// the largest distance between where they put a particle, over `scale` (infinite for NaN).
+/// Both worlds go on from their own step.
+static double single_step_error(sm_world *reference, sm_world *device, int substeps, double scale)
+{
+    const int32_t n = reference->particle_count;
+    double *x_ref = malloc(sizeof(double) * 3 * (size_t)n), *x_dev = malloc(sizeof(double) * 3 * (size_t)n);
+    ENSURE_OK(sm_world_copy_state(device, reference));
+    ENSURE_OK(sm_world_step(device, 1.0 / 60.0, substeps));
+    ENSURE_OK(sm_world_step(reference, 1.0 / 60.0, substeps));
+    sm_world_get_positions(reference, 0, n, x_ref);
+    sm_world_get_positions(device, 0, n, x_dev);
+    double worst = 0.0;
+    for (int32_t i = 0; i < n; i++) {
+        const double dx = x_ref[3 * i] - x_dev[3 * i], dy = x_ref[3 * i + 1] - x_dev[3 * i + 1],
+                     dz = x_ref[3 * i + 2] - x_dev[3 * i + 2];
+        const double e = sqrt(dx * dx + dy * dy + dz * dz) / scale;
+        worst = e <= worst ? worst : (e <= INFINITY ? e : INFINITY);
+    }
+    free(x_ref), free(x_dev);
+    return worst;
+}
+
 /// One step (a frame of substeps) on the device from the reference's state lands within 1e-5
 /// of the scene's diagonal of where the reference's step lands, for every mode and option.
 static void single_steps_agree_for_every_mode(void)
@@ -378,27 +401,50 @@ static void single_steps_agree_for_every_mode(void)
         sm_world *reference = make_world(json, SM_BACKEND_CPU), *device = make_world(json, SM_BACKEND_OPENCL);
         if (!reference || !device) return;
         const double scale = world_scale(reference);
-        const int32_t n = reference->particle_count;
         rng r = {v + 1};
         scramble(reference, 0, 0.1, &r);
         double worst = 0.0;
-        double *x_ref = malloc(sizeof(double) * 3 * (size_t)n), *x_dev = malloc(sizeof(double) * 3 * (size_t)n);
-        for (int s = 0; s < 40; s++) {
-            ENSURE_OK(sm_world_copy_state(device, reference));
-            ENSURE_OK(sm_world_step(device, 1.0 / 60.0, 4));
-            ENSURE_OK(sm_world_step(reference, 1.0 / 60.0, 4));
-            sm_world_get_positions(reference, 0, n, x_ref);
-            sm_world_get_positions(device, 0, n, x_dev);
-            for (int32_t i = 0; i < n; i++) {
-                double e = sqrt((x_ref[3 * i] - x_dev[3 * i]) * (x_ref[3 * i] - x_dev[3 * i]) +
-                                (x_ref[3 * i + 1] - x_dev[3 * i + 1]) * (x_ref[3 * i + 1] - x_dev[3 * i + 1]) +
-                                (x_ref[3 * i + 2] - x_dev[3 * i + 2]) * (x_ref[3 * i + 2] - x_dev[3 * i + 2])) / scale;
-                worst = e <= worst ? worst : (e <= INFINITY ? e : INFINITY);
-            }
-        }
+        for (int s = 0; s < 40; s++) worst = fmax(worst, single_step_error(reference, device, 4, scale));
         printf("  %-96s single-step error %.3e\n", variants[v], worst);
         ENSURE_SMALL(worst, 1e-5);
-        free(x_ref), free(x_dev);
+        sm_world_destroy(reference), sm_world_destroy(device);
+    }
+}
+
+/// The same for a cluster of any size: boxes of one cluster of 1,000 to 1,000,000 members (two
+/// drawn log-uniformly from each decade, seeded; sides within 1:2 of each other), linear and
+/// quadratic, spinning, scrambled by a tenth of their size: 8 steps, each within 1e-6 of the
+/// diagonal, a tenth of `compare`'s bound. A cluster's sums run over all its members, so their
+/// rounding grows with them unless a device sums a large cluster in a work-group
+/// (kernels/sm_shared.h, docs/opencl.md Precision): summed by one work-item, these clusters'
+/// errors reach 5e-6, and 2e-5 at 936,000 members.
+static void single_steps_agree_for_clusters_of_any_size(void)
+{
+    rng r = {77};
+    for (int draw = 0; draw < 6; draw++) {
+        const double decade = 1e3 * pow(10.0, draw / 2), members = exp(rng_uniform(&r, log(decade), log(10.0 * decade)));
+        int side[3];
+        const double a = rng_uniform(&r, 0.8, 1.25), b = rng_uniform(&r, 0.8, 1.25);
+        side[0] = (int)lround(cbrt(members * a * a / b));
+        side[1] = (int)lround(cbrt(members / (a * b)));
+        side[2] = (int)lround(members / ((double)side[0] * side[1]));
+        const bool quadratic = draw % 2 == 1;
+        char json[512];
+        snprintf(json, sizeof json,
+                 "{\"gravity\": [0, 0, 0], \"objects\": [{\"shape\": \"box\", \"size\": [%g, %g, %g],"
+                 " \"resolution\": [%d, %d, %d], \"position\": [%g, %g, %g], \"angular_velocity\": [0.5, -1, 2],"
+                 " \"mode\": \"%s\", \"alpha\": 0.5, \"beta\": 0.5}]}",
+                 0.05 * side[0], 0.05 * side[1], 0.05 * side[2], side[0], side[1], side[2], rng_uniform(&r, -20, 20),
+                 rng_uniform(&r, -20, 20), rng_uniform(&r, -20, 20), quadratic ? "quadratic" : "linear");
+        sm_world *reference = make_world(json, SM_BACKEND_CPU), *device = make_world(json, SM_BACKEND_OPENCL);
+        if (!reference || !device) return;
+        ENSURE(reference->cluster_count == 1);
+        scramble(reference, 0, 0.1, &r);
+        double error = 0.0;
+        for (int s = 0; s < 8; s++) error = fmax(error, single_step_error(reference, device, 1, world_scale(reference)));
+        printf("  %-9s cluster of %7d members: single-step error %.3e\n", quadratic ? "quadratic" : "linear",
+               reference->particle_count, error);
+        ENSURE_SMALL(error, 1e-6);
         sm_world_destroy(reference), sm_world_destroy(device);
     }
 }
@@ -1377,6 +1423,7 @@ int main(int argc, char **argv)
         TEST(rotation_matches_the_reference_for_every_kind_of_match),
         TEST(volume_projection_matches_the_reference_near_and_far_from_unit_volume),
         TEST(single_steps_agree_for_every_mode),
+        TEST(single_steps_agree_for_clusters_of_any_size),
         TEST(runs_are_bit_identical),
         TEST(collisions_are_bit_identical_and_match_the_reference),
         TEST(contact_passes_match_the_reference),

@@ -65,8 +65,9 @@ sm_result sm_cl_create(sm_world *world, const char *device)
     }
     result = sm_cl_create_kernels(cl);
     if (result != SM_OK) goto cleanup;
-    // a work-group per large cluster on a GPU; a CPU device's work-item loop is faster
-    cl->large_threshold = cl->device->gpu ? SM_K_LARGE_CLUSTER : INT32_MAX;
+    // a work-group per large cluster; a CPU device's work-item loop is faster up to the size at
+    // which its float sums round too far (kernels/sm_shared.h)
+    cl->large_threshold = cl->device->gpu ? SM_K_LARGE_CLUSTER : SM_K_LARGE_CLUSTER_CPU;
     const char *threshold = getenv("SM_LARGE_CLUSTER");
     if (threshold && atoi(threshold) >= 1) cl->large_threshold = atoi(threshold);
     world->cl = cl;
