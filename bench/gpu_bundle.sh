@@ -3,7 +3,8 @@
 # network): builds shapematch and shapematch-view (Release) here, then copies them and the shared
 # libraries they need beyond glibc into .gpu/ (git-ignored), with the GL dispatch libraries
 # (libglvnd's EGL and GL, as Debian packages to unpack there) under .gpu/debs/, and the test
-# programs test_opencl, test_cut, test_step and test_collisions of build/ when they are built.
+# programs test_opencl, test_cut, test_step and test_collisions of build/ when they are built
+# (with test_cut's duck, assimp's test model, under .gpu/models/).
 #   bench/gpu_bundle.sh            then, on the GPU machine, from a copy of the tree with .gpu/:
 #   bench/gpu_device.sh OUT_DIR    sets up NVIDIA's OpenCL and EGL, runs bench/gpu.sh into OUT_DIR
 set -euo pipefail
@@ -19,6 +20,11 @@ cp build-bundle/shapematch build-bundle/shapematch-view .gpu/bin/
 for test in test_opencl test_cut test_step test_collisions; do
     if [ -x "build/tests/$test" ]; then cp "build/tests/$test" .gpu/bin/ && cp -L build/host/libshapematch.so.0 .gpu/lib/; fi
 done
+# test_cut's duck, assimp's test model (assimp-testmodels), which a GPU machine lacks
+if [ -f /usr/share/assimp/models/Collada/duck.dae ]; then
+    mkdir -p .gpu/models/Collada
+    cp /usr/share/assimp/models/Collada/duck.dae .gpu/models/Collada/
+fi
 # every library the programs load but glibc, the C++ runtime and zlib (a GPU machine has its own,
 # newer ones, which its driver may need)
 ldd build-bundle/shapematch build-bundle/shapematch-view | awk '/=> \// {print $3}' | sort -u |

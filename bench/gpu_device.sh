@@ -29,6 +29,8 @@ for f in /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json /usr/share/gl
     fi
 done
 export SM_CACHE_DIR=${SM_CACHE_DIR:-/tmp/sm-cache}
+# test_cut's duck from the bundle (the machine has no assimp test models)
+if [ -d .gpu/models ]; then export SM_ASSIMP_MODELS=$root/.gpu/models; fi
 # the bundled checks first (their verdict in OUT_DIR/tests.txt; a failure does not stop the figures)
 for check in test_opencl test_cut "test_step --backend opencl" "test_collisions --backend opencl"; do
     read -r test args <<< "$check"

@@ -221,11 +221,16 @@ static int32_t bad_edges(const int32_t *t, int32_t count)
 }
 
 /// "A cut of a closed mesh (the duck) gives two closed, consistently oriented meshes", whose
-/// vertices then move with their pieces.
+/// vertices then move with their pieces. The duck is assimp's test model: from the folder
+/// $SM_ASSIMP_MODELS where that is set (bench/gpu_device.sh points it at the GPU bundle's copy),
+/// else from the system's.
 static void the_duck_cut_gives_two_closed_meshes(void)
 {
+    const char *models = getenv("SM_ASSIMP_MODELS");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/Collada/duck.dae", models && models[0] ? models : SM_ASSIMP_MODELS);
     sm_mesh mesh;
-    ENSURE_OK(sm_mesh_load_file(SM_ASSIMP_MODELS "/Collada/duck.dae", &mesh));
+    ENSURE_OK(sm_mesh_load_file(path, &mesh));
     if (!mesh.vertices) return;
     ENSURE(sm_mesh_open_edges(&mesh) == 0);
     // centred and scaled to about 1 m
