@@ -90,11 +90,12 @@ static void run_scene(const sm_scene *scene)
 {
     const sm_scene_info info = sm_scene_get_info(scene);
     FUZZ_CHECK(info.object_count >= 1 && info.dt > 0.0 && info.substeps >= 1 && info.steps >= 0, "scene info");
-    double particles = 0.0;
+    double particles = 0.0, work = 0.0; // the work of creating the objects (fuzz_common.h), summed
     for (int32_t i = 0; i < info.object_count; i++) {
         const sm_object_def *def = sm_scene_object_def(scene, i);
         FUZZ_CHECK(def, "object %d of %d has no def", i, info.object_count);
-        if (!fuzz_object_fits(def, particles)) return;
+        const double object_work = fuzz_object_work(def, particles);
+        if (!(object_work <= FUZZ_MAX_STEP_WORK) || (work += object_work) > FUZZ_MAX_INPUT_WORK) return;
         const double candidates = fuzz_shape_candidates(&def->shape);
         if (isfinite(candidates)) particles += candidates;
     }
@@ -117,9 +118,12 @@ static void run_scene(const sm_scene *scene)
     FUZZ_CHECK(counts.objects == info.object_count, "the world has %d objects, the scene %d", counts.objects, info.object_count);
     const int32_t substeps = info.substeps < SCENE_SUBSTEPS ? info.substeps : SCENE_SUBSTEPS;
     const int32_t steps = info.steps < SCENE_STEPS ? info.steps : SCENE_STEPS;
-    const bool small = counts.particles <= FUZZ_MAX_PARTICLES &&
-                       fuzz_step_work(world, &def.collisions, substeps) <= FUZZ_MAX_STEP_WORK &&
-                       fuzz_step_work(world, &def.collisions, substeps) * steps <= FUZZ_MAX_INPUT_WORK;
+    // the steps, and the timed cuts, each of which may rebuild the clusters of the whole world
+    const double step_work = fuzz_step_work(world, &def.collisions, substeps);
+    const double cut_work = 2.0 * fuzz_rest_work(counts.clusters, counts.memberships) + 9.0 * counts.particles;
+    const bool small = counts.particles <= FUZZ_MAX_PARTICLES && step_work <= FUZZ_MAX_STEP_WORK &&
+                       cut_work <= FUZZ_MAX_STEP_WORK &&
+                       work + step_work * steps + cut_work * info.cut_count <= FUZZ_MAX_INPUT_WORK;
     double *xyz = malloc(sizeof(double) * 3 * (size_t)(counts.particles > 0 ? counts.particles : 1));
     FUZZ_CHECK(xyz, "out of memory");
     for (int32_t s = 0; small && s < steps; s++) {
