@@ -4,7 +4,9 @@
 # Builds shapematch (tool only) in build-gpu/, lists the OpenCL devices, then on the first GPU:
 #   - paper384 with and without contact (target: 10,000 steps/s without), per pass, floor, memory;
 #     without contact also at one solver step per frame (the paper's measure; the scene has 3);
-#     each `bench scene` also prints the kernel launches per solver step (12 with contact);
+#     each `bench scene` also prints the kernel launches per solver step (12 with contact); and
+#     both again with every cluster of 32 members or more summed by a work-group
+#     (SM_LARGE_CLUSTER=32: whether that path would speed up sm_cluster_moments there);
 #   - 1,000,000 particles in one quadratic box of 8 clusters (target: 2,000 steps/s, and at least
 #     half the copy bandwidth in the shape-matching passes: the "floor" line);
 #   - contact's worst case, 1,000 boxes spawned at one point (bench/spawn1000.json), on the GPU
@@ -85,6 +87,11 @@ for args in "--collisions off --substeps 1" "--collisions off" "--collisions on"
     measure paper384.txt "$tool" bench scene scenes/paper384.json --device "$gpu" --steps 1000 --repeat 5 $args
 done
 measure paper384.txt "$tool" bench scene scenes/paper384.json --backend cpu --collisions off --steps 50 --repeat 3
+# an experiment for a next change: paper384's clusters (about 50 members) summed by a work-group
+# each instead of one work-item's loop (sm_cluster_moments, the largest kernel of its step)
+for args in "--collisions off" "--collisions on"; do
+    measure paper384_group.txt env SM_LARGE_CLUSTER=32 "$tool" bench scene scenes/paper384.json --device "$gpu" --steps 1000 --repeat 5 $args
+done
 measure million_quadratic.txt "$tool" bench scene bench/million_quadratic.json --device "$gpu" --steps 200 --repeat 5
 # contact's worst case: 1,000 boxes spawned at one point, on the GPU and on the CPU reference
 measure spawn1000.txt "$tool" bench scene bench/spawn1000.json --device "$gpu" --steps 20 --repeat 3
@@ -112,6 +119,7 @@ ratio() { # ratio FILE FIRST SECOND TEXT: rate number SECOND over rate number FI
 {
     ratio paper384.txt 2 3 "paper384 at its 3 substeps, with contact against without (the target: 0.5 or more)"
     ratio spawn1000.txt 2 1 "the 1,000-box spawn, the GPU against the CPU reference (the target: 5 or more)"
+    ratio paper384_group.txt 1 2 "paper384, every cluster of 32 members or more summed by a work-group, with contact against without"
 } | tee "$out/summary.txt"
 # the Fig. 8 sweep last: the longest, and the figures above stand without it
 measure fig8.txt "$tool" bench fig8 --backend opencl --device "$gpu" --out "$out"

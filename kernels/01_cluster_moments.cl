@@ -7,10 +7,11 @@
  * terms are centred by their mass-weighted means), so sum m p q^T = sum m y q^T with y = x - anchor,
  * and sum m p w^T = sum m y w^T: m y, m y q^T and m y w^T are summed in one pass over the
  * members (their differences from sums taken from the centre are rounding, sum m q being zero
- * to float rounding). One work-item per cluster sums its members in CSR order; on a GPU a cluster of
- * SM_K_LARGE_CLUSTER members or more (large_threshold) is summed by a work-group instead (each work-item a strided
- * share, then a tree in local memory), so that a cluster of a million particles is not one
- * work-item's loop. Both orders are fixed, so the result is the same every run. */
+ * to float rounding). One work-item per cluster sums its members in CSR order; a cluster of
+ * large_threshold members or more (SM_K_LARGE_CLUSTER on a GPU, SM_K_LARGE_CLUSTER_CPU on a CPU
+ * device) is summed by a work-group instead (each work-item a strided share, then a tree in local
+ * memory), so that a cluster of a million particles is not one work-item's loop, nor one float
+ * sum over all its members. Both orders are fixed, so the result is the same every run. */
 #include "sm_math.h"
 
 /// Adds membership k to its cluster's sums, taken from the anchor: sum += m y (w: 0), momentum
