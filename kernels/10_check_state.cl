@@ -25,7 +25,7 @@ __kernel void sm_check_particles(const int particle_count, const float speed, __
 }
 
 /// first[SM_K_CHECK_STRETCHED] becomes the lowest index of a cluster stretched beyond `extent`
-/// times its object's strain limit times its size (sm_cluster_stretch; 0: not checked).
+/// times its object's strain limit times its size (sm_cluster_stretched; extent 0: not checked).
 __kernel void sm_check_clusters(const int cluster_count, const float extent, __global const sm_k_cluster *clusters,
                                 __global const sm_k_object *objects, __global const sm_k_cluster_rest *rest,
                                 __global const int *member_particle, __global const float4 *position,
@@ -49,5 +49,7 @@ __kernel void sm_check_clusters(const int cluster_count, const float extent, __g
         const int i = member_particle[k];
         farthest = fmax(farthest, length(((position[i].xyz - anchor) + position_lo[i].xyz) - center));
     }
-    if (!(farthest <= extent * objects[cluster.object].strain_limit * rest[c].size)) atomic_min(&first[SM_K_CHECK_STRETCHED], c);
+    const float at[3] = {anchor.x, anchor.y, anchor.z};
+    if (sm_cluster_stretched(farthest, extent, objects[cluster.object].strain_limit, rest[c].size, at))
+        atomic_min(&first[SM_K_CHECK_STRETCHED], c);
 }

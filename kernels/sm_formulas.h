@@ -201,6 +201,19 @@ SM_FORMULA bool sm_limit_stretch(sm_scalar *l, sm_scalar s)
     return true;
 }
 
+/// The state check's stretch test (check_extent, docs/algorithm.md step 12): whether a cluster
+/// whose farthest particle lies `farthest` from its centre of mass is stretched beyond `extent`
+/// times its object's strain limit times its size, `size` its largest rest offset, with an
+/// allowance of SM_K_CHECK_ROUNDING times the magnitude of the cluster's positions (`anchor`, one
+/// of them) for their rounding: a cluster without size (one particle, or particles at one point)
+/// is stretched only when its particles part. NaN is stretched.
+SM_FORMULA bool sm_cluster_stretched(sm_scalar farthest, sm_scalar extent, sm_scalar strain_limit, sm_scalar size,
+                                     const sm_scalar *anchor)
+{
+    const sm_scalar magnitude = fabs(anchor[0]) + fabs(anchor[1]) + fabs(anchor[2]);
+    return !(farthest <= extent * strain_limit * size + SM_K_CHECK_ROUNDING * magnitude);
+}
+
 /// The motion limit (step 4f) of a particle whose goal lies at d (g - x) from it and moves at u in
 /// the step (its clusters' mean velocity, with its own acceleration and damping), `size` the mean
 /// size of its clusters (their largest rest offsets). Two bounds (SM_MOTION_STEP and

@@ -117,6 +117,11 @@ typedef float sm_float;
 #define SM_MOTION_STEP 1.0f
 #define SM_MOTION_DEVIATION 1.0f
 
+/* The state check's allowance for rounding (sm_cluster_stretched), relative to the magnitude of
+ * a cluster's positions: far above the rounding of their differences on either backend (1e-16
+ * in double, about 1e-14 with the device's double-float positions), far below any stretch. */
+#define SM_K_CHECK_ROUNDING 1e-9f
+
 /* Below this det(A) the volume-preserved fit is replaced by R (docs/algorithm.md step 3). */
 #define SM_K_DET_MIN 1e-6f
 /* A plastic update whose det(S_p) (before the volume normalisation; 1 before the update) is at

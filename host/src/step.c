@@ -1,6 +1,7 @@
 /* The step: its checks, the one scheduler of the passes (both backends' steps run it), the CPU
  * reference's passes, and the state check. */
 #include "step.h"
+#include "../../kernels/sm_formulas.h"
 #include "clusters.h"
 #include "cpu/cpu_passes.h"
 #include "math3.h"
@@ -34,21 +35,37 @@ sm_result sm_world_step_check(sm_world *world, double dt, int32_t substeps, cons
     return result;
 }
 
-/// How far cluster c's farthest particle lies from its centre of mass, in its object's
-/// strain_limit times its size (the state check's measure of stretch).
-static double cluster_stretch(const sm_world *world, int32_t c)
+/// How far cluster c's farthest particle lies from its centre of mass, m. Formed from the
+/// differences from one member, as the device's check forms it (kernels/10_check_state.cl): a
+/// cluster of one particle, or of particles at one point, lies exactly at its centre, wherever
+/// it is (the centre of mass from absolute positions is off by their rounding).
+static double cluster_farthest(const sm_world *world, int32_t c)
 {
     const sm_cluster *cluster = &world->clusters[c];
     const int32_t begin = cluster->first_member, end = begin + cluster->member_count;
-    sm_vec3 center = {0, 0, 0};
+    const sm_vec3 anchor = world->position[world->member_particle[begin]];
+    sm_vec3 offset = {0, 0, 0};
     for (int32_t k = begin; k < end; k++) {
         const int32_t i = world->member_particle[k];
-        center = v3_add(center, v3_scale(world->position[i], world->mass[i]));
+        offset = v3_add(offset, v3_scale(v3_sub(world->position[i], anchor), world->mass[i]));
     }
-    center = v3_scale(center, 1.0 / cluster->mass);
+    offset = v3_scale(offset, 1.0 / cluster->mass);
     double farthest = 0.0;
-    for (int32_t k = begin; k < end; k++) farthest = fmax(farthest, v3_length(v3_sub(world->position[world->member_particle[k]], center)));
-    return farthest / (world->objects[cluster->object].strain_limit * cluster->size);
+    for (int32_t k = begin; k < end; k++)
+        farthest = fmax(farthest, v3_length(v3_sub(v3_sub(world->position[world->member_particle[k]], anchor), offset)));
+    return farthest;
+}
+
+/// Whether cluster c is stretched beyond check_extent (kernels/sm_formulas.h, shared with the
+/// device's check).
+static bool cluster_stretched(const sm_world *world, int32_t c, double extent)
+{
+    const sm_cluster *cluster = &world->clusters[c];
+    if (cluster->member_count == 0) return false;
+    const sm_vec3 a = world->position[world->member_particle[cluster->first_member]];
+    const double anchor[3] = {a.x, a.y, a.z};
+    return sm_cluster_stretched(cluster_farthest(world, c), extent, world->objects[cluster->object].strain_limit,
+                                cluster->size, anchor);
 }
 
 /// The state check (sm_world_def.check_interval): fails with SM_ERROR_NOT_FINITE naming the
@@ -69,7 +86,7 @@ static sm_result check_state(sm_world *world)
             else if (first[1] < 0 && speed > 0.0 && v3_length(world->velocity[i]) > speed) first[1] = i;
         }
         for (int32_t c = 0; c < world->cluster_count && first[2] < 0 && extent > 0.0; c++)
-            if (world->clusters[c].member_count > 0 && !(cluster_stretch(world, c) <= extent)) first[2] = c;
+            if (cluster_stretched(world, c, extent)) first[2] = c;
     }
     const long long steps = (long long)world->profile.steps;
     if (first[0] >= 0 || first[1] >= 0) {
@@ -88,11 +105,14 @@ static sm_result check_state(sm_world *world)
     if (first[2] < 0) return SM_OK;
     const int32_t c = first[2], object = world->clusters[c].object;
     const char *name = world->objects[object].name;
+    const double farthest = cluster_farthest(world, c);
     return sm_fail(SM_ERROR_DIVERGED,
                    "sm_world_step: object %d%s%s%s: its cluster %d (world cluster %d) is stretched to %.4g times its strain "
-                   "limit (%g) times its size after %lld steps (%g s), beyond check_extent (%g): the simulation diverged",
+                   "limit (%g) times its size (a particle %.4g m from its centre) after %lld steps (%g s), beyond "
+                   "check_extent (%g): the simulation diverged",
                    object, name ? " (" : "", name ? name : "", name ? ")" : "", c - world->objects[object].first_cluster, c,
-                   cluster_stretch(world, c), world->objects[object].strain_limit, steps, world->time, extent);
+                   farthest / (world->objects[object].strain_limit * world->clusters[c].size), world->objects[object].strain_limit,
+                   farthest, steps, world->time, extent);
 }
 
 bool sm_pass_runs(const sm_world *world, sm_pass pass)
