@@ -201,7 +201,7 @@ SM_FORMULA bool sm_limit_stretch(sm_scalar *l, sm_scalar s)
     return true;
 }
 
-/// The state check's stretch test (check_extent, docs/algorithm.md step 12): whether a cluster
+/// The state check's stretch test (check_extent, docs/algorithm.md step 10): whether a cluster
 /// whose farthest particle lies `farthest` from its centre of mass is stretched beyond `extent`
 /// times its object's strain limit times its size, `size` its largest rest offset, with an
 /// allowance of SM_K_CHECK_ROUNDING times the magnitude of the cluster's positions (`anchor`, one
