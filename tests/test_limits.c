@@ -286,6 +286,18 @@ static void state_check_stops_divergence(void)
     ENSURE(sm_world_create(&bad, &world) == SM_ERROR_INVALID_ARGUMENT && !world);
 }
 
+/// The world of `scene` on `backend`, its state checked every `interval` steps (NULL, counted as
+/// a failure, where it cannot be made).
+static sm_world *checked_world(const sm_scene *scene, sm_backend backend, int32_t interval)
+{
+    sm_world_def def = sm_scene_world_def(scene);
+    def.backend = backend;
+    def.check_interval = interval;
+    sm_world *world = NULL;
+    ENSURE_OK(sm_scene_create_world(scene, &def, &world));
+    return world;
+}
+
 /// The state check never stops a world that does not diverge, whatever its clusters: objects of
 /// points drawn at random (seeded) of every degenerate kind, one particle, particles at one
 /// point, colinear and flat sets, and a general cloud, in every mode, at rest or thrown onto a
@@ -319,11 +331,7 @@ static void state_check_passes_degenerate_clusters(void)
             sm_scene *scene = NULL;
             ENSURE_OK(sm_scene_load_string(json, "degenerate", &scene));
             if (!scene) return;
-            sm_world_def def = sm_scene_world_def(scene);
-            def.backend = backend;
-            def.check_interval = 1;
-            sm_world *world = NULL;
-            ENSURE_OK(sm_scene_create_world(scene, &def, &world));
+            sm_world *world = checked_world(scene, backend, 1);
             sm_result result = world ? SM_OK : SM_ERROR_INVALID_ARGUMENT;
             int step = 0;
             while (step < 120 && result == SM_OK) result = sm_world_step(world, 1.0 / 60.0, 1), step++;
@@ -347,11 +355,7 @@ static void run_scene_checked(const char *folder, const char *file, sm_backend b
     sm_scene *scene = NULL;
     ENSURE_OK(sm_scene_load_file(path, &scene));
     if (!scene) return;
-    sm_world_def def = sm_scene_world_def(scene);
-    def.backend = backend;
-    def.check_interval = 10;
-    sm_world *world = NULL;
-    ENSURE_OK(sm_scene_create_world(scene, &def, &world));
+    sm_world *world = checked_world(scene, backend, 10);
     if (world && backend == SM_BACKEND_CPU && sm_world_get_counts(world).particles > 1500) {
         sm_world_destroy(world);
         sm_scene_destroy(scene);

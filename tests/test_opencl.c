@@ -440,8 +440,9 @@ static void single_steps_agree_for_clusters_of_any_size(void)
         if (!reference || !device) return;
         ENSURE(reference->cluster_count == 1);
         scramble(reference, 0, 0.1, &r);
+        const double scale = world_scale(reference);
         double error = 0.0;
-        for (int s = 0; s < 8; s++) error = fmax(error, single_step_error(reference, device, 1, world_scale(reference)));
+        for (int s = 0; s < 8; s++) error = fmax(error, single_step_error(reference, device, 1, scale));
         printf("  %-9s cluster of %7d members: single-step error %.3e\n", quadratic ? "quadratic" : "linear",
                reference->particle_count, error);
         ENSURE_SMALL(error, 1e-6);
