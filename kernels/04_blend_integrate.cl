@@ -65,7 +65,7 @@ __kernel void sm_blend_integrate(const int particle_count, const float h, const 
     const float3 to_target = (t.xyz - x.xyz) - x_lo;
     if (t.w > 0.0f) f.xyz += t.w * to_target;
 
-    const float alpha = object.tau > 0.0f ? fmin(1.0f, h / object.tau) : object.alpha;
+    const float alpha = sm_step_alpha(object.alpha, object.tau, h);
     const float damping = fmax(0.0f, 1.0f - object.damping * h);
     float3 v = velocity[i].xyz;
     v += d * (alpha / h);

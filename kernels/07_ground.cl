@@ -1,9 +1,10 @@
 /* Pass 7, ground, colliders and pusher (docs/algorithm.md steps 7, 7a and 7b): particles below y = height
  * are put back on the plane, their downward speed reflected with restitution and their
- * tangential velocity reduced by friction; then particles inside a collider (a plane, box,
- * sphere or mesh where the host says it is at the end of this step) are moved out the shortest way and
- * their velocity relative to it is treated like the ground's; then particles inside the pusher
- * sphere are put on its surface and lose the inward part of their velocity relative to it. */
+ * tangential velocity reduced by friction, within the friction limit; then particles inside a
+ * collider (a plane, box, sphere or mesh where the host says it is at the end of this step) are
+ * moved out the shortest way and their velocity relative to it is treated like the ground's; then
+ * particles inside the pusher sphere are put on its surface and lose the inward part of their
+ * velocity relative to it. */
 #include "sm_math.h"
 
 SM_DEFINE_SDF_PUSH(sm_sdf_push, __global) // sm_formulas.h, shared with the reference
@@ -53,6 +54,25 @@ inline bool sm_push_out(__global const sm_k_collider *c, __global const float *f
     return true;
 }
 
+/// The mean size of particle i's clusters (the motion limit's, as pass 4 sums it), 0 for a
+/// particle in none.
+inline float sm_particle_size(const int i, __global const int *particle_member_offsets,
+                              __global const float4 *particle_member_q, __global const sm_k_cluster_rest *rest)
+{
+    const int begin = particle_member_offsets[i], end = particle_member_offsets[i + 1];
+    float size = 0.0f;
+    for (int j = begin; j < end; j++) size += rest[as_int(particle_member_q[j].w)].size;
+    return end > begin ? size * (1.0f / (float)(end - begin)) : 0.0f;
+}
+
+/// The stiffness of particle i's object in a step of h.
+inline float sm_particle_alpha(const int i, __global const int *particle_object, __global const sm_k_object *objects,
+                               const float h)
+{
+    __global const sm_k_object *object = &objects[particle_object[i]];
+    return sm_step_alpha(object->alpha, object->tau, h);
+}
+
 /// With SM_K_CONTACTS_MADE in `flags` (pass 6 ran), first the contact corrections: x += c (in
 /// double-float), v += c / h + dv, c = moved[i].xyz the sum of its
 /// corrections of all the sweeps and dv the first sweep's velocity change. Then ground contact,
@@ -61,14 +81,18 @@ inline bool sm_push_out(__global const sm_k_collider *c, __global const float *f
 /// positions; pusher = (centre, radius) and pusher_lo = (the centre's remainder, 0), a
 /// double-float pair like the positions; pusher_velocity = (velocity, 0); `flags` holds
 /// SM_K_GROUND and SM_K_PUSHER for the parts that are on; collider_state[state_first + c] is
-/// where collider c is at the end of this step.
+/// where collider c is at the end of this step. Friction is held to the friction limit of the
+/// particle's object and clusters (particle_object, objects, particle_member_offsets,
+/// particle_member_q and rest as in pass 4).
 __kernel void sm_ground(const int particle_count, const int flags, const float4 ground, const float4 pusher,
                         const float4 pusher_lo, const float4 pusher_velocity, const int collider_count,
                         __global const sm_k_collider *colliders, __global const float *fields, const int state_first,
                         __global const sm_k_collider_state *collider_state,
                         __global const float4 *force, const float h, __global const float4 *moved_by_contact,
-                        __global const float4 *dv, __global float4 *position, __global float4 *position_lo,
-                        __global float4 *velocity)
+                        __global const float4 *dv, __global const int *particle_object,
+                        __global const sm_k_object *objects, __global const int *particle_member_offsets,
+                        __global const float4 *particle_member_q, __global const sm_k_cluster_rest *rest,
+                        __global float4 *position, __global float4 *position_lo, __global float4 *velocity)
 {
     const int i = get_global_id(0);
     if (i >= particle_count) return; // padding
@@ -89,8 +113,11 @@ __kernel void sm_ground(const int particle_count, const int flags, const float4 
         x.y = ground.x;
         x_lo.y = ground.w;
         if (v.y < 0.0f) v.y = -ground.y * v.y;
-        v.x *= 1.0f - ground.z;
-        v.z *= 1.0f - ground.z;
+        const float share =
+            sm_friction_share(ground.z, hypot(v.x, v.z), sm_particle_alpha(i, particle_object, objects, h),
+                              sm_particle_size(i, particle_member_offsets, particle_member_q, rest), h);
+        v.x *= 1.0f - share;
+        v.z *= 1.0f - share;
         moved = true;
     }
     for (int c = 0; c < collider_count; c++) {
@@ -108,7 +135,11 @@ __kernel void sm_ground(const int particle_count, const int flags, const float4 
             relative -= ((1.0f + colliders[c].restitution) * normal) * n;
             normal = -colliders[c].restitution * normal;
         }
-        relative -= colliders[c].friction * (relative - normal * n);
+        const float3 tangential = relative - normal * n;
+        relative -= sm_friction_share(colliders[c].friction, length(tangential),
+                                      sm_particle_alpha(i, particle_object, objects, h),
+                                      sm_particle_size(i, particle_member_offsets, particle_member_q, rest), h) *
+                    tangential;
         v.xyz = solid + relative;
         moved = true;
     }

@@ -258,6 +258,30 @@ SM_FORMULA bool sm_limit_motion(sm_scalar *v, const sm_scalar *d, const sm_scala
     return true;
 }
 
+/// An object's stiffness in a step of h (step 4c): its alpha, or with a time constant tau > 0,
+/// min(1, h / tau).
+SM_FORMULA sm_scalar sm_step_alpha(sm_scalar alpha, sm_scalar tau, sm_scalar h)
+{
+    return tau > 0 ? (h / tau < 1 ? h / tau : (sm_scalar)1) : alpha;
+}
+
+/// The friction limit (steps 7 and 7a): the share of a particle's sliding speed `slide` (its
+/// velocity across the solid's normal, relative to the solid) that the ground or a collider takes
+/// in a step: `friction`, but no more speed than its shape matching gives back in a step to a
+/// particle one size from its goal, alpha size / h (alpha its object's stiffness this step,
+/// `size` the mean size of its clusters, as in the motion limit; a particle without size is not
+/// limited). Friction holds the particles that touch back from the others by up to
+/// friction x slide x h a step: unlimited, that is many sizes at long steps and high speeds, and
+/// more than the shape matching brings back at any speed where alpha is small, so that it pulls
+/// the clusters of a body apart; limited, it holds a particle at most about one size from its
+/// goal.
+SM_FORMULA sm_scalar sm_friction_share(sm_scalar friction, sm_scalar slide, sm_scalar alpha, sm_scalar size,
+                                       sm_scalar h)
+{
+    const sm_scalar most = SM_MOTION_STEP * alpha * size / h;
+    return size > 0 && friction * slide > most ? most / slide : friction;
+}
+
 /// |q~|^2 over the quadratic terms of a rest offset q (the six centred products of
 /// sm_quadratic_terms; mean: the cluster's a1..a6).
 SM_FORMULA sm_scalar sm_quadratic_terms_norm2(const sm_scalar *q, const sm_scalar *mean)

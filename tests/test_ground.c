@@ -101,6 +101,92 @@ static void impact_applies_restitution_and_friction(void)
     sm_world_destroy(world);
 }
 
+/// The friction limit (docs/algorithm.md steps 7 and 7a): the ground, and a collider, take
+/// friction mu of a particle's sliding speed s (relative to the solid, across its normal), but
+/// no more than its shape matching gives back in a step from one size rho of its clusters away:
+/// after the step the slide is (1 - min(mu, alpha rho / (h s))) s, alpha its object's stiffness
+/// in the step. A rigid box of 2x2x2 particles (one cluster, so every particle's size is the
+/// half diagonal) slides half into the ground, or into a tilted plane collider moving at up to
+/// 5 m/s, at random speeds, restitutions, frictions, stiffnesses (alpha, or tau) and steps (h
+/// from 1e-4 to 1 s; seeded), so that the limit binds in some draws and not in others; the
+/// particles that stay out keep their velocity.
+static void friction_takes_at_most_one_size_a_step(void)
+{
+    rng r = {20261127};
+    int limited = 0, free = 0;
+    for (int draw = 0; draw < 40; draw++) {
+        const bool collider = draw % 2 == 1;
+        const double h = exp(rng_uniform(&r, log(1e-4), log(1.0))), mu = rng_uniform(&r, 0.0, 1.0);
+        const double e = rng_uniform(&r, 0.0, 1.0), edge = rng_uniform(&r, 0.05, 2.0);
+        // the stiffness: alpha, or a time constant tau (alpha = min(1, h / tau))
+        const bool timed = rng_uniform(&r, 0.0, 1.0) < 0.5;
+        const double stiffness = timed ? exp(rng_uniform(&r, log(1e-4), log(10.0))) : rng_uniform(&r, 0.01, 1.0);
+        const double alpha = timed ? fmin(1.0, h / stiffness) : stiffness;
+        char stiff[64];
+        snprintf(stiff, sizeof stiff, "\"%s\": %.17g", timed ? "tau" : "alpha", stiffness);
+        sm_vec3 n = v3(0.0, 1.0, 0.0), w = v3(0.0, 0.0, 0.0);
+        if (collider) {
+            v3_direction(v3(rng_uniform(&r, -0.5, 0.5), 1.0, rng_uniform(&r, -0.5, 0.5)), &n);
+            w = rng_in_ball(&r, 5.0);
+        }
+        sm_vec3 side = v3(1.0, 0.0, 0.0);
+        v3_direction(v3_cross(n, rng_in_ball(&r, 1.0)), &side);
+        // across the normal at 0.01 to 100 times what the limit allows (rho = sqrt 3 edge / 2, the
+        // half diagonal: the particles lie at the corners), into the solid at a quarter edge a step
+        const double rho = 0.5 * sqrt(3.0) * edge;
+        const double slide = exp(rng_uniform(&r, log(0.01), log(100.0))) * alpha * rho / h;
+        const sm_vec3 v = v3_add(v3_add(w, v3_scale(side, slide)), v3_scale(n, -0.25 * edge / h));
+        char json[2048];
+        if (collider) {
+            // the plane passes through the box's centre at the end of the step
+            snprintf(json, sizeof json,
+                     "{\"gravity\": [0, 0, 0], \"colliders\": [{\"shape\": \"plane\", \"position\": [%.17g, %.17g, %.17g],"
+                     " \"normal\": [%.17g, %.17g, %.17g], \"restitution\": %.17g, \"friction\": %.17g,"
+                     " \"motion\": {\"type\": \"linear\", \"times\": [0, 1], \"offsets\": [[0, 0, 0], [%.17g, %.17g, %.17g]]}}],"
+                     " \"objects\": [{\"shape\": \"box\", \"size\": [%.17g, %.17g, %.17g], \"resolution\": [2, 2, 2],"
+                     " \"mode\": \"rigid\", %s, \"velocity\": [%.17g, %.17g, %.17g]}]}",
+                     h * v.x - h * w.x, h * v.y - h * w.y, h * v.z - h * w.z, n.x, n.y, n.z, e, mu, w.x, w.y, w.z, edge, edge,
+                     edge, stiff, v.x, v.y, v.z);
+        } else {
+            snprintf(json, sizeof json,
+                     "{\"gravity\": [0, 0, 0], \"ground\": {\"height\": %.17g, \"restitution\": %.17g, \"friction\": %.17g},"
+                     " \"objects\": [{\"shape\": \"box\", \"size\": [%.17g, %.17g, %.17g], \"resolution\": [2, 2, 2],"
+                     " \"mode\": \"rigid\", %s, \"velocity\": [%.17g, %.17g, %.17g]}]}",
+                     h * v.y, e, mu, edge, edge, edge, stiff, v.x, v.y, v.z);
+        }
+        sm_world *world = world_from_json(json);
+        if (!world) return;
+        double x0[24], u[24];
+        sm_world_get_positions(world, 0, 8, x0);
+        ENSURE_SMALL(v3_length(v3(x0[0], x0[1], x0[2])) - rho, 1e-12 * rho);
+        ENSURE_OK(sm_world_step(world, h, 1));
+        sm_world_get_velocities(world, 0, 8, u);
+        const double share = fmin(mu, alpha * rho / (h * slide)), scale = v3_length(v) + v3_length(w);
+        int touched = 0;
+        for (int i = 0; i < 8; i++) {
+            const sm_vec3 start = v3(x0[3 * i], x0[3 * i + 1], x0[3 * i + 2]), after = v3(u[3 * i], u[3 * i + 1], u[3 * i + 2]);
+            // inside the solid at the end of the step: its side of the box's centre (the origin at
+            // the start), where the plane is then
+            const bool inside = v3_dot(start, n) < 0.0;
+            sm_vec3 expected = v;
+            if (inside) {
+                touched++;
+                const sm_vec3 relative = v3_sub(v, w);
+                const double normal = v3_dot(relative, n);
+                const sm_vec3 across = v3_sub(relative, v3_scale(n, normal));
+                expected = v3_add(v3_add(w, v3_scale(n, -e * normal)), v3_scale(across, 1.0 - share));
+            }
+            ENSURE_SMALL(v3_length(v3_sub(after, expected)) / scale, tolerance(1e-9, 1e-4));
+        }
+        ENSURE(touched == 4);
+        if (mu > share) limited++;
+        else free++;
+        sm_world_destroy(world);
+    }
+    printf("  %d draws where the limit binds, %d where friction acts whole\n", limited, free);
+    ENSURE(limited >= 10 && free >= 10);
+}
+
 /// The pusher (Henriques & Wuensche 2007, 3.2): after a step no free particle is inside the
 /// sphere, those it held are on its surface along the line from its centre, their inward
 /// velocity relative to the sphere is gone, and a sphere moving through a resting box carries
@@ -208,6 +294,7 @@ int main(int argc, char **argv)
         TEST(no_particle_below_the_ground),
         TEST(dropped_box_comes_to_rest),
         TEST(impact_applies_restitution_and_friction),
+        TEST(friction_takes_at_most_one_size_a_step),
         TEST(pusher_pushes_particles_out),
         TEST(object_params_change_while_running),
     };

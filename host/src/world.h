@@ -8,6 +8,8 @@
 #include "grid.h"
 #include "shapematch/shapematch.h"
 
+#include "../../kernels/sm_formulas.h" /* sm_step_alpha */
+
 #include <stdatomic.h>
 #include <stddef.h>
 
@@ -204,8 +206,7 @@ static inline void sm_quadratic_terms(sm_vec3 q, const double mean[6], double ou
 /// alpha for a step of length h: min(1, h / tau) when tau is set.
 static inline double sm_object_alpha(const sm_object *object, double h)
 {
-    if (object->tau > 0.0) return h / object->tau < 1.0 ? h / object->tau : 1.0;
-    return object->alpha;
+    return sm_step_alpha(object->alpha, object->tau, h);
 }
 
 #endif

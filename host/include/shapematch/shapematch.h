@@ -118,7 +118,10 @@ typedef struct sm_ground {
     bool enabled;       ///< default false
     double height;      ///< m, default 0
     double restitution; ///< in [0, 1]: fraction of the normal speed kept on impact, default 0.3
-    double friction;    ///< in [0, 1]: fraction of the tangential velocity removed per step in contact, default 0.2
+    /// in [0, 1]: fraction of the tangential velocity removed per step in contact, default 0.2;
+    /// at most alpha x its clusters' size / h, the speed its shape matching gives back in a step
+    /// from one size away (the friction limit, docs/algorithm.md step 7)
+    double friction;
 } sm_ground;
 
 /// Contact between the particles of different objects (the collide passes). Each particle is a
@@ -756,8 +759,8 @@ typedef struct sm_motion {
 /// inside after the ground is moved out along the shortest way (the plane's normal, the line from
 /// the sphere's centre, the box's nearest face, a mesh's distance field's gradient), the inward
 /// part of its velocity relative to the collider is reflected with `restitution`, and its
-/// tangential relative velocity is reduced by `friction`, as on the ground. Colliders act on
-/// particle centres, like the ground.
+/// tangential relative velocity is reduced by `friction`, as on the ground (within the same
+/// friction limit). Colliders act on particle centres, like the ground.
 ///
 /// A mesh collider's field is sampled on a grid of cubic cells of edge `cell` over the mesh's
 /// bounds and 3 cells beyond, 4 bytes a node, at most SM_MESH_COLLIDER_MAX_NODES nodes; exact

@@ -1,11 +1,22 @@
 #include "cpu_passes.h"
 #include "../math3.h"
 
+/// The mean size of particle i's clusters (the motion limit's), 0 for a particle in none.
+static double particle_size(const sm_world *world, int32_t i)
+{
+    const int32_t begin = world->particle_member_offsets[i], end = world->particle_member_offsets[i + 1];
+    double size = 0.0;
+    for (int32_t j = begin; j < end; j++)
+        size += world->clusters[world->member_cluster[world->particle_members[j]]].size;
+    return end > begin ? size * (1.0 / (double)(end - begin)) : 0.0;
+}
+
 /// Moves particle x out of a solid by `push`, then reflects the inward part of its velocity
 /// relative to the solid (moving at `solid_velocity`) with `restitution` and removes `friction`
-/// of the tangential part.
+/// of the tangential part, within the friction limit of a particle of stiffness `alpha` and
+/// size `size` (sm_friction_share).
 static void respond(sm_vec3 *x, sm_vec3 *v, sm_vec3 push, sm_vec3 n, sm_vec3 solid_velocity, double restitution,
-                    double friction)
+                    double friction, double alpha, double size, double h)
 {
     *x = v3_add(*x, push);
     sm_vec3 relative = v3_sub(*v, solid_velocity);
@@ -15,7 +26,7 @@ static void respond(sm_vec3 *x, sm_vec3 *v, sm_vec3 push, sm_vec3 n, sm_vec3 sol
         normal = -restitution * normal;
     }
     const sm_vec3 tangential = v3_sub(relative, v3_scale(n, normal));
-    relative = v3_sub(relative, v3_scale(tangential, friction));
+    relative = v3_sub(relative, v3_scale(tangential, sm_friction_share(friction, v3_length(tangential), alpha, size, h)));
     *v = v3_add(solid_velocity, relative);
 }
 
@@ -30,17 +41,21 @@ void sm_cpu_ground(sm_world *world, double h)
     for (int32_t i = 0; i < world->particle_count; i++) {
         if (world->fixed[i]) continue;
         sm_vec3 *x = &world->position[i], *v = &world->velocity[i];
+        const double alpha = sm_object_alpha(&world->objects[world->particle_object[i]], h);
         if (ground.enabled && x->y < ground.height) {
             x->y = ground.height;
             if (v->y < 0.0) v->y = -ground.restitution * v->y;
-            v->x *= 1.0 - ground.friction;
-            v->z *= 1.0 - ground.friction;
+            const double share = sm_friction_share(ground.friction, hypot(v->x, v->z), alpha,
+                                                   particle_size(world, i), h);
+            v->x *= 1.0 - share;
+            v->z *= 1.0 - share;
         }
         for (int32_t c = 0; c < world->collider_count; c++) {
             const sm_collider *collider = &world->colliders[c];
             sm_vec3 push, n;
             if (sm_collider_push_out(collider, v3_sub(*x, center[c]), &push, &n))
-                respond(x, v, push, n, velocity[c], collider->def.restitution, collider->def.friction);
+                respond(x, v, push, n, velocity[c], collider->def.restitution, collider->def.friction, alpha,
+                        particle_size(world, i), h);
         }
         if (pusher.enabled) {
             const sm_vec3 d = v3_sub(*x, pusher.center);
