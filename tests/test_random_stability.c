@@ -25,10 +25,12 @@
  *     every object of one cluster that determines every mode of its mode, free and not in a
  *     pile, is back within 1.1 rest radii (times its plastic stretch).
  * A failure prints the seed and the command that replays it:
- *   test_random_stability draw SEED [cpu|opencl] [trace]  one draw, with its scene and figures
- *   test_random_stability soak COUNT [FIRST_SEED] [report]  many draws on both backends
- *                                                           (tests/soak.sh)
- * Without arguments it runs the CI draws: seeds 1 to DRAWS on each backend. */
+ *   test_random_stability draw SEED [cpu|opencl] [trace] [sliding]  one draw, with its scene
+ *                                                                   and figures
+ *   test_random_stability soak COUNT [FIRST_SEED] [cpu|opencl] [report] [sliding]  many draws
+ *                                                   (tests/soak.sh), on both backends if none named
+ * "sliding" draws along the ground at long steps (see `sliding` below). Without arguments it
+ * runs the CI draws: seeds 1 to DRAWS on each backend, then seeds 1 to SLIDING_DRAWS sliding. */
 #include "math3.h"
 #include "support.h"
 
@@ -41,7 +43,10 @@
 #define SM_ASSIMP_MODELS "/usr/share/assimp/models"
 #endif
 
-enum { MAX_OBJECTS = 4, DRAWS = 48, STEPS = 2000, SAMPLE_EVERY = 10, SETTLE_STEPS = 600 };
+enum { MAX_OBJECTS = 4, DRAWS = 48, SLIDING_DRAWS = 48, STEPS = 2000, SAMPLE_EVERY = 10, SETTLE_STEPS = 600 };
+/// The most particles of a shape whose count the drawing knows (a box of 5 x 5 x 5; point clouds
+/// have at most 31), which explicit lists name.
+enum { MAX_COUNTED = 125 };
 
 /// The settling's damping: this fraction of the velocity each step (damping SETTLE_DAMPING / h).
 #define SETTLE_DAMPING 0.1
@@ -192,11 +197,15 @@ static void draw_clusters(draw *d, rng *r, int object, int count)
 {
     char *summary = d->summary[object] + strlen(d->summary[object]);
     if (count >= 4 && chance(r, 0.2)) {
+        if (count > MAX_COUNTED) {
+            fprintf(stderr, "draw %llu: lists over %d particles\n", (unsigned long long)d->seed, count);
+            abort();
+        }
         const int lists = 1 + pick(r, 5);
-        int previous[64], previous_count = 0;
+        int previous[MAX_COUNTED], previous_count = 0;
         append(d, ", \"clusters\": {\"lists\": [");
         for (int l = 0; l < lists; l++) {
-            unsigned char in[64] = {0};
+            unsigned char in[MAX_COUNTED] = {0};
             int taken = 0;
             for (int k = 0; k < 3 && k < previous_count; k++) { // three of the last list's
                 const int i = previous[pick(r, previous_count)];
@@ -226,6 +235,12 @@ static void draw_clusters(draw *d, rng *r, int object, int count)
     snprintf(summary, 64, ", grid %dx%dx%d overlap %.2g", grid[0], grid[1], grid[2], overlap);
 }
 
+/// Draws along the ground at long steps (the friction limit's case, docs/algorithm.md step 7):
+/// with `sliding`, every draw has a ground, no contact, solver steps from SLIDING_SHORTEST_H to
+/// 1 s and a gravity of up to 50 m/s² in any direction into the ground, the rest drawn as always.
+static bool sliding;
+#define SLIDING_SHORTEST_H 0.05
+
 /// Draws the scene of `seed`.
 static void make_draw(uint64_t seed, draw *d)
 {
@@ -236,16 +251,17 @@ static void make_draw(uint64_t seed, draw *d)
     z = (z ^ (z >> 31)) * 0x9e3779b97f4a7c15ull;
     rng random = {z ^ (z >> 29)}, *r = &random;
     d->substeps = 1 + pick(r, 4);
-    const bool ground = chance(r, 0.75);
+    const bool ground = chance(r, 0.75) || sliding;
     d->objects = 1 + pick(r, MAX_OBJECTS);
-    d->contact = d->objects > 1 && chance(r, 0.35);
+    d->contact = d->objects > 1 && chance(r, 0.35) && !sliding;
     // contact holds while particles move less than their radius per step (docs/contact.md): piles fall from at most 7 m at up to 5 m/s, with h up to 1 ms
-    d->h = log_uniform(r, 1e-4, d->contact ? 1e-3 : 1.0);
+    d->h = log_uniform(r, sliding ? SLIDING_SHORTEST_H : 1e-4, d->contact ? 1e-3 : 1.0);
     d->colliders = ground && chance(r, 0.2);
     append(d, "{\"dt\": %.17g, \"substeps\": %d", d->h * d->substeps, d->substeps);
     const double g = chance(r, 0.7) || d->contact ? -9.81 : 0.0;
-    if (!d->contact && chance(r, 0.15)) {
-        const sm_vec3 any = v3_scale(unit_vector(r), rng_uniform(r, 0, 50));
+    if (!d->contact && (chance(r, 0.15) || sliding)) {
+        sm_vec3 any = v3_scale(unit_vector(r), rng_uniform(r, 0, 50));
+        if (sliding) any.y = -fabs(any.y); // into the ground
         append(d, ", \"gravity\": [%.6g, %.6g, %.6g]", any.x, any.y, any.z);
     } else {
         append(d, ", \"gravity\": [0, %g, 0]", g);
@@ -699,8 +715,8 @@ static bool check_draw(uint64_t seed, sm_backend backend, bool verbose)
                    out.nan ? "a NaN, or a step failed" : out.escaped ? "an object left the bound" : "an object did not settle");
             print_draw(&d);
             if (out.escaped) printf("  object %d beyond the bound at step %d\n", out.escape_object, out.escape_step);
-            printf("  replay: build/tests/test_random_stability draw %llu %s\n", (unsigned long long)seed,
-                   backend_label(backend));
+            printf("  replay: build/tests/test_random_stability draw %llu %s%s\n", (unsigned long long)seed,
+                   backend_label(backend), sliding ? " sliding" : "");
         }
         for (int o = 0; o < d.objects; o++)
             printf("  object %d: largest radius %.3f rest radii (bound %.3g), settled %.3f, stirring %.3g m/s\n", o,
@@ -721,23 +737,50 @@ static void draws(uint64_t first, int count, sm_backend backend)
 
 static void random_draws_cpu(void) { draws(1, DRAWS, SM_BACKEND_CPU); }
 static void random_draws_opencl(void) { draws(1, DRAWS, SM_BACKEND_OPENCL); }
+static void sliding_draws(sm_backend backend)
+{
+    sliding = true;
+    draws(1, SLIDING_DRAWS, backend);
+    sliding = false;
+}
+static void sliding_draws_cpu(void) { sliding_draws(SM_BACKEND_CPU); }
+static void sliding_draws_opencl(void) { sliding_draws(SM_BACKEND_OPENCL); }
+
+/// The words after a command's numbers: a backend ("cpu" or "opencl"; both when none is given),
+/// "trace", "report" and "sliding", in any order. Returns the backends to run as a bit mask.
+static int read_words(int argc, char **argv, int first)
+{
+    int backends = 0;
+    for (int k = first; k < argc; k++) {
+        if (strcmp(argv[k], "trace") == 0) trace = true;
+        else if (strcmp(argv[k], "report") == 0) report = true;
+        else if (strcmp(argv[k], "sliding") == 0) sliding = true;
+        else if (strcmp(argv[k], backend_label(SM_BACKEND_CPU)) == 0) backends |= 1 << SM_BACKEND_CPU;
+        else if (strcmp(argv[k], backend_label(SM_BACKEND_OPENCL)) == 0) backends |= 1 << SM_BACKEND_OPENCL;
+        else fprintf(stderr, "test_random_stability: ignoring '%s'\n", argv[k]);
+    }
+    return backends ? backends : (1 << SM_BACKEND_CPU) | (1 << SM_BACKEND_OPENCL);
+}
 
 int main(int argc, char **argv)
 {
     if (argc >= 3 && strcmp(argv[1], "draw") == 0) {
         const uint64_t seed = strtoull(argv[2], NULL, 10);
-        trace = argc >= 5 && strcmp(argv[4], "trace") == 0;
+        const int backends = read_words(argc, argv, 3);
         for (int b = SM_BACKEND_CPU; b <= SM_BACKEND_OPENCL; b++)
-            if (argc < 4 || strcmp(argv[3], backend_label((sm_backend)b)) == 0) check_draw(seed, (sm_backend)b, true);
+            if (backends & (1 << b)) check_draw(seed, (sm_backend)b, true);
         return sm_test_failures != 0;
     }
     if (argc >= 3 && strcmp(argv[1], "soak") == 0) {
         const int count = atoi(argv[2]);
-        const uint64_t first = argc >= 4 ? strtoull(argv[3], NULL, 10) : 1000;
-        report = argc >= 5 && strcmp(argv[4], "report") == 0;
-        for (int b = SM_BACKEND_CPU; b <= SM_BACKEND_OPENCL; b++) draws(first, count, (sm_backend)b);
+        const bool numbered = argc >= 4 && argv[3][0] >= '0' && argv[3][0] <= '9';
+        const uint64_t first = numbered ? strtoull(argv[3], NULL, 10) : 1000;
+        const int backends = read_words(argc, argv, numbered ? 4 : 3);
+        for (int b = SM_BACKEND_CPU; b <= SM_BACKEND_OPENCL; b++)
+            if (backends & (1 << b)) draws(first, count, (sm_backend)b);
         return sm_test_failures != 0;
     }
-    static const sm_test_case tests[] = {TEST(random_draws_cpu), TEST(random_draws_opencl)};
+    static const sm_test_case tests[] = {TEST(random_draws_cpu), TEST(random_draws_opencl), TEST(sliding_draws_cpu),
+                                         TEST(sliding_draws_opencl)};
     return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
 }
