@@ -54,23 +54,20 @@ inline bool sm_push_out(__global const sm_k_collider *c, __global const float *f
     return true;
 }
 
-/// The mean size of particle i's clusters (the motion limit's, as pass 4 sums it), 0 for a
-/// particle in none.
-inline float sm_particle_size(const int i, __global const int *particle_member_offsets,
-                              __global const float4 *particle_member_q, __global const sm_k_cluster_rest *rest)
+/// The share of a sliding speed `slide` that `friction` takes from particle i in a step of h,
+/// within the friction limit of its object's stiffness and its clusters' mean size (the motion
+/// limit's, summed as pass 4 sums it; 0 for a particle in none).
+inline float sm_particle_friction(const int i, const float friction, const float slide, const float h,
+                                  __global const int *particle_object, __global const sm_k_object *objects,
+                                  __global const int *particle_member_offsets, __global const float4 *particle_member_q,
+                                  __global const sm_k_cluster_rest *rest)
 {
     const int begin = particle_member_offsets[i], end = particle_member_offsets[i + 1];
     float size = 0.0f;
     for (int j = begin; j < end; j++) size += rest[as_int(particle_member_q[j].w)].size;
-    return end > begin ? size * (1.0f / (float)(end - begin)) : 0.0f;
-}
-
-/// The stiffness of particle i's object in a step of h.
-inline float sm_particle_alpha(const int i, __global const int *particle_object, __global const sm_k_object *objects,
-                               const float h)
-{
+    size = end > begin ? size * (1.0f / (float)(end - begin)) : 0.0f;
     __global const sm_k_object *object = &objects[particle_object[i]];
-    return sm_step_alpha(object->alpha, object->tau, h);
+    return sm_friction_share(friction, slide, sm_step_alpha(object->alpha, object->tau, h), size, h);
 }
 
 /// With SM_K_CONTACTS_MADE in `flags` (pass 6 ran), first the contact corrections: x += c (in
@@ -113,9 +110,8 @@ __kernel void sm_ground(const int particle_count, const int flags, const float4 
         x.y = ground.x;
         x_lo.y = ground.w;
         if (v.y < 0.0f) v.y = -ground.y * v.y;
-        const float share =
-            sm_friction_share(ground.z, hypot(v.x, v.z), sm_particle_alpha(i, particle_object, objects, h),
-                              sm_particle_size(i, particle_member_offsets, particle_member_q, rest), h);
+        const float share = sm_particle_friction(i, ground.z, hypot(v.x, v.z), h, particle_object, objects,
+                                                 particle_member_offsets, particle_member_q, rest);
         v.x *= 1.0f - share;
         v.z *= 1.0f - share;
         moved = true;
@@ -136,9 +132,8 @@ __kernel void sm_ground(const int particle_count, const int flags, const float4 
             normal = -colliders[c].restitution * normal;
         }
         const float3 tangential = relative - normal * n;
-        relative -= sm_friction_share(colliders[c].friction, length(tangential),
-                                      sm_particle_alpha(i, particle_object, objects, h),
-                                      sm_particle_size(i, particle_member_offsets, particle_member_q, rest), h) *
+        relative -= sm_particle_friction(i, colliders[c].friction, length(tangential), h, particle_object, objects,
+                                         particle_member_offsets, particle_member_q, rest) *
                     tangential;
         v.xyz = solid + relative;
         moved = true;

@@ -1,7 +1,6 @@
 /* The step: its checks, the one scheduler of the passes (both backends' steps run it), the CPU
  * reference's passes, and the state check. */
 #include "step.h"
-#include "../../kernels/sm_formulas.h"
 #include "clusters.h"
 #include "cpu/cpu_passes.h"
 #include "math3.h"
