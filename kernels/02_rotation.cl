@@ -71,8 +71,14 @@ inline float4 sm_mat3_to_quat(const float *r)
 }
 
 /// R per cluster; quat holds it as a unit quaternion (x, y, z, w) for the next step's warm start.
+/// For the spin limit (step 3a), the work-item of each object's first cluster also sums its
+/// object's clusters: object_motion holds, per object, their mass-weighted mean centre (relative
+/// to the first cluster's centre, for precision far from the origin) and flow.
 __kernel void sm_rotation(const int cluster_count, __global const sm_k_cluster_rest *rest,
-                          __global const sm_k_mat3 *apq, __global float4 *quat, __global sm_k_mat3 *rotation)
+                          __global const sm_k_mat3 *apq, __global float4 *quat, __global sm_k_mat3 *rotation,
+                          __global const sm_k_cluster *clusters, __global const sm_k_object *objects,
+                          __global const float4 *center, __global const float4 *center_offset,
+                          __global const float4 *cluster_velocity, __global float4 *object_motion)
 {
     const int c = get_global_id(0);
     if (c >= cluster_count) return;
@@ -99,4 +105,20 @@ __kernel void sm_rotation(const int cluster_count, __global const sm_k_cluster_r
     sm_quat_to_mat3(q, r);
     quat[c] = q;
     sm_store_mat3(&rotation[c], r);
+
+    const int o = clusters[c].object;
+    const sm_k_object object = objects[o];
+    if (object.first_cluster != c) return;
+    const float3 origin = center[c].xyz;
+    float mass = 0.0f;
+    float3 x = (float3)(0.0f), v = (float3)(0.0f);
+    for (int k = c; k < c + object.cluster_count; k++) {
+        const float m = clusters[k].mass;
+        mass += m;
+        x += m * ((center[k].xyz - origin) + center_offset[k].xyz);
+        v += m * cluster_velocity[k].xyz;
+    }
+    const float share = mass > 0.0f ? 1.0f / mass : 0.0f;
+    object_motion[2 * o] = (float4)(x * share, 0.0f);
+    object_motion[2 * o + 1] = (float4)(v * share, 0.0f);
 }

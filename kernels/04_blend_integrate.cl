@@ -19,8 +19,9 @@ inline float3 sm_cluster_goal_offset(int c, float3 q, float3 x_hi, float3 x_lo, 
 /// Blended goal (w: 0), then v += alpha (g - x) / h + h (gravity + f / m), damping, x += h v
 /// with the rounding of the sum kept in position_lo. Fixed particles (force.w = 0, the inverse
 /// mass) keep their state. `inputs` (SM_K_INPUT_*) adds the caller's forces and the targets: a
-/// target of stiffness k > 0 adds k (target - x) to f; a pinned particle ends on its target with
-/// velocity (target - x) / h.
+/// target of stiffness k > 0 takes the particle's move and velocity backward Euler's share of the
+/// way to a pin's (sm_spring_share); a pinned particle ends on its target with velocity
+/// (target - x) / h.
 __kernel void sm_blend_integrate(const int particle_count, const float h, const float4 gravity,
                                  __global const int *particle_object, __global const sm_k_object *objects,
                                  __global const int *particle_member_offsets, __global const float4 *particle_member_q,
@@ -61,9 +62,6 @@ __kernel void sm_blend_integrate(const int particle_count, const float h, const 
     float4 f = force[i]; // w: inverse mass, 0 for a fixed particle
     if (f.w == 0.0f) return;
     if (inputs & SM_K_INPUT_FORCES) f.xyz += input_force[i].xyz;
-    const float4 t = (inputs & SM_K_INPUT_TARGETS) ? target[i] : (float4)(0.0f);
-    const float3 to_target = (t.xyz - x.xyz) - x_lo;
-    if (t.w > 0.0f) f.xyz += t.w * to_target;
 
     const float alpha = sm_step_alpha(object.alpha, object.tau, h);
     const float damping = fmax(0.0f, 1.0f - object.damping * h);
@@ -78,11 +76,21 @@ __kernel void sm_blend_integrate(const int particle_count, const float h, const 
     float va[3] = {v.x, v.y, v.z}, m[3] = {h * v.x, h * v.y, h * v.z};
     const float da[3] = {d.x, d.y, d.z}, ua[3] = {u.x, u.y, u.z};
     if (end > begin && sm_limit_motion(va, da, ua, h, size, m)) v = (float3)(va[0], va[1], va[2]);
+    float3 move = (float3)(m[0], m[1], m[2]);
+    // the target: a spring pulls the move and the velocity toward the pin's by backward Euler's
+    // share of the way (sm_spring_share); a pin puts it on the target, moving as it moved
+    const float4 t = (inputs & SM_K_INPUT_TARGETS) ? target[i] : (float4)(0.0f);
+    const float3 to_target = (t.xyz - x.xyz) - x_lo;
+    if (t.w > 0.0f) {
+        const float share = sm_spring_share(t.w, 0.0f, h, f.w);
+        move += (to_target - move) * share;
+        v += (to_target / h - v) * share;
+    }
     velocity[i] = (float4)(v, 0.0f);
-    // x += h v in double-float
+    // x += the move in double-float
     float4 hi = x, lo = (float4)(x_lo, 0.0f);
-    sm_add_pair(&hi, &lo, (float3)(m[0], m[1], m[2]));
-    if (t.w == SM_K_TARGET_PIN) { // kinematic: on the target, moving as it moved
+    sm_add_pair(&hi, &lo, move);
+    if (t.w == SM_K_TARGET_PIN) {
         velocity[i] = (float4)(to_target / h, 0.0f);
         hi = (float4)(t.xyz, x.w);
         lo = (float4)(0.0f);

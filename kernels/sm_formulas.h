@@ -265,6 +265,37 @@ SM_FORMULA sm_scalar sm_step_alpha(sm_scalar alpha, sm_scalar tau, sm_scalar h)
     return tau > 0 ? (h / tau < 1 ? h / tau : (sm_scalar)1) : alpha;
 }
 
+/// A spring's share of the way (step 4d's targets; a scene's springs): a spring of stiffness k
+/// and damping c pulling a particle of inverse mass w toward t changes its velocity v over a step
+/// h by share x (k (t - x) / (c + h k) - v), with share = s / (1 + s), s = h w (c + h k). That
+/// is backward Euler's pull, [k (t - x) - (c + h k) v] h w / (1 + s): on a free particle it
+/// never adds energy, at any stiffness and step, where the explicit k (t - x) - c v flings the
+/// particle further every step once s passes about 2. It tends to the explicit pull as s goes
+/// to 0, and to a pin's (onto t in the step, at rest relative to it) as k grows. Written to stay
+/// finite in float for s up to infinity (k up to FLT_MAX, w up to 1e30).
+SM_FORMULA sm_scalar sm_spring_share(sm_scalar k, sm_scalar c, sm_scalar h, sm_scalar w)
+{
+    const sm_scalar s = h * w * (c + h * k);
+    return s < 1 ? s / (1 + s) : 1 / (1 + 1 / s);
+}
+
+/// The spin limit (step 3a): the flow of a cluster relative to its object's, `relative` (v_cm - v_o),
+/// moves it at most SM_SPIN_STEP of its reach, `distance` (|x_cm - x_o|) plus its size, in a
+/// step h: a quarter radian of a turn about the object's centre. A body spinning faster than
+/// about a radian a step cannot be followed by shape matching, which moves particles along
+/// straight lines: its clusters fly apart along their tangents (a torus of 12 clusters at 37
+/// radians a step reached 87 times its radius before it came back). Shortens `relative` onto
+/// the bound and returns true when it was beyond it.
+SM_FORMULA bool sm_limit_spin(sm_scalar *relative, sm_scalar distance, sm_scalar size, sm_scalar h)
+{
+    const sm_scalar most = SM_SPIN_STEP * (distance + size);
+    const sm_scalar length = h * sqrt(relative[0] * relative[0] + relative[1] * relative[1] + relative[2] * relative[2]);
+    if (!(length > most)) return false;
+    const sm_scalar scale = most / length;
+    for (int a = 0; a < 3; a++) relative[a] *= scale;
+    return true;
+}
+
 /// The friction limit (steps 7 and 7a): the share of a particle's sliding speed `slide` (its
 /// velocity across the solid's normal, relative to the solid) that the ground or a collider takes
 /// in a step: `friction`, but no more speed than its shape matching gives back in a step to a

@@ -116,6 +116,10 @@ typedef float sm_float;
  * "Stable" in the random draws; less makes ordinary scrambled starts reach it.) */
 #define SM_MOTION_STEP 1.0f
 #define SM_MOTION_DEVIATION 1.0f
+/* The spin limit (docs/algorithm.md step 3a): a cluster's flow, relative to its object's, moves
+ * it at most SM_SPIN_STEP of its reach from the object's centre in a step (a quarter radian of a
+ * turn about the centre, as Box2D bounds a body's turn in a step). */
+#define SM_SPIN_STEP 0.25f
 
 /* The state check's allowance for rounding (sm_cluster_stretched), relative to the magnitude of
  * a cluster's positions: far above the rounding of their differences on either backend (1e-16
@@ -137,7 +141,7 @@ typedef struct sm_k_object {
     sm_float cap_soft, cap_hard;
     sm_float plastic_yield, plastic_creep, plastic_max;
     sm_float strain_limit; /* the deformation limit s (sm_limit_stretch, sm_limit_quadratic) */
-    sm_float unused[2];
+    sm_int first_cluster, cluster_count; /* its clusters (the spin limit's sums) */
 } sm_k_object;
 
 /// Per-cluster constants (32 bytes): memberships [first_member, first_member + member_count).

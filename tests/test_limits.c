@@ -2,7 +2,9 @@
  * and 12; "Guarantees": Stable and Guarded), on both backends where they run a world:
  *   - the limits' formulas (kernels/sm_formulas.h) on random input: the stretch limit clamps
  *     singular values and changes nothing inside, the quadratic limit bounds the block, the
- *     motion limit never adds speed relative to the goal's motion and ends within its bound;
+ *     motion limit never adds speed relative to the goal's motion and ends within its bound,
+ *     the spin limit shortens a flow onto its bound and leaves the rest alone;
+ *   - bodies spinning at up to 1,000 radians a step stay whole on both backends;
  *   - the cases that grew without bound before the limits (bench/RESULTS.md, "Stable under
  *     everything") stay within 4 s rest radii and come back to rest shape on both backends;
  *   - the state check stops a run that goes faster than check_speed or stretches beyond
@@ -142,6 +144,95 @@ static void motion_limit_takes_energy_out(void)
            grew, outside, untouched, inside);
     ENSURE(grew == 0 && outside == 0);
     ENSURE(inside > 1000 && untouched == inside);
+}
+
+/// The spin limit's formula (step 3a) on random input: a flow relative to its object's ends within
+/// SM_SPIN_STEP of the cluster's reach (its distance from the object's centre plus its size) a
+/// step, keeps its direction, never grows, and is untouched inside the bound.
+static void spin_limit_bounds_flows(void)
+{
+    rng r = {29};
+    int outside = 0, grew = 0, turned = 0, untouched = 0, inside = 0;
+    for (int t = 0; t < 100000; t++) {
+        const double h = exp(rng_uniform(&r, log(1e-4), 0.0)), size = exp(rng_uniform(&r, -5, 1)),
+                     distance = rng_uniform(&r, 0, 1) < 0.1 ? 0.0 : exp(rng_uniform(&r, -5, 3));
+        const sm_vec3 v = rng_in_ball(&r, exp(rng_uniform(&r, -3, log(1e4))));
+        double rel[3] = {v.x, v.y, v.z};
+        const bool limited = sm_limit_spin(rel, distance, size, h);
+        const sm_vec3 after = v3(rel[0], rel[1], rel[2]);
+        outside += v3_length(after) * h > SM_SPIN_STEP * (distance + size) * (1 + 1e-12);
+        grew += v3_length(after) > v3_length(v) * (1 + 1e-12);
+        turned += v3_length(v3_cross(after, v)) > 1e-12 * v3_length(after) * v3_length(v) || v3_dot(after, v) < 0.0;
+        if (!limited) inside++, untouched += rel[0] == v.x && rel[1] == v.y && rel[2] == v.z;
+    }
+    printf("  of 100000 flows: %d beyond the bound, %d faster, %d turned; %d untouched of %d inside\n", outside, grew,
+           turned, untouched, inside);
+    ENSURE(outside == 0 && grew == 0 && turned == 0);
+    ENSURE(inside > 1000 && inside < 99000 && untouched == inside);
+}
+
+/// "A spinning body stays whole" (the spin limit, step 3a): objects of several overlapping
+/// clusters, one body each (dense boxes, tori and capsules in 2 to 3 clusters an axis overlapping
+/// by half to a whole cluster, in every mode, alpha 0.05 to 1), set spinning at 0.5 to
+/// 1,000 rad/s, for 300 solver steps of 1e-3 to 1 s without gravity, on both backends: drawn so
+/// that the turn in a step, omega h, runs from 5e-4 to 1,000 radians. No object's largest
+/// distance from its centre of mass ever exceeds 6 times its rest value (the README's Stable
+/// bound for the deformation limit 1). Without the limit a torus of 12 clusters at 37 radians a
+/// step reached 87 times.
+static void fast_spins_keep_bodies_whole(void)
+{
+    rng r = {2026112701};
+    double worst[2] = {0, 0};
+    int fast = 0;
+    for (int draw = 0; draw < 24; draw++) {
+        // dense lattices in 2 to 3 clusters an axis, overlapping by half to a whole cluster, so
+        // that neighbouring clusters share whole faces: one body (clusters that share fewer
+        // particles hinge or come apart, as separate bodies do)
+        const int kind = (int)rng_uniform(&r, 0, 3);
+        char shape[256];
+        if (kind == 0)
+            snprintf(shape, sizeof shape, "\"shape\": \"box\", \"resolution\": [%d, %d, %d]", 6 + (int)rng_uniform(&r, 0, 4),
+                     6 + (int)rng_uniform(&r, 0, 4), 6 + (int)rng_uniform(&r, 0, 4));
+        else if (kind == 1)
+            snprintf(shape, sizeof shape, "\"shape\": \"torus\", \"major_radius\": 0.5, \"minor_radius\": %.6g, \"spacing\": 0.06",
+                     rng_uniform(&r, 0.2, 0.3));
+        else
+            snprintf(shape, sizeof shape, "\"shape\": \"capsule\", \"radius\": 0.25, \"length\": %.6g, \"spacing\": 0.08",
+                     rng_uniform(&r, 0.5, 1.5));
+        const char *mode = (const char *[]){"rigid", "linear", "quadratic"}[(int)rng_uniform(&r, 0, 3)];
+        const double h = exp(rng_uniform(&r, log(1e-3), 0.0)), omega = exp(rng_uniform(&r, log(0.5), log(1000.0)));
+        const sm_vec3 axis = v3_scaled_to_one(rng_in_ball(&r, 1.0));
+        const double turn = omega / v3_length(axis); // omega about the axis
+        fast += omega * h > 1.0;
+        char json[1024];
+        snprintf(json, sizeof json,
+                 "{\"dt\": %.17g, \"gravity\": [0, 0, 0], \"objects\": [{%s, \"mode\": \"%s\", \"alpha\": %.6g, \"beta\": %.6g,"
+                 " \"clusters\": {\"grid\": [%d, %d, %d], \"overlap\": %.6g},"
+                 " \"angular_velocity\": [%.17g, %.17g, %.17g]}]}",
+                 h, shape, mode, rng_uniform(&r, 0.05, 1.0), rng_uniform(&r, 0, 1), 2 + (int)rng_uniform(&r, 0, 2),
+                 2 + (int)rng_uniform(&r, 0, 2), 2 + (int)rng_uniform(&r, 0, 2), rng_uniform(&r, 0.5, 1.0),
+                 turn * axis.x, turn * axis.y, turn * axis.z);
+        for (int b = 0; b < 2; b++) {
+            sm_world *world = world_from_json_on(json, b ? SM_BACKEND_OPENCL : SM_BACKEND_CPU);
+            if (!world) return;
+            const double rest = object_radius(world, 0, true);
+            double largest = 0.0;
+            for (int step = 1; step <= 300; step++) {
+                ENSURE_OK(sm_world_step(world, h, 1));
+                largest = fmax(largest, object_radius(world, 0, false) / rest);
+            }
+            worst[b] = fmax(worst[b], largest);
+            if (!(largest <= 6.0))
+                printf("  draw %d on %s: %.3g rest radii (%s, omega %.3g rad/s, h %.3g s)\n", draw, b ? "OpenCL" : "the CPU",
+                       largest, mode, omega, h);
+            ENSURE(largest <= 6.0);
+            ENSURE(!world_has_nan(world));
+            sm_world_destroy(world);
+        }
+    }
+    printf("  24 draws, %d turning over a radian a step: largest radius %.3g (CPU) and %.3g (OpenCL) rest radii\n", fast,
+           worst[0], worst[1]);
+    ENSURE(fast >= 8);
 }
 
 /// One of the cases that grew without bound before the limits: a scene, and its start (0 at
@@ -403,7 +494,8 @@ int main(int argc, char **argv)
 {
     static const sm_test_case tests[] = {
         TEST(stretch_limit_clamps_singular_values), TEST(quadratic_limit_bounds_the_block),
-        TEST(motion_limit_takes_energy_out),        TEST(unbounded_cases_are_bounded_and_settle),
+        TEST(motion_limit_takes_energy_out),        TEST(spin_limit_bounds_flows),
+        TEST(fast_spins_keep_bodies_whole),         TEST(unbounded_cases_are_bounded_and_settle),
         TEST(state_check_stops_divergence),         TEST(state_check_passes_degenerate_clusters),
         TEST(state_check_never_fires_on_the_scenes),
     };

@@ -157,6 +157,75 @@ static void compare_transforms(sm_world *device, const sm_world *reference)
     report("goal transform T (relative)", d, 1e-5 * fmax(1.0, d.magnitude));
 }
 
+/// The spin limit (step 3a) on the device against the reference: a torus of 3x1x3 clusters, a
+/// box of 2x2x2 and a box held by a fixed particle, spinning at 3 to 5 radians a step, from the
+/// reference's state: pass 2's object means (x_o, v_o) and pass 3's limited flows agree within
+/// float rounding of the speeds, flows beyond the bound are shortened onto it, and the clusters
+/// holding the fixed particle keep a flow of 0.
+static void spin_limit_matches_reference(void)
+{
+    static const char json[] =
+        "{\"gravity\": [0, 0, 0], \"objects\": ["
+        " {\"shape\": \"torus\", \"clusters\": {\"grid\": [3, 1, 3], \"overlap\": 0.5}, \"angular_velocity\": [0, 300, 0],"
+        "  \"position\": [100, 0, 0]},"
+        " {\"shape\": \"box\", \"clusters\": {\"grid\": [2, 2, 2], \"overlap\": 0.5}, \"angular_velocity\": [200, 50, 0],"
+        "  \"position\": [0, 2, 0], \"mode\": \"quadratic\"},"
+        " {\"shape\": \"box\", \"clusters\": {\"grid\": [2, 1, 1], \"overlap\": 0.5}, \"angular_velocity\": [0, 0, 180],"
+        "  \"position\": [0, 0, 3], \"fixed\": [0]}]}";
+    sm_world *reference = make_world(json, SM_BACKEND_CPU), *device = make_world(json, SM_BACKEND_OPENCL);
+    if (!reference || !device) return;
+    const double h = 1.0 / 60.0;
+    const int32_t c = reference->cluster_count, objects = reference->object_count;
+    sm_cl_buffers *b = &device->cl->buffers;
+    load_reference(device, reference);
+    ENSURE_OK(sm_cl_run_pass(device, SM_PASS_CLUSTER_MOMENTS, h));
+    sm_cpu_cluster_moments(reference);
+    ENSURE_OK(sm_cl_poison_outputs(device, SM_PASS_ROTATION));
+    ENSURE_OK(sm_cl_run_pass(device, SM_PASS_ROTATION, h));
+    sm_cpu_rotation(reference);
+    // the object means: x_o relative to the first cluster's centre on the device
+    float *motion = read_floats(device, b->object_motion, 8 * (size_t)objects);
+    float *centers = read_floats(device, b->center, 4 * (size_t)c);
+    double center_error = 0.0, flow_error = 0.0, speed = 0.0;
+    for (int32_t o = 0; o < objects; o++) {
+        const sm_object *object = &reference->objects[o];
+        const int32_t first = object->first_cluster;
+        const double x[3] = {object->motion_center.x, object->motion_center.y, object->motion_center.z},
+                     v[3] = {object->motion_velocity.x, object->motion_velocity.y, object->motion_velocity.z};
+        for (int a = 0; a < 3; a++) {
+            center_error = fmax(center_error, fabs((double)centers[4 * first + a] + motion[8 * o + a] - x[a]));
+            flow_error = fmax(flow_error, fabs(motion[8 * o + 4 + a] - v[a]));
+        }
+    }
+    free(motion), free(centers);
+    sm_vec3 *before = malloc(sizeof *before * (size_t)c);
+    for (int32_t i = 0; i < c; i++) before[i] = reference->clusters[i].velocity, speed = fmax(speed, v3_length(before[i]));
+    ENSURE_OK(sm_cl_run_pass(device, SM_PASS_GOAL_TRANSFORM, h));
+    sm_cpu_goal_transform(reference, h);
+    float *flows = read_floats(device, b->cluster_velocity, 4 * (size_t)c);
+    double limited_error = 0.0;
+    int limited = 0, off_bound = 0, anchored_moving = 0;
+    for (int32_t i = 0; i < c; i++) {
+        const sm_cluster *cluster = &reference->clusters[i];
+        const sm_object *object = &reference->objects[cluster->object];
+        for (int a = 0; a < 3; a++) limited_error = fmax(limited_error, fabs(flows[4 * i + a] - (&cluster->velocity.x)[a]));
+        if (cluster->anchored) anchored_moving += v3_length(cluster->velocity) != 0.0 || flows[4 * i] != 0.0f;
+        if (v3_length(v3_sub(cluster->velocity, before[i])) == 0.0) continue;
+        limited++;
+        // shortened onto the bound
+        const double reach = v3_length(v3_sub(cluster->center, object->motion_center)) + cluster->size;
+        const double moved = v3_length(v3_sub(cluster->velocity, object->motion_velocity)) * h;
+        off_bound += fabs(moved - SM_SPIN_STEP * reach) > 1e-9 * reach;
+    }
+    free(flows), free(before);
+    printf("  %d clusters, %d flows limited (%d off the bound); object centres %.3g m, flows %.3g and limited flows %.3g m/s "
+           "from the reference's (speeds up to %.3g m/s)\n", c, limited, off_bound, center_error, flow_error, limited_error, speed);
+    ENSURE(limited >= c / 2 && off_bound == 0 && anchored_moving == 0);
+    ENSURE(center_error <= 1e-4 && flow_error <= 1e-6 * speed && limited_error <= 1e-6 * speed);
+    sm_world_destroy(reference);
+    sm_world_destroy(device);
+}
+
 /// Every pass of one step, each from the reference's state before it.
 static void each_pass_matches_reference(void)
 {
@@ -205,7 +274,7 @@ static void each_pass_matches_reference(void)
         load_reference(device, reference);
         ENSURE_OK(sm_cl_poison_outputs(device, SM_PASS_GOAL_TRANSFORM));
         ENSURE_OK(sm_cl_run_pass(device, SM_PASS_GOAL_TRANSFORM, h));
-        sm_cpu_goal_transform(reference);
+        sm_cpu_goal_transform(reference, h);
         compare_mat3(device, b->linear_fit, 12, reference, offsetof(sm_cluster, linear_fit), "A_lin = A_pq A_qq (relative)", 1e-5);
         compare_transforms(device, reference);
 
@@ -346,7 +415,7 @@ static void volume_projection_matches_the_reference_near_and_far_from_unit_volum
         load_reference(device, reference);
         ENSURE_OK(sm_cl_poison_outputs(device, SM_PASS_GOAL_TRANSFORM));
         ENSURE_OK(sm_cl_run_pass(device, SM_PASS_GOAL_TRANSFORM, 1.0 / 60.0));
-        sm_cpu_goal_transform(reference);
+        sm_cpu_goal_transform(reference, 1.0 / 60.0);
         printf("  round %d, %d clusters over %d determinants:\n", round, reference->cluster_count, kinds);
         compare_transforms(device, reference);
     }
@@ -1421,6 +1490,7 @@ int main(int argc, char **argv)
     const sm_test_case tests[] = {
         TEST(every_kernel_compiles),
         TEST(each_pass_matches_reference),
+        TEST(spin_limit_matches_reference),
         TEST(rotation_matches_the_reference_for_every_kind_of_match),
         TEST(volume_projection_matches_the_reference_near_and_far_from_unit_volume),
         TEST(single_steps_agree_for_every_mode),

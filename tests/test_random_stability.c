@@ -5,12 +5,14 @@
  * every mode, with alpha (0 and 1 included) or tau, beta (0 and 1 included), volume
  * preservation (off, the nearest fit, the paper's scaling), plasticity up to creep 1e6 and max
  * 100, the cap, the deformation limit from 1 to 10, damping from 0, one cluster, grids up to
- * 4x4x4 with overlaps up to 10, and explicit overlapping lists, a fixed particle now and then;
+ * 4x4x4 with overlaps up to 10, and explicit overlapping lists, a fixed particle now and then, a
+ * spring of 1e-2 to 1e12 N/m on a particle now and then (a held object, like a fixed one);
  * h from 1e-4 to 1 s in 1 to 4 substeps; gravity default, off or any; a ground or none; starts
  * at rest, scrambled by up to half the object's size, permuted, mirrored or squeezed to 5%,
  * with velocities up to 1,000 m/s (toward the ground where there is one) and spins up to
  * 50 rad/s; plates that crush an object and let it go; piles with contact (h up to 1 ms and
- * speeds up to 5 m/s there: contact holds while particles move less than their radius a step).
+ * speeds up to 5 m/s there: contact holds while particles move less than their radius a step),
+ * and, with `piles`, piles at any step, speed, spin and gravity.
  *
  * Each draw runs STEPS solver steps and asserts, on each backend:
  *   - no position or velocity is ever NaN or infinite (and no step fails);
@@ -25,12 +27,13 @@
  *     every object of one cluster that determines every mode of its mode, free and not in a
  *     pile, is back within 1.1 rest radii (times its plastic stretch).
  * A failure prints the seed and the command that replays it:
- *   test_random_stability draw SEED [cpu|opencl] [trace] [sliding]  one draw, with its scene
- *                                                                   and figures
- *   test_random_stability soak COUNT [FIRST_SEED] [cpu|opencl] [report] [sliding]  many draws
- *                                                   (tests/soak.sh), on both backends if none named
- * "sliding" draws along the ground at long steps (see `sliding` below). Without arguments it
- * runs the CI draws: seeds 1 to DRAWS on each backend, then seeds 1 to SLIDING_DRAWS sliding. */
+ *   test_random_stability draw SEED [cpu|opencl] [trace] [sliding|piles]  one draw, with its
+ *                                                                   scene and figures
+ *   test_random_stability soak COUNT [FIRST_SEED] [cpu|opencl] [report] [sliding|piles]  many
+ *                                   draws (tests/soak.sh), on both backends if none named
+ * "sliding" draws along the ground at long steps, "piles" piles at any step (see `sliding` and
+ * `piles` below). Without arguments it runs the CI draws: seeds 1 to DRAWS on each backend, then
+ * seeds 1 to SLIDING_DRAWS sliding and 1 to PILES_DRAWS piles. */
 #include "math3.h"
 #include "support.h"
 
@@ -43,7 +46,7 @@
 #define SM_ASSIMP_MODELS "/usr/share/assimp/models"
 #endif
 
-enum { MAX_OBJECTS = 4, DRAWS = 48, SLIDING_DRAWS = 48, STEPS = 2000, SAMPLE_EVERY = 10, SETTLE_STEPS = 600 };
+enum { MAX_OBJECTS = 4, DRAWS = 48, SLIDING_DRAWS = 48, PILES_DRAWS = 48, STEPS = 2000, SAMPLE_EVERY = 10, SETTLE_STEPS = 600 };
 /// The most particles of a shape whose count the drawing knows (a box of 5 x 5 x 5; point clouds
 /// have at most 31), which explicit lists name.
 enum { MAX_COUNTED = 125 };
@@ -77,7 +80,7 @@ typedef struct draw {
     double start_amount[MAX_OBJECTS];
     sm_vec3 start_axis[MAX_OBJECTS];
     double strain_limit[MAX_OBJECTS];
-    bool fixed[MAX_OBJECTS]; ///< has fixed particles
+    bool fixed[MAX_OBJECTS]; ///< held: has fixed particles, or a particle on a spring
     bool solid[MAX_OBJECTS]; ///< a lattice filling a volume (not a point cloud, not flat or colinear)
     char summary[MAX_OBJECTS][256];
 } draw;
@@ -241,6 +244,12 @@ static void draw_clusters(draw *d, rng *r, int object, int count)
 static bool sliding;
 #define SLIDING_SHORTEST_H 0.05
 
+/// Piles at any step: with `piles`, every draw is 2 to 4 objects in contact, at solver steps from
+/// 1e-4 to 1 s, speeds up to 1,000 m/s, spins up to 50 rad/s and any gravity, the rest drawn as
+/// always (the other draws keep contact to h up to 1 ms and speeds up to 5 m/s, where it holds
+/// piles apart; here bodies may pass through each other, and must stay within the bound).
+static bool piles;
+
 /// Draws the scene of `seed`.
 static void make_draw(uint64_t seed, draw *d)
 {
@@ -252,14 +261,15 @@ static void make_draw(uint64_t seed, draw *d)
     rng random = {z ^ (z >> 29)}, *r = &random;
     d->substeps = 1 + pick(r, 4);
     const bool ground = chance(r, 0.75) || sliding;
-    d->objects = 1 + pick(r, MAX_OBJECTS);
-    d->contact = d->objects > 1 && chance(r, 0.35) && !sliding;
+    d->objects = piles ? 2 + pick(r, MAX_OBJECTS - 1) : 1 + pick(r, MAX_OBJECTS);
+    d->contact = piles || (d->objects > 1 && chance(r, 0.35) && !sliding);
+    const bool slow = d->contact && !piles;
     // contact holds while particles move less than their radius per step (docs/contact.md): piles fall from at most 7 m at up to 5 m/s, with h up to 1 ms
-    d->h = log_uniform(r, sliding ? SLIDING_SHORTEST_H : 1e-4, d->contact ? 1e-3 : 1.0);
+    d->h = log_uniform(r, sliding ? SLIDING_SHORTEST_H : 1e-4, slow ? 1e-3 : 1.0);
     d->colliders = ground && chance(r, 0.2);
     append(d, "{\"dt\": %.17g, \"substeps\": %d", d->h * d->substeps, d->substeps);
     const double g = chance(r, 0.7) || d->contact ? -9.81 : 0.0;
-    if (!d->contact && (chance(r, 0.15) || sliding)) {
+    if ((!d->contact || piles) && (chance(r, 0.15) || sliding)) {
         sm_vec3 any = v3_scale(unit_vector(r), rng_uniform(r, 0, 50));
         if (sliding) any.y = -fabs(any.y); // into the ground
         append(d, ", \"gravity\": [%.6g, %.6g, %.6g]", any.x, any.y, any.z);
@@ -282,6 +292,8 @@ static void make_draw(uint64_t seed, draw *d)
                0.1 * t, 0.25 * t, 0.35 * t, 0.45 * t, crush - 5.0, crush - 5.0);
     }
     append(d, ", \"objects\": [");
+    sm_vec3 first_at = {0, 0, 0};
+    int first_count = 0;
     for (int o = 0; o < d->objects; o++) {
         append(d, "%s{", o ? ", " : "");
         double size = 1.0;
@@ -332,16 +344,17 @@ static void make_draw(uint64_t seed, draw *d)
         // placement: apart, or stacked into a pile when there is contact
         const sm_vec3 at = d->contact ? v3(rng_uniform(r, -0.2, 0.2), 1.0 + 1.6 * o, rng_uniform(r, -0.2, 0.2))
                                       : v3(6.0 * o, rng_uniform(r, 0.5, 3.0), 0.0);
+        if (o == 0) first_at = at, first_count = count;
         append(d, ", \"position\": [%.6g, %.6g, %.6g], \"rotation\": [%.6g, %.6g, %.6g]", at.x, at.y, at.z,
                rng_uniform(r, -180, 180), rng_uniform(r, -180, 180), rng_uniform(r, -180, 180));
         if (chance(r, 0.6)) {
-            const double speed = log_uniform(r, 0.1, d->contact ? 5.0 : 1000.0);
+            const double speed = log_uniform(r, 0.1, slow ? 5.0 : 1000.0);
             sm_vec3 v = v3_scale(unit_vector(r), speed);
             if (ground && chance(r, 0.5)) v = v3(0.1 * v.x, -speed, 0.1 * v.z);
             append(d, ", \"velocity\": [%.6g, %.6g, %.6g]", v.x, v.y, v.z);
         }
         if (chance(r, 0.3)) {
-            const sm_vec3 w = v3_scale(unit_vector(r), log_uniform(r, 0.1, d->contact ? 5.0 : 50.0));
+            const sm_vec3 w = v3_scale(unit_vector(r), log_uniform(r, 0.1, slow ? 5.0 : 50.0));
             append(d, ", \"angular_velocity\": [%.6g, %.6g, %.6g]", w.x, w.y, w.z);
         }
         append(d, "}");
@@ -350,7 +363,21 @@ static void make_draw(uint64_t seed, draw *d)
         d->start_axis[o] = unit_vector(r);
         (void)size;
     }
-    append(d, "]}");
+    append(d, "]");
+    if (chance(r, 0.15)) {
+        // a spring on a particle of object 0 (its target, step 4d), of any stiffness, for part of
+        // the run: it holds the object, which is then not bounded
+        const double k = log_uniform(r, 1e-2, 1e12), c = chance(r, 0.5) ? 0.0 : log_uniform(r, 1e-3, 1e6);
+        const sm_vec3 to = v3_add(first_at, v3_scale(unit_vector(r), rng_uniform(r, 0, 3)));
+        const double start = rng_uniform(r, 0, 0.5) * STEPS * d->h, stop = start + rng_uniform(r, 0.1, 1) * STEPS * d->h;
+        append(d, ", \"springs\": [{\"object\": 0, \"particle\": %d, \"target\": [%.6g, %.6g, %.6g], \"stiffness\": %.6g,"
+                  " \"damping\": %.6g, \"start\": %.6g, \"stop\": %.6g}]",
+               first_count > 0 ? pick(r, first_count) : 0, to.x, to.y, to.z, k, c, start, stop);
+        d->fixed[0] = true;
+        size_t used = strlen(d->summary[0]);
+        snprintf(d->summary[0] + used, sizeof d->summary[0] - used, ", spring (k %.3g, c %.3g)", k, c);
+    }
+    append(d, "}");
 }
 
 /// A body: the particles of clusters of one object joined through shared particles that fix their
@@ -715,8 +742,8 @@ static bool check_draw(uint64_t seed, sm_backend backend, bool verbose)
                    out.nan ? "a NaN, or a step failed" : out.escaped ? "an object left the bound" : "an object did not settle");
             print_draw(&d);
             if (out.escaped) printf("  object %d beyond the bound at step %d\n", out.escape_object, out.escape_step);
-            printf("  replay: build/tests/test_random_stability draw %llu %s%s\n", (unsigned long long)seed,
-                   backend_label(backend), sliding ? " sliding" : "");
+            printf("  replay: build/tests/test_random_stability draw %llu %s%s%s\n", (unsigned long long)seed,
+                   backend_label(backend), sliding ? " sliding" : "", piles ? " piles" : "");
         }
         for (int o = 0; o < d.objects; o++)
             printf("  object %d: largest radius %.3f rest radii (bound %.3g), settled %.3f, stirring %.3g m/s\n", o,
@@ -745,9 +772,17 @@ static void sliding_draws(sm_backend backend)
 }
 static void sliding_draws_cpu(void) { sliding_draws(SM_BACKEND_CPU); }
 static void sliding_draws_opencl(void) { sliding_draws(SM_BACKEND_OPENCL); }
+static void piles_draws(sm_backend backend)
+{
+    piles = true;
+    draws(1, PILES_DRAWS, backend);
+    piles = false;
+}
+static void piles_draws_cpu(void) { piles_draws(SM_BACKEND_CPU); }
+static void piles_draws_opencl(void) { piles_draws(SM_BACKEND_OPENCL); }
 
 /// The words after a command's numbers: a backend ("cpu" or "opencl"; both when none is given),
-/// "trace", "report" and "sliding", in any order. Returns the backends to run as a bit mask.
+/// "trace", "report", "sliding" and "piles", in any order. Returns the backends to run as a bit mask.
 static int read_words(int argc, char **argv, int first)
 {
     int backends = 0;
@@ -755,6 +790,7 @@ static int read_words(int argc, char **argv, int first)
         if (strcmp(argv[k], "trace") == 0) trace = true;
         else if (strcmp(argv[k], "report") == 0) report = true;
         else if (strcmp(argv[k], "sliding") == 0) sliding = true;
+        else if (strcmp(argv[k], "piles") == 0) piles = true;
         else if (strcmp(argv[k], backend_label(SM_BACKEND_CPU)) == 0) backends |= 1 << SM_BACKEND_CPU;
         else if (strcmp(argv[k], backend_label(SM_BACKEND_OPENCL)) == 0) backends |= 1 << SM_BACKEND_OPENCL;
         else fprintf(stderr, "test_random_stability: ignoring '%s'\n", argv[k]);
@@ -781,6 +817,6 @@ int main(int argc, char **argv)
         return sm_test_failures != 0;
     }
     static const sm_test_case tests[] = {TEST(random_draws_cpu), TEST(random_draws_opencl), TEST(sliding_draws_cpu),
-                                         TEST(sliding_draws_opencl)};
+                                         TEST(sliding_draws_opencl), TEST(piles_draws_cpu), TEST(piles_draws_opencl)};
     return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
 }

@@ -190,6 +190,82 @@ static void motion_is_independent_of_units(void)
     ENSURE_SMALL(worst, tolerance(1e-9, 2e-5)); // (float: 1e-7 of positions near 1e3 units)
 }
 
+/// The energy of a free particle pulled toward `target` with stiffness k: m |v|^2 / 2 + k |t - x|^2 / 2.
+static double spring_energy(const sm_world *world, double m, double k, sm_vec3 target)
+{
+    double x[3], v[3];
+    sm_world_get_positions(world, 0, 1, x);
+    sm_world_get_velocities(world, 0, 1, v);
+    const sm_vec3 u = v3_sub(target, v3(x[0], x[1], x[2]));
+    return 0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + 0.5 * k * v3_dot(u, u);
+}
+
+/// "A spring of any stiffness is stable" (step 4d): a free particle of random mass (1e-6 to 1e6
+/// kg), at a random place and speed, pulled toward a random point by a target (sm_world_set_target)
+/// or by a scene's spring with damping, for 100 frames of 1e-4 to 1 s in 1 to 4 substeps, at
+/// stiffnesses that make h^2 k / m anything from 1e-6 to 1e10: the spring's energy,
+/// m |v|^2 / 2 + k |t - x|^2 / 2, never grows from one frame to the next (up to the rounding of
+/// the particle's place: on OpenCL positions are pairs of floats and targets floats). With the
+/// explicit force k (t - x) it grows without bound once h^2 k / m passes about 4.
+static void springs_of_any_stiffness_never_add_energy(void)
+{
+    rng r = {20261127};
+    int grew = 0, stiff = 0;
+    double worst = 0.0;
+    for (int draw = 0; draw < 40; draw++) {
+        const bool scene_spring = draw % 2 == 1;
+        const double m = exp(rng_uniform(&r, log(1e-6), log(1e6))), dt = exp(rng_uniform(&r, log(1e-4), 0.0));
+        const int substeps = 1 + (int)rng_uniform(&r, 0.0, 4.0);
+        const double h = dt / substeps, k = exp(rng_uniform(&r, log(1e-6), log(1e10))) * m / (h * h);
+        const double c = scene_spring && rng_uniform(&r, 0, 1) < 0.7 ? exp(rng_uniform(&r, log(1e-6), log(1e8))) * m / dt : 0.0;
+        const double reach = exp(rng_uniform(&r, log(1e-3), log(10.0)));
+        const sm_vec3 target = rng_in_ball(&r, reach), v0 = v3_scale(rng_in_ball(&r, reach), 1.0 / dt);
+        stiff += h * h * k / m > 4.0;
+        char json[1024];
+        snprintf(json, sizeof json,
+                 "{\"dt\": %.17g, \"substeps\": %d, \"gravity\": [0, 0, 0], \"objects\": [{\"shape\": \"points\","
+                 " \"points\": [[0, 0, 0]], \"mass\": %.17g, \"velocity\": [%.17g, %.17g, %.17g]}]%s",
+                 dt, substeps, m, v0.x, v0.y, v0.z, scene_spring ? ", \"springs\": [" : "}");
+        if (scene_spring)
+            snprintf(json + strlen(json), sizeof json - strlen(json),
+                     "{\"object\": 0, \"particle\": 0, \"target\": [%.17g, %.17g, %.17g], \"stiffness\": %.17g,"
+                     " \"damping\": %.17g}]}", target.x, target.y, target.z, k, c);
+        sm_scene *scene = NULL;
+        sm_world *world = NULL;
+        ENSURE_OK(sm_scene_load_string(json, "spring", &scene));
+        if (!scene || create_world(scene, sm_test_backend, &world) != SM_OK) {
+            ENSURE(false);
+            sm_scene_destroy(scene);
+            continue;
+        }
+        if (!scene_spring) ENSURE_OK(sm_world_set_target(world, 0, target, k));
+        // the energy of rounding the particle's place and the target (relative 1e-15 in double,
+        // 1e-7 in float) by the distances involved
+        const double place = tolerance(1e-15, 1e-7) * (v3_length(target) + reach);
+        const double floor = 0.5 * k * place * place + 0.5 * m * (place / h) * (place / h);
+        double before = spring_energy(world, m, k, target);
+        const double start = before;
+        for (int frame = 0; frame < 100; frame++) {
+            ENSURE_OK(scene_spring ? sm_scene_step(scene, world) : sm_world_step(world, dt, substeps));
+            const double now = spring_energy(world, m, k, target);
+            worst = fmax(worst, (now - before) / start);
+            if (!(now <= before * (1.0 + tolerance(1e-12, 1e-5)) + floor)) {
+                printf("  draw %d (%s): frame %d: the energy grew from %.6g to %.6g J (m %.3g kg, dt %.3g s in %d, k %.3g N/m,"
+                       " h^2 k / m %.3g, c %.3g N s/m)\n", draw, scene_spring ? "scene spring" : "target", frame, before,
+                       now, m, dt, substeps, k, h * h * k / m, c);
+                grew++;
+                break;
+            }
+            before = now;
+        }
+        sm_world_destroy(world);
+        sm_scene_destroy(scene);
+    }
+    printf("  40 draws, %d with h^2 k / m past 4: largest growth in a frame %.3g of the starting energy\n", stiff, worst);
+    ENSURE(grew == 0);
+    ENSURE(stiff >= 10); // the draws reach where the explicit spring fails
+}
+
 int main(int argc, char **argv)
 {
     static const sm_test_case tests[] = {
@@ -199,6 +275,7 @@ int main(int argc, char **argv)
         TEST(damping_and_forces_act_on_velocity),
         TEST(fixed_particles_hold),
         TEST(motion_is_independent_of_units),
+        TEST(springs_of_any_stiffness_never_add_energy),
     };
     return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
 }

@@ -1320,8 +1320,9 @@ sm_result sm_scene_apply(const sm_scene *scene, sm_world *world)
     }
     for (int32_t i = 0; i < scene->spring_count; i++) {
         const scene_spring *spring = &scene->springs[i];
-        // the force on a particle with springs: its object's share plus every active spring on it,
-        // set once, at its first spring (load linked each particle's springs in the file's order)
+        // a particle with springs: its target from every active spring on it, and its force, its
+        // object's share plus their damping, set once, at its first spring (load linked each
+        // particle's springs in the file's order)
         if (!spring->first) continue;
         // the particle is the spring->particle-th of the object as created, wherever cuts put it
         if (spring->object >= world->object_count)
@@ -1333,21 +1334,38 @@ sm_result sm_scene_apply(const sm_scene *scene, sm_world *world)
             world->objects[world->particle_object[particle]].origin_first != object->origin_first)
             return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_scene_apply: spring %d: object %d has no particle %d", i,
                            spring->object, spring->particle);
-        double mass = 0.0, x[3], v[3];
+        double mass = 0.0;
         sm_result r = sm_world_get_masses(world, particle, 1, &mass);
         if (r != SM_OK) return r;
         const sm_object_def *def = &scene->objects[spring->object];
         sm_vec3 force = v3_scale(def->force, mass / object->origin_mass);
-        bool read = false;
+        // the active springs on it as one: stiffness k = the sum of theirs, toward the mean of
+        // their targets weighted by stiffness (the same pull, the sum of k_j (target_j - x)), and
+        // damping c = the sum of theirs (weights over the stiffest, so that no sum overflows)
+        double most = 0.0, weight = 0.0, c = 0.0;
+        sm_vec3 sum = {0, 0, 0};
+        for (int32_t j = i; j >= 0; j = scene->springs[j].next) {
+            const scene_spring *s = &scene->springs[j];
+            if (t >= s->start && t < s->stop) most = fmax(most, s->stiffness);
+        }
         for (int32_t j = i; j >= 0; j = scene->springs[j].next) {
             const scene_spring *s = &scene->springs[j];
             if (!(t >= s->start && t < s->stop)) continue;
-            if (!read && ((r = sm_world_get_positions(world, particle, 1, x)) != SM_OK ||
-                          (r = sm_world_get_velocities(world, particle, 1, v)) != SM_OK))
-                return r;
-            read = true;
-            force = v3_add(force, v3_sub(v3_scale(v3_sub(s->target, v3(x[0], x[1], x[2])), s->stiffness),
-                                         v3_scale(v3(v[0], v[1], v[2]), s->damping)));
+            c += s->damping;
+            if (most > 0.0) sum = v3_add(sum, v3_scale(s->target, s->stiffness / most)), weight += s->stiffness / most;
+        }
+        // the pull: the particle's target (step 4d: a spring by backward Euler in every solver
+        // step, stable at any stiffness), at most FLT_MAX N/m, which any backend can hold
+        const double k = fmin(most * weight, FLT_MAX);
+        r = sm_world_set_target(world, particle, k > 0.0 ? v3_scale(sum, 1.0 / weight) : v3(0, 0, 0), k);
+        if (r != SM_OK) return r;
+        // the damping: -c v by backward Euler over the frame (sm_spring_share), held through its
+        // substeps: it takes at most the particle's own velocity
+        if (c > 0.0) {
+            double v[3];
+            if ((r = sm_world_get_velocities(world, particle, 1, v)) != SM_OK) return r;
+            const double dt = scene->info.dt, share = sm_spring_share(0.0, c, dt, 1.0 / mass);
+            force = v3_sub(force, v3_scale(v3(v[0], v[1], v[2]), share * mass / dt));
         }
         if ((r = sm_world_set_force(world, particle, force)) != SM_OK) return r;
     }

@@ -164,7 +164,7 @@ static sm_result cpu_run_pass(sm_world *world, sm_pass pass, double h, int32_t s
     switch (pass) {
     case SM_PASS_CLUSTER_MOMENTS: sm_cpu_cluster_moments(world); break;
     case SM_PASS_ROTATION: sm_cpu_rotation(world); break;
-    case SM_PASS_GOAL_TRANSFORM: sm_cpu_goal_transform(world); break;
+    case SM_PASS_GOAL_TRANSFORM: sm_cpu_goal_transform(world, h); break;
     case SM_PASS_BLEND_INTEGRATE: sm_cpu_blend_integrate(world, h); break;
     case SM_PASS_COLLISION_GRID: sm_cpu_collision_grid(world); break;
     case SM_PASS_COLLIDE: sm_cpu_collide(world, h); break;

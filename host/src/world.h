@@ -43,6 +43,8 @@ typedef struct sm_object {
     int32_t origin_first;
     double origin_mass;
     int32_t first_cluster, cluster_count;
+    /// step 2: the mass-weighted means of its clusters' centres and flows (the spin limit, 3a)
+    sm_vec3 motion_center, motion_velocity;
     int32_t membership_count;
     bool collides, self_collides; ///< takes part in contact; also with itself
     double spacing;               ///< m: the lattice spacing of its particles (sm_shape_spacing())

@@ -625,10 +625,12 @@ SM_API sm_result sm_world_reset_object(sm_world *world, int32_t object);
 #define SM_TARGET_PIN (-1.0)
 
 /// Sets the kinematic target of one particle (docs/algorithm.md step 4d), m, for the following steps.
-/// `stiffness` > 0, N/m: a spring force stiffness (target - x) at the start of each step is added
-/// to the particle's external force (explicit: keep stiffness h^2 / mass well below 1);
-/// SM_TARGET_PIN: after the integration the particle is placed on the target, with velocity
-/// (target - x) / h; 0: no target (the default). Contact, the ground and colliders act after it.
+/// `stiffness` > 0, N/m: a spring toward the target, by backward Euler: after the integration
+/// the particle's move and velocity go s / (1 + s) of the way to a pin's, s = h^2 stiffness /
+/// mass, stable at any stiffness (the explicit force stiffness (target - x) for small s, the pin
+/// for large); SM_TARGET_PIN: after the integration the particle is placed on the target, with
+/// velocity (target - x) / h; 0: no target (the default). Contact, the ground and colliders act
+/// after it. A scene's springs set the targets of the particles they pull (sm_scene_apply()).
 SM_API sm_result sm_world_set_target(sm_world *world, int32_t particle, sm_vec3 target, double stiffness);
 
 /// Copies the targets of particles [first, first + count): 4 doubles each (x, y, z in m, then the
@@ -915,11 +917,13 @@ SM_API const sm_object_def *sm_scene_object_def(const sm_scene *scene, int32_t i
 SM_API sm_result sm_scene_create_world(const sm_scene *scene, const sm_world_def *def, sm_world **out_world);
 
 /// Applies what the scene scripts for the world's current time t (sm_world_get_time()): its cuts
-/// with t - dt < time <= t (dt: the scene's), by sm_world_cut(); its springs set the external force of the particles they pull (each spring's stiffness times the
-/// distance to its target, minus its damping times the particle's velocity, added to the
-/// particle's share of its object's force; outside their time windows the share alone). Call
-/// it before each step of a world made from the scene (sm_scene_step() does both); on OpenCL it
-/// reads back the pulled particles, so it waits for the device when the scene has springs.
+/// with t - dt < time <= t (dt: the scene's), by sm_world_cut(); its springs set the target of
+/// each particle they pull (sm_world_set_target(): the sum of the active springs' stiffnesses,
+/// toward the mean of their targets weighted by stiffness; none outside their time windows) and
+/// its external force (its share of its object's force, minus the springs' damping c times its
+/// velocity, by backward Euler over dt: c v / (1 + dt c / mass)). Call it before each step of a
+/// world made from the scene (sm_scene_step() does both); on OpenCL it reads back the velocity
+/// of each particle on a damped spring, so it waits for the device then.
 SM_API sm_result sm_scene_apply(const sm_scene *scene, sm_world *world);
 
 /// sm_scene_apply(), then one step of the scene's dt in its substeps.

@@ -21,4 +21,18 @@ void sm_cpu_rotation(sm_world *world)
             continue;
         cluster->rotation = sm_closest_rotation(cluster->apq);
     }
+    // for the spin limit (step 3a): each object's clusters' mass-weighted mean centre and flow
+    for (int32_t o = 0; o < world->object_count; o++) {
+        sm_object *object = &world->objects[o];
+        double mass = 0.0;
+        sm_vec3 center = {0, 0, 0}, velocity = {0, 0, 0};
+        for (int32_t c = object->first_cluster; c < object->first_cluster + object->cluster_count; c++) {
+            const sm_cluster *cluster = &world->clusters[c];
+            mass += cluster->mass;
+            center = v3_add(center, v3_scale(cluster->center, cluster->mass));
+            velocity = v3_add(velocity, v3_scale(cluster->velocity, cluster->mass));
+        }
+        object->motion_center = mass > 0.0 ? v3_scale(center, 1.0 / mass) : center;
+        object->motion_velocity = mass > 0.0 ? v3_scale(velocity, 1.0 / mass) : velocity;
+    }
 }

@@ -50,11 +50,19 @@ static void limit_deformation(double t[3][9], const sm_cluster *cluster, const s
             for (int j = 0; j < 6; j++) t[i][3 + j] = quadratic[i * 6 + j];
 }
 
-void sm_cpu_goal_transform(sm_world *world)
+void sm_cpu_goal_transform(sm_world *world, double h)
 {
     for (int32_t c = 0; c < world->cluster_count; c++) {
         sm_cluster *cluster = &world->clusters[c];
         const sm_object *object = &world->objects[cluster->object];
+        // 3a. the spin limit on the cluster's flow, relative to its object's (a cluster holding a
+        // fixed particle keeps its flow of 0)
+        if (!cluster->anchored) {
+            const sm_vec3 relative = v3_sub(cluster->velocity, object->motion_velocity);
+            double r[3] = {relative.x, relative.y, relative.z};
+            if (sm_limit_spin(r, v3_length(v3_sub(cluster->center, object->motion_center)), cluster->size, h))
+                cluster->velocity = v3_add(object->motion_velocity, v3(r[0], r[1], r[2]));
+        }
         const sm_mat3 r = cluster->rotation;
         const double beta = object->beta;
 

@@ -53,11 +53,7 @@ void sm_cpu_blend_integrate(sm_world *world, double h)
 
             // 4c. velocity, 4e. damping, 4f. position
             const double m = world->mass[i];
-            sm_vec3 f = world->force[i];
-            // 4d. the particle's target: a spring force, or a pin after the integration
-            const double *t = &world->target[4 * (size_t)i];
-            const sm_vec3 to_target = v3_sub(v3(t[0], t[1], t[2]), world->position[i]);
-            if (t[3] > 0.0) f = v3_add(f, v3_scale(to_target, t[3]));
+            const sm_vec3 f = world->force[i];
             sm_vec3 accel = v3_add(gravity, v3(f.x / m, f.y / m, f.z / m));
             sm_vec3 v = world->velocity[i];
             v = v3_add(v, v3_scale(v3_sub(goal, world->position[i]), alpha / h));
@@ -73,9 +69,19 @@ void sm_cpu_blend_integrate(sm_world *world, double h)
                 move = v3(ma[0], ma[1], ma[2]);
                 v = v3(va[0], va[1], va[2]);
             }
+            // 4d. the particle's target: a spring pulls the move and the velocity toward the
+            // pin's by backward Euler's share of the way (sm_spring_share); a pin puts it on
+            // the target, moving as it moved
+            const double *t = &world->target[4 * (size_t)i];
+            const sm_vec3 to_target = v3_sub(v3(t[0], t[1], t[2]), world->position[i]);
+            if (t[3] > 0.0) {
+                const double share = sm_spring_share(t[3], 0.0, h, 1.0 / m);
+                move = v3_add(move, v3_scale(v3_sub(to_target, move), share));
+                v = v3_add(v, v3_scale(v3_sub(v3_scale(to_target, 1.0 / h), v), share));
+            }
             world->velocity[i] = v;
             world->position[i] = v3_add(world->position[i], move);
-            if (t[3] == SM_TARGET_PIN) { // kinematic: on the target, moving as it moved
+            if (t[3] == SM_TARGET_PIN) {
                 world->velocity[i] = v3_scale(to_target, 1.0 / h);
                 world->position[i] = v3(t[0], t[1], t[2]);
             }

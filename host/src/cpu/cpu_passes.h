@@ -7,10 +7,12 @@
 
 /// 1. Per cluster: x_cm, v_cm, A_pq and, in quadratic mode, ~A_pq from the current positions.
 void sm_cpu_cluster_moments(sm_world *world);
-/// 2. Per cluster: R, the proper rotation closest to A_pq.
+/// 2. Per cluster: R, the proper rotation closest to A_pq; per object: the means of its clusters'
+/// centres and flows.
 void sm_cpu_rotation(sm_world *world);
-/// 3. Per cluster: the goal transform T (mode, beta, volume preservation, cap).
-void sm_cpu_goal_transform(sm_world *world);
+/// 3. Per cluster: (3a) the spin limit on its flow, then the goal transform T (mode, beta,
+/// volume preservation, cap).
+void sm_cpu_goal_transform(sm_world *world, double h);
 /// 4 (4a-4f). Per particle: blended goal, velocity update, damping and position update.
 void sm_cpu_blend_integrate(sm_world *world, double h);
 /// 5. The uniform grid: the colliding particles sorted by the bucket of their cell, and which

@@ -106,6 +106,7 @@ static size_t plan_buffers(sm_cl_backend *cl, const sm_footprint *f, buffer_plan
     sm_cl_buffers *b = &cl->buffers;
     const buffer_plan layout[] = {
         {&b->objects, sizeof(sm_k_object), f->objects, SM_CL_MEM_CLUSTERS},
+        {&b->object_motion, 2 * sizeof(cl_float4), f->objects, SM_CL_MEM_CLUSTERS},
         {&b->check_flag, sizeof(cl_int), 3, SM_CL_MEM_CLUSTERS},
         {&b->large_clusters, sizeof(cl_int), f->large_clusters, SM_CL_MEM_CLUSTERS},
         {&b->clusters, sizeof(sm_k_cluster), c, SM_CL_MEM_CLUSTERS},

@@ -168,25 +168,28 @@ static sm_result cluster_moments(sm_world *world)
                   COUNT(group_values), group_sizes, group_values);
 }
 
-/// 2. R per cluster, warm-started from the last step's quaternion.
+/// 2. R per cluster, warm-started from the last step's quaternion; each object's mean motion.
 static sm_result rotation(sm_world *world)
 {
     sm_cl_buffers *b = &world->cl->buffers;
     const cl_int n = world->cluster_count;
-    const size_t sizes[] = {sizeof n, sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem)};
-    const void *values[] = {&n, &b->cluster_rest, &b->apq, &b->quat, &b->rotation};
+    const size_t m = sizeof(cl_mem);
+    const size_t sizes[] = {sizeof n, m, m, m, m, m, m, m, m, m, m};
+    const void *values[] = {&n, &b->cluster_rest, &b->apq, &b->quat, &b->rotation, &b->clusters, &b->objects,
+                            &b->center, &b->center_offset, &b->cluster_velocity, &b->object_motion};
     return launch(world, SM_PASS_ROTATION, SM_CLK_ROTATION, n, COUNT(values), sizes, values);
 }
 
-/// 3. T and A_lin per cluster.
-static sm_result goal_transform(sm_world *world)
+/// 3. (3a) The spin limit on each cluster's flow, then T and A_lin per cluster.
+static sm_result goal_transform(sm_world *world, float h)
 {
     sm_cl_buffers *b = &world->cl->buffers;
     const cl_int n = world->cluster_count;
     const size_t m = sizeof(cl_mem);
-    const size_t sizes[] = {sizeof n, m, m, m, m, m, m, m, m};
+    const size_t sizes[] = {sizeof n, m, m, m, m, m, m, m, m, sizeof h, m, m, m, m};
     const void *values[] = {&n, &b->clusters, &b->objects, &b->cluster_rest, &b->apq, &b->fit9, &b->rotation,
-                            &b->linear_fit, &b->transform};
+                            &b->linear_fit, &b->transform, &h, &b->center, &b->center_offset,
+                            &b->cluster_velocity, &b->object_motion};
     return launch(world, SM_PASS_GOAL_TRANSFORM, SM_CLK_GOAL_TRANSFORM, n, COUNT(values), sizes, values);
 }
 
@@ -407,7 +410,7 @@ sm_result sm_cl_enqueue_pass(sm_world *world, sm_pass pass, float h)
     switch (pass) {
     case SM_PASS_CLUSTER_MOMENTS: return cluster_moments(world);
     case SM_PASS_ROTATION: return rotation(world);
-    case SM_PASS_GOAL_TRANSFORM: return goal_transform(world);
+    case SM_PASS_GOAL_TRANSFORM: return goal_transform(world, h);
     case SM_PASS_BLEND_INTEGRATE: return blend_integrate(world, h);
     case SM_PASS_COLLISION_GRID: return collision_grid(world);
     case SM_PASS_COLLIDE: return collide(world, h);

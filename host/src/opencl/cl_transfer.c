@@ -82,6 +82,8 @@ static sm_k_object k_object(const sm_object *o)
         .plastic_creep = (float)o->plasticity.creep,
         .plastic_max = (float)o->plasticity.max,
         .strain_limit = (float)o->strain_limit,
+        .first_cluster = o->first_cluster,
+        .cluster_count = o->cluster_count,
     };
     return k;
 }
