@@ -269,10 +269,10 @@ SM_FORMULA sm_scalar sm_step_alpha(sm_scalar alpha, sm_scalar tau, sm_scalar h)
 /// and damping c pulling a particle of inverse mass w toward t changes its velocity v over a step
 /// h by share x (k (t - x) / (c + h k) - v), with share = s / (1 + s), s = h w (c + h k). That
 /// is backward Euler's pull, [k (t - x) - (c + h k) v] h w / (1 + s): on a free particle it
-/// never adds energy, at any stiffness and step, where the explicit k (t - x) - c v flings the
-/// particle further every step once s passes about 2. It tends to the explicit pull as s goes
-/// to 0, and to a pin's (onto t in the step, at rest relative to it) as k grows. Written to stay
-/// finite in float for s up to infinity (k up to FLT_MAX, w up to 1e30).
+/// never adds energy, at any stiffness and step, where the explicit force k (t - x) flings the
+/// particle further every step once h^2 k w passes about 4. It tends to the explicit pull as s
+/// goes to 0, and to a pin's (onto t in the step) as k grows. Written to stay finite in float
+/// for s up to infinity (k up to FLT_MAX, w up to 1e30).
 SM_FORMULA sm_scalar sm_spring_share(sm_scalar k, sm_scalar c, sm_scalar h, sm_scalar w)
 {
     const sm_scalar s = h * w * (c + h * k);

@@ -4,7 +4,8 @@
 # test_random_stability, with a line per object and draw (its largest radius over the bound's
 # scale, its radius after settling, and what was drawn), then a summary. WORDS go to
 # test_random_stability: a backend ("cpu" or "opencl"; both when none), "sliding" (draws
-# along the ground at long steps) or "piles" (objects in contact at any step and speed).
+# along the ground at long steps), "piles" (objects in contact at any step and speed) or
+# "colliding" (among colliders of every shape, static or moving).
 #   tests/soak.sh COUNT [FIRST] [BUILD_DIR] [WORDS...]
 # Exits 1 when a draw broke a property; each failure prints the command that replays it.
 set -u

@@ -12,7 +12,8 @@
  * with velocities up to 1,000 m/s (toward the ground where there is one) and spins up to
  * 50 rad/s; plates that crush an object and let it go; piles with contact (h up to 1 ms and
  * speeds up to 5 m/s there: contact holds while particles move less than their radius a step),
- * and, with `piles`, piles at any step, speed, spin and gravity.
+ * and, with `piles`, piles at any step, speed, spin and gravity; with `colliding`, colliders of
+ * every shape, static, keyframed or swinging.
  *
  * Each draw runs STEPS solver steps and asserts, on each backend:
  *   - no position or velocity is ever NaN or infinite (and no step fails);
@@ -27,13 +28,14 @@
  *     every object of one cluster that determines every mode of its mode, free and not in a
  *     pile, is back within 1.1 rest radii (times its plastic stretch).
  * A failure prints the seed and the command that replays it:
- *   test_random_stability draw SEED [cpu|opencl] [trace] [sliding|piles]  one draw, with its
- *                                                                   scene and figures
- *   test_random_stability soak COUNT [FIRST_SEED] [cpu|opencl] [report] [sliding|piles]  many
- *                                   draws (tests/soak.sh), on both backends if none named
- * "sliding" draws along the ground at long steps, "piles" piles at any step (see `sliding` and
- * `piles` below). Without arguments it runs the CI draws: seeds 1 to DRAWS on each backend, then
- * seeds 1 to SLIDING_DRAWS sliding and 1 to PILES_DRAWS piles. */
+ *   test_random_stability draw SEED [cpu|opencl] [trace] [sliding|piles|colliding]  one draw,
+ *                                                           with its scene and figures
+ *   test_random_stability soak COUNT [FIRST_SEED] [cpu|opencl] [report] [sliding|piles|colliding]
+ *                                   many draws (tests/soak.sh), on both backends if none named
+ * "sliding" draws along the ground at long steps, "piles" piles at any step, "colliding" among
+ * colliders of every shape (see `sliding`, `piles` and `colliding` below). Without arguments it
+ * runs the CI draws: seeds 1 to DRAWS on each backend, then seeds 1 to SLIDING_DRAWS sliding, 1
+ * to PILES_DRAWS piles and 1 to COLLIDING_DRAWS colliding. */
 #include "math3.h"
 #include "support.h"
 
@@ -42,11 +44,14 @@
 #include <stdlib.h>
 #include <time.h>
 
+#ifndef SM_SCENES_DIR
+#define SM_SCENES_DIR "scenes"
+#endif
 #ifndef SM_ASSIMP_MODELS
 #define SM_ASSIMP_MODELS "/usr/share/assimp/models"
 #endif
 
-enum { MAX_OBJECTS = 4, DRAWS = 48, SLIDING_DRAWS = 48, PILES_DRAWS = 48, STEPS = 2000, SAMPLE_EVERY = 10, SETTLE_STEPS = 600 };
+enum { MAX_OBJECTS = 4, DRAWS = 48, SLIDING_DRAWS = 48, PILES_DRAWS = 48, COLLIDING_DRAWS = 24, STEPS = 2000, SAMPLE_EVERY = 10, SETTLE_STEPS = 600 };
 /// The most particles of a shape whose count the drawing knows (a box of 5 x 5 x 5; point clouds
 /// have at most 31), which explicit lists name.
 enum { MAX_COUNTED = 125 };
@@ -244,6 +249,10 @@ static void draw_clusters(draw *d, rng *r, int object, int count)
 static bool sliding;
 #define SLIDING_SHORTEST_H 0.05
 
+/// Colliders of every shape: with `colliding`, 1 to 3 planes, boxes, spheres and bowl meshes
+/// around the objects, static, keyframed or swinging, instead of the crushing plate.
+static bool colliding;
+
 /// Piles at any step: with `piles`, every draw is 2 to 4 objects in contact, at solver steps from
 /// 1e-4 to 1 s, speeds up to 1,000 m/s, spins up to 50 rad/s and any gravity, the rest drawn as
 /// always (the other draws keep contact to h up to 1 ms and speeds up to 5 m/s, where it holds
@@ -282,7 +291,45 @@ static void make_draw(uint64_t seed, draw *d)
         append(d, ", \"collisions\": {\"iterations\": %d, \"radius_scale\": %.6g, \"restitution\": %.6g, \"friction\": %.6g}",
                d->iterations, rng_uniform(r, 0.5, 2.0), unit_value(r), unit_value(r));
     }
-    if (d->colliders) {
+    if (colliding) {
+        // 1 to 3 colliders of every shape around the objects, static, keyframed or swinging
+        append(d, ", \"colliders\": [");
+        const int count = 1 + pick(r, 3);
+        for (int k = 0; k < count; k++) {
+            const int shape = pick(r, 4);
+            const sm_vec3 at = v3(rng_uniform(r, -2, 2 + 6.0 * (d->objects - 1)), rng_uniform(r, -1, 3), rng_uniform(r, -2, 2));
+            append(d, "%s{\"position\": [%.6g, %.6g, %.6g], \"restitution\": %.6g, \"friction\": %.6g, ", k ? ", " : "",
+                   at.x, at.y, at.z, unit_value(r), unit_value(r));
+            if (shape == 0) {
+                const sm_vec3 n = unit_vector(r);
+                append(d, "\"shape\": \"plane\", \"normal\": [%.6g, %.6g, %.6g]", n.x, n.y, n.z);
+            } else if (shape == 1) {
+                append(d, "\"shape\": \"box\", \"size\": [%.6g, %.6g, %.6g], \"rotation\": [%.6g, %.6g, %.6g]",
+                       log_uniform(r, 0.2, 4), log_uniform(r, 0.2, 4), log_uniform(r, 0.2, 4), rng_uniform(r, -180, 180),
+                       rng_uniform(r, -180, 180), rng_uniform(r, -180, 180));
+            } else if (shape == 2) {
+                append(d, "\"shape\": \"sphere\", \"radius\": %.6g", log_uniform(r, 0.2, 2));
+            } else {
+                append(d, "\"shape\": \"mesh\", \"mesh\": \"%s/meshes/bowl.obj\", \"scale\": %.6g, \"rotation\": [%.6g, %.6g, %.6g]",
+                       SM_SCENES_DIR, log_uniform(r, 0.5, 2), rng_uniform(r, -180, 180), rng_uniform(r, -180, 180),
+                       rng_uniform(r, -180, 180));
+            }
+            const int motion = pick(r, 3);
+            const double t = STEPS * d->h;
+            if (motion == 1) {
+                const sm_vec3 a = v3_scale(unit_vector(r), rng_uniform(r, 0, 3)), b = v3_scale(unit_vector(r), rng_uniform(r, 0, 3));
+                append(d, ", \"motion\": {\"type\": \"linear\", \"times\": [%.6g, %.6g, %.6g], \"offsets\": [[0, 0, 0],"
+                          " [%.6g, %.6g, %.6g], [%.6g, %.6g, %.6g]]}", rng_uniform(r, 0, 0.2) * t, rng_uniform(r, 0.2, 0.4) * t,
+                       rng_uniform(r, 0.4, 0.6) * t, a.x, a.y, a.z, b.x, b.y, b.z);
+            } else if (motion == 2) {
+                const sm_vec3 a = v3_scale(unit_vector(r), rng_uniform(r, 0, 2));
+                append(d, ", \"motion\": {\"type\": \"sinusoidal\", \"amplitude\": [%.6g, %.6g, %.6g], \"frequency\": %.6g,"
+                          " \"phase\": %.6g}", a.x, a.y, a.z, log_uniform(r, 0.01, 5), rng_uniform(r, 0, 360));
+            }
+            append(d, "}");
+        }
+        append(d, "]");
+    } else if (d->colliders) {
         // a plate over object 0 that comes down to crush it to a few percent of its height and
         // goes back up, all within the first half of the run
         const double t = STEPS * d->h, crush = rng_uniform(r, 0.02, 0.3);
@@ -742,8 +789,9 @@ static bool check_draw(uint64_t seed, sm_backend backend, bool verbose)
                    out.nan ? "a NaN, or a step failed" : out.escaped ? "an object left the bound" : "an object did not settle");
             print_draw(&d);
             if (out.escaped) printf("  object %d beyond the bound at step %d\n", out.escape_object, out.escape_step);
-            printf("  replay: build/tests/test_random_stability draw %llu %s%s%s\n", (unsigned long long)seed,
-                   backend_label(backend), sliding ? " sliding" : "", piles ? " piles" : "");
+            printf("  replay: build/tests/test_random_stability draw %llu %s%s%s%s\n", (unsigned long long)seed,
+                   backend_label(backend), sliding ? " sliding" : "", piles ? " piles" : "",
+                   colliding ? " colliding" : "");
         }
         for (int o = 0; o < d.objects; o++)
             printf("  object %d: largest radius %.3f rest radii (bound %.3g), settled %.3f, stirring %.3g m/s\n", o,
@@ -780,9 +828,17 @@ static void piles_draws(sm_backend backend)
 }
 static void piles_draws_cpu(void) { piles_draws(SM_BACKEND_CPU); }
 static void piles_draws_opencl(void) { piles_draws(SM_BACKEND_OPENCL); }
+static void colliding_draws(sm_backend backend)
+{
+    colliding = true;
+    draws(1, COLLIDING_DRAWS, backend);
+    colliding = false;
+}
+static void colliding_draws_cpu(void) { colliding_draws(SM_BACKEND_CPU); }
+static void colliding_draws_opencl(void) { colliding_draws(SM_BACKEND_OPENCL); }
 
 /// The words after a command's numbers: a backend ("cpu" or "opencl"; both when none is given),
-/// "trace", "report", "sliding" and "piles", in any order. Returns the backends to run as a bit mask.
+/// "trace", "report", "sliding", "piles" and "colliding", in any order. Returns the backends to run as a bit mask.
 static int read_words(int argc, char **argv, int first)
 {
     int backends = 0;
@@ -791,6 +847,7 @@ static int read_words(int argc, char **argv, int first)
         else if (strcmp(argv[k], "report") == 0) report = true;
         else if (strcmp(argv[k], "sliding") == 0) sliding = true;
         else if (strcmp(argv[k], "piles") == 0) piles = true;
+        else if (strcmp(argv[k], "colliding") == 0) colliding = true;
         else if (strcmp(argv[k], backend_label(SM_BACKEND_CPU)) == 0) backends |= 1 << SM_BACKEND_CPU;
         else if (strcmp(argv[k], backend_label(SM_BACKEND_OPENCL)) == 0) backends |= 1 << SM_BACKEND_OPENCL;
         else fprintf(stderr, "test_random_stability: ignoring '%s'\n", argv[k]);
@@ -817,6 +874,7 @@ int main(int argc, char **argv)
         return sm_test_failures != 0;
     }
     static const sm_test_case tests[] = {TEST(random_draws_cpu), TEST(random_draws_opencl), TEST(sliding_draws_cpu),
-                                         TEST(sliding_draws_opencl), TEST(piles_draws_cpu), TEST(piles_draws_opencl)};
+                                         TEST(sliding_draws_opencl), TEST(piles_draws_cpu), TEST(piles_draws_opencl),
+                                         TEST(colliding_draws_cpu), TEST(colliding_draws_opencl)};
     return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
 }
