@@ -117,8 +117,8 @@ typedef float sm_float;
 #define SM_MOTION_STEP 1.0f
 #define SM_MOTION_DEVIATION 1.0f
 /* The spin limit (docs/algorithm.md step 3a): a cluster's flow, relative to its object's, moves
- * it at most SM_SPIN_STEP of its reach from the object's centre in a step (a quarter radian of a
- * turn about the centre, as Box2D bounds a body's turn in a step). */
+ * it at most SM_SPIN_STEP of its reach from the object's centre in a step: a quarter radian of a
+ * turn about the centre. */
 #define SM_SPIN_STEP 0.25f
 
 /* The state check's allowance for rounding (sm_cluster_stretched), relative to the magnitude of
