@@ -51,7 +51,16 @@
 #define SM_ASSIMP_MODELS "/usr/share/assimp/models"
 #endif
 
-enum { MAX_OBJECTS = 4, DRAWS = 48, SLIDING_DRAWS = 48, PILES_DRAWS = 48, COLLIDING_DRAWS = 24, STEPS = 2000, SAMPLE_EVERY = 10, SETTLE_STEPS = 600 };
+enum {
+    MAX_OBJECTS = 4,
+    DRAWS = 48,
+    SLIDING_DRAWS = 48,
+    PILES_DRAWS = 48,
+    COLLIDING_DRAWS = 24,
+    STEPS = 2000,
+    SAMPLE_EVERY = 10,
+    SETTLE_STEPS = 600
+};
 /// The most particles of a shape whose count the drawing knows (a box of 5 x 5 x 5; point clouds
 /// have at most 31), which explicit lists name.
 enum { MAX_COUNTED = 125 };
@@ -838,7 +847,8 @@ static void colliding_draws_cpu(void) { colliding_draws(SM_BACKEND_CPU); }
 static void colliding_draws_opencl(void) { colliding_draws(SM_BACKEND_OPENCL); }
 
 /// The words after a command's numbers: a backend ("cpu" or "opencl"; both when none is given),
-/// "trace", "report", "sliding", "piles" and "colliding", in any order. Returns the backends to run as a bit mask.
+/// "trace", "report", "sliding", "piles" and "colliding", in any order. Returns the backends to
+/// run as a bit mask.
 static int read_words(int argc, char **argv, int first)
 {
     int backends = 0;
