@@ -821,30 +821,19 @@ static void draws(uint64_t first, int count, sm_backend backend)
 
 static void random_draws_cpu(void) { draws(1, DRAWS, SM_BACKEND_CPU); }
 static void random_draws_opencl(void) { draws(1, DRAWS, SM_BACKEND_OPENCL); }
-static void sliding_draws(sm_backend backend)
+/// CI's draws of one mode (`sliding`, `piles` or `colliding`): seeds 1 to `count` with it on.
+static void draws_in_mode(bool *mode, int count, sm_backend backend)
 {
-    sliding = true;
-    draws(1, SLIDING_DRAWS, backend);
-    sliding = false;
+    *mode = true;
+    draws(1, count, backend);
+    *mode = false;
 }
-static void sliding_draws_cpu(void) { sliding_draws(SM_BACKEND_CPU); }
-static void sliding_draws_opencl(void) { sliding_draws(SM_BACKEND_OPENCL); }
-static void piles_draws(sm_backend backend)
-{
-    piles = true;
-    draws(1, PILES_DRAWS, backend);
-    piles = false;
-}
-static void piles_draws_cpu(void) { piles_draws(SM_BACKEND_CPU); }
-static void piles_draws_opencl(void) { piles_draws(SM_BACKEND_OPENCL); }
-static void colliding_draws(sm_backend backend)
-{
-    colliding = true;
-    draws(1, COLLIDING_DRAWS, backend);
-    colliding = false;
-}
-static void colliding_draws_cpu(void) { colliding_draws(SM_BACKEND_CPU); }
-static void colliding_draws_opencl(void) { colliding_draws(SM_BACKEND_OPENCL); }
+static void sliding_draws_cpu(void) { draws_in_mode(&sliding, SLIDING_DRAWS, SM_BACKEND_CPU); }
+static void sliding_draws_opencl(void) { draws_in_mode(&sliding, SLIDING_DRAWS, SM_BACKEND_OPENCL); }
+static void piles_draws_cpu(void) { draws_in_mode(&piles, PILES_DRAWS, SM_BACKEND_CPU); }
+static void piles_draws_opencl(void) { draws_in_mode(&piles, PILES_DRAWS, SM_BACKEND_OPENCL); }
+static void colliding_draws_cpu(void) { draws_in_mode(&colliding, COLLIDING_DRAWS, SM_BACKEND_CPU); }
+static void colliding_draws_opencl(void) { draws_in_mode(&colliding, COLLIDING_DRAWS, SM_BACKEND_OPENCL); }
 
 /// The words after a command's numbers: a backend ("cpu" or "opencl"; both when none is given),
 /// "trace", "report", "sliding", "piles" and "colliding", in any order. Returns the backends to
