@@ -71,14 +71,16 @@ inline float4 sm_mat3_to_quat(const float *r)
 }
 
 /// R per cluster; quat holds it as a unit quaternion (x, y, z, w) for the next step's warm start.
-/// For the spin limit (step 3a), the work-item of each object's first cluster also sums its
-/// object's clusters: object_motion holds, per object, their mass-weighted mean centre (relative
-/// to the first cluster's centre, for precision far from the origin) and flow.
+/// For the spin limit (step 3a), the work-item at the head of each chunk of its object's clusters
+/// (sm_motion_chunk) also sums that chunk into cluster_motion: the mass-weighted centres (relative
+/// to the object's first cluster's centre, for precision far from the origin) with their mass,
+/// and the mass-weighted flows. Pass 3 adds up the chunks, so no work-item loops over more than
+/// about the square root of its object's cluster count.
 __kernel void sm_rotation(const int cluster_count, __global const sm_k_cluster_rest *rest,
                           __global const sm_k_mat3 *apq, __global float4 *quat, __global sm_k_mat3 *rotation,
                           __global const sm_k_cluster *clusters, __global const sm_k_object *objects,
                           __global const float4 *center, __global const float4 *center_offset,
-                          __global const float4 *cluster_velocity, __global float4 *object_motion)
+                          __global const float4 *cluster_velocity, __global float4 *cluster_motion)
 {
     const int c = get_global_id(0);
     if (c >= cluster_count) return;
@@ -106,19 +108,19 @@ __kernel void sm_rotation(const int cluster_count, __global const sm_k_cluster_r
     quat[c] = q;
     sm_store_mat3(&rotation[c], r);
 
-    const int o = clusters[c].object;
-    const sm_k_object object = objects[o];
-    if (object.first_cluster != c) return;
-    const float3 origin = center[c].xyz;
+    const sm_k_object object = objects[clusters[c].object];
+    const int chunk = sm_motion_chunk(object.cluster_count);
+    if ((c - object.first_cluster) % chunk != 0) return;
+    const float3 origin = center[object.first_cluster].xyz;
+    const int end = min(c + chunk, object.first_cluster + object.cluster_count);
     float mass = 0.0f;
     float3 x = (float3)(0.0f), v = (float3)(0.0f);
-    for (int k = c; k < c + object.cluster_count; k++) {
+    for (int k = c; k < end; k++) {
         const float m = clusters[k].mass;
         mass += m;
         x += m * ((center[k].xyz - origin) + center_offset[k].xyz);
         v += m * cluster_velocity[k].xyz;
     }
-    const float share = mass > 0.0f ? 1.0f / mass : 0.0f;
-    object_motion[2 * o] = (float4)(x * share, 0.0f);
-    object_motion[2 * o + 1] = (float4)(v * share, 0.0f);
+    cluster_motion[2 * c] = (float4)(x, mass);
+    cluster_motion[2 * c + 1] = (float4)(v, 0.0f);
 }

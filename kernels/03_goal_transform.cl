@@ -129,26 +129,39 @@ inline void sm_limit_deformation(float *t, const sm_k_object object, __global co
             for (int j = 0; j < 6; j++) t[i * 9 + 3 + j] = quadratic[i * 6 + j];
 }
 
-/// (3a) The spin limit on every cluster's flow (sm_limit_spin: relative to its object's, from
-/// object_motion), then T (3x9; columns 3-8 zero outside quadratic mode) and A_lin of every
-/// cluster. A cluster holding a fixed particle keeps its flow of 0.
+/// (3a) The spin limit on every cluster's flow (sm_limit_spin: relative to its object's mean
+/// motion, added up from pass 2's chunks in cluster_motion, in the same order by every cluster;
+/// the object's first cluster writes it to object_motion), then T (3x9; columns 3-8 zero outside
+/// quadratic mode) and A_lin of every cluster. A cluster holding a fixed particle keeps its flow of 0.
 __kernel void sm_goal_transform(const int cluster_count, __global const sm_k_cluster *clusters,
                                 __global const sm_k_object *objects, __global const sm_k_cluster_rest *rest,
                                 __global const sm_k_mat3 *apq, __global const sm_k_mat39 *fit9,
                                 __global const sm_k_mat3 *rotation,
                                 __global sm_k_mat3 *linear_fit, __global sm_k_mat39 *transform, const float h,
                                 __global const float4 *center, __global const float4 *center_offset,
-                                __global float4 *cluster_velocity, __global const float4 *object_motion)
+                                __global float4 *cluster_velocity, __global const float4 *cluster_motion,
+                                __global float4 *object_motion)
 {
     const int c = get_global_id(0);
     if (c >= cluster_count) return;
     const int o = clusters[c].object;
     const sm_k_object object = objects[o];
+    const int first = object.first_cluster, end = first + object.cluster_count;
+    const int chunk = sm_motion_chunk(object.cluster_count);
+    float4 sum_x = (float4)(0.0f), sum_v = (float4)(0.0f);
+    for (int k = first; k < end; k += chunk) {
+        sum_x += cluster_motion[2 * k];
+        sum_v += cluster_motion[2 * k + 1];
+    }
+    const float share = sum_x.w > 0.0f ? 1.0f / sum_x.w : 0.0f;
+    const float3 mean_x = sum_x.xyz * share, flow = sum_v.xyz * share; // x_o relative to the first cluster's centre
+    if (c == first) {
+        object_motion[2 * o] = (float4)(mean_x, 0.0f);
+        object_motion[2 * o + 1] = (float4)(flow, 0.0f);
+    }
     if (!clusters[c].anchored) {
-        const float3 flow = object_motion[2 * o + 1].xyz, relative = cluster_velocity[c].xyz - flow;
-        // x_cm - x_o, both relative to the object's first cluster's centre
-        const float3 from = (center[c].xyz - center[object.first_cluster].xyz) + center_offset[c].xyz -
-                            object_motion[2 * o].xyz;
+        const float3 relative = cluster_velocity[c].xyz - flow;
+        const float3 from = (center[c].xyz - center[first].xyz) + center_offset[c].xyz - mean_x; // x_cm - x_o
         float r[3] = {relative.x, relative.y, relative.z};
         if (sm_limit_spin(r, length(from), rest[c].size, h))
             cluster_velocity[c] = (float4)(flow + (float3)(r[0], r[1], r[2]), 0.0f);

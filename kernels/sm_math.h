@@ -19,6 +19,16 @@ typedef float sm_real;
 #define SM_PINV_THRESHOLD 1e-6f
 #endif
 
+/// The clusters per chunk of an object's spin-limit sums (passes 2 and 3): the least k with
+/// k * k >= count, so that a work-item sums at most about sqrt(count) clusters or chunks.
+inline int sm_motion_chunk(int count)
+{
+    int k = (int)sqrt((float)count);
+    while (k * k < count) k++;
+    while (k > 1 && (k - 1) * (k - 1) >= count) k--;
+    return max(k, 1);
+}
+
 inline void sm_load_mat3(__global const sm_k_mat3 *s, float *a)
 {
     for (int i = 0; i < 3; i++)

@@ -33,9 +33,12 @@ typedef struct sm_cl_buffers {
     // the clusters' step state (fit9: the quadratic fit ~A_pq ~A_qq)
     // x_cm = center + center_offset (an anchor and a small offset, see sm_shared.h)
     cl_mem center, center_offset, cluster_velocity, apq, fit9, quat, rotation, linear_fit, transform;
-    // per object, two float4s: its clusters' mass-weighted mean centre, relative to its first
-    // cluster's centre, and flow (step 2, for the spin limit of step 3a)
-    cl_mem object_motion;
+    // the spin limit's sums (step 3a): per cluster, two float4s, written at the head of each chunk
+    // of its object's clusters (sm_motion_chunk) by pass 2: the chunk's mass-weighted centres,
+    // relative to the object's first cluster's centre, with their mass in w, and its mass-weighted
+    // flows; per object, two float4s written by pass 3: the mean centre (relative to the same
+    // centre) and flow that it added up from the chunks
+    cl_mem cluster_motion, object_motion;
     // memberships (CSR, cluster order); member_w: quadratic weights ~A_qq q~; member_slot: where
     // each membership sits in particle order
     cl_mem member_particle, member_slot, member_q, member_rest, member_w;

@@ -168,7 +168,7 @@ static sm_result cluster_moments(sm_world *world)
                   COUNT(group_values), group_sizes, group_values);
 }
 
-/// 2. R per cluster, warm-started from the last step's quaternion; each object's mean motion.
+/// 2. R per cluster, warm-started from the last step's quaternion; each object's motion in chunks.
 static sm_result rotation(sm_world *world)
 {
     sm_cl_buffers *b = &world->cl->buffers;
@@ -176,7 +176,7 @@ static sm_result rotation(sm_world *world)
     const size_t m = sizeof(cl_mem);
     const size_t sizes[] = {sizeof n, m, m, m, m, m, m, m, m, m, m};
     const void *values[] = {&n, &b->cluster_rest, &b->apq, &b->quat, &b->rotation, &b->clusters, &b->objects,
-                            &b->center, &b->center_offset, &b->cluster_velocity, &b->object_motion};
+                            &b->center, &b->center_offset, &b->cluster_velocity, &b->cluster_motion};
     return launch(world, SM_PASS_ROTATION, SM_CLK_ROTATION, n, COUNT(values), sizes, values);
 }
 
@@ -186,10 +186,10 @@ static sm_result goal_transform(sm_world *world, float h)
     sm_cl_buffers *b = &world->cl->buffers;
     const cl_int n = world->cluster_count;
     const size_t m = sizeof(cl_mem);
-    const size_t sizes[] = {sizeof n, m, m, m, m, m, m, m, m, sizeof h, m, m, m, m};
+    const size_t sizes[] = {sizeof n, m, m, m, m, m, m, m, m, sizeof h, m, m, m, m, m};
     const void *values[] = {&n, &b->clusters, &b->objects, &b->cluster_rest, &b->apq, &b->fit9, &b->rotation,
                             &b->linear_fit, &b->transform, &h, &b->center, &b->center_offset,
-                            &b->cluster_velocity, &b->object_motion};
+                            &b->cluster_velocity, &b->cluster_motion, &b->object_motion};
     return launch(world, SM_PASS_GOAL_TRANSFORM, SM_CLK_GOAL_TRANSFORM, n, COUNT(values), sizes, values);
 }
 

@@ -16,8 +16,8 @@ sm_result sm_cl_poison_outputs(sm_world *world, sm_pass pass)
         outputs[0] = b->center, outputs[1] = b->center_offset, outputs[2] = b->apq;
         outputs[3] = cl->any_quadratic ? b->fit9 : NULL, outputs[4] = b->cluster_velocity;
         break;
-    case SM_PASS_ROTATION: outputs[0] = b->rotation, outputs[1] = b->quat, outputs[2] = b->object_motion; break;
-    case SM_PASS_GOAL_TRANSFORM: outputs[0] = b->linear_fit, outputs[1] = b->transform; break;
+    case SM_PASS_ROTATION: outputs[0] = b->rotation, outputs[1] = b->quat, outputs[2] = b->cluster_motion; break;
+    case SM_PASS_GOAL_TRANSFORM: outputs[0] = b->linear_fit, outputs[1] = b->transform, outputs[2] = b->object_motion; break;
     case SM_PASS_BLEND_INTEGRATE: outputs[0] = b->goal; break;
     case SM_PASS_COLLISION_GRID: outputs[0] = b->particle_bucket, outputs[1] = b->buckets, outputs[2] = b->slots, outputs[3] = b->members; break;
     case SM_PASS_SKIN: // (unbound vertices keep their position: it is not an output)
