@@ -10,6 +10,7 @@
  * failure on the caller's context (test_embedding), the state check of a diverging world
  * (test_embedding), and the command's message and exit status without a platform (cli). */
 #include "support.h"
+#include "shapes.h"
 
 #include <errno.h>
 #include <float.h>
@@ -919,6 +920,43 @@ static void collision_radii_beyond_the_float_limit_are_refused_on_opencl(void)
     }
 }
 
+/// A box whose resolution holds more than SM_MAX_OBJECT_PARTICLES particles is refused by
+/// sm_world_add_object() and sm_world_estimate_memory(), naming its resolution, however its axes
+/// multiply: products that wrap a 64-bit integer to 0 (2^21 x 2^21 x 2^22) or to a small number,
+/// INT32_MAX on every axis, and seeded random axes from 1 to INT32_MAX (log-uniform, at least
+/// one past the limit's cube root) on both backends. (A wrapped product once sampled a box into
+/// a buffer of 0 bytes.)
+static void boxes_of_too_many_particles_are_refused(void)
+{
+    int32_t cases[40][3] = {{1 << 21, 1 << 21, 1 << 22}, {1 << 22, 1 << 21, 1 << 21}, {INT32_MAX, INT32_MAX, INT32_MAX},
+                            {65537, 65537, 65537}, {1 << 30, 1 << 30, 17}, {SM_MAX_OBJECT_PARTICLES, 2, 1}};
+    int count = 6;
+    rng r = {91};
+    while (count < 40) {
+        for (int a = 0; a < 3; a++) cases[count][a] = (int32_t)fmin(pow(2.0, rng_uniform(&r, 0.0, 31.0)), INT32_MAX);
+        cases[count][count % 3] = (int32_t)fmin(pow(2.0, rng_uniform(&r, 8.0, 31.0)), INT32_MAX);
+        const double product = (double)cases[count][0] * cases[count][1] * cases[count][2];
+        count += product > SM_MAX_OBJECT_PARTICLES;
+    }
+    for (int b = 0; b < 2; b++) {
+        sm_world *world = empty_world(backends[b]);
+        if (!world) continue;
+        for (int k = 0; k < count; k++) {
+            sm_object_def def = sm_object_def_default();
+            for (int a = 0; a < 3; a++) def.shape.resolution[a] = cases[k][a];
+            char label[160], part[64];
+            snprintf(label, sizeof label, "%s: box of %d x %d x %d", backend_names[b], cases[k][0], cases[k][1],
+                     cases[k][2]);
+            snprintf(part, sizeof part, "resolution %d x %d x %d", cases[k][0], cases[k][1], cases[k][2]);
+            sm_memory_estimate estimate;
+            expect(sm_world_estimate_memory(world, &def, 1, &estimate), SM_ERROR_INVALID_ARGUMENT, label, part, "over");
+            refused_object(world, &def, label, part, "over");
+        }
+        world_still_works(world, backend_names[b]);
+        sm_world_destroy(world);
+    }
+}
+
 /* ---- Device memory ---------------------------------------------------------------------------- */
 
 /// The byte count after `after` in the last error message, or -1.
@@ -1172,6 +1210,7 @@ int main(int argc, char **argv)
         TEST(unreadable_scene_and_mesh_files_are_refused),
         TEST(values_beyond_the_device_float_range_are_refused_on_opencl),
         TEST(collision_radii_beyond_the_float_limit_are_refused_on_opencl),
+        TEST(boxes_of_too_many_particles_are_refused),
         TEST(a_world_too_large_for_the_device_fails_cleanly),
         TEST(no_opencl_platform_is_reported),
         TEST(a_kernel_that_fails_to_build_names_its_file_and_line),

@@ -9,9 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/// Objects beyond this many particles are refused rather than exhausting memory.
-#define SM_MAX_OBJECT_PARTICLES (1 << 26)
-
 /// Is the lattice point p inside the (non-box) shape? Boundaries count as inside.
 static bool inside(const sm_shape *shape, sm_vec3 p, double eps)
 {
@@ -123,13 +120,27 @@ static sm_result sample_lattice(const sm_shape *shape, sm_vec3 **out_points, int
     return SM_OK;
 }
 
+/// The particles of a box of resolution n, refused beyond SM_MAX_OBJECT_PARTICLES (the product
+/// taken in double, which no resolution of int32 axes can overflow or wrap).
+static sm_result box_count(const int32_t *n, int64_t *out_count)
+{
+    if (n[0] < 1 || n[1] < 1 || n[2] < 1)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "box resolution must be >= 1 particle per axis (got %d x %d x %d)", n[0],
+                       n[1], n[2]);
+    const double total = (double)n[0] * (double)n[1] * (double)n[2];
+    if (total > SM_MAX_OBJECT_PARTICLES)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "a box of resolution %d x %d x %d has over %d particles", n[0], n[1],
+                       n[2], SM_MAX_OBJECT_PARTICLES);
+    *out_count = (int64_t)total;
+    return SM_OK;
+}
+
 static sm_result sample_box(const sm_shape *shape, sm_vec3 **out_points, int32_t *out_count)
 {
     const int32_t *n = shape->resolution;
-    int64_t total = (int64_t)n[0] * n[1] * n[2];
-    if (total > SM_MAX_OBJECT_PARTICLES)
-        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "a box of resolution %d x %d x %d has over %d particles",
-                       n[0], n[1], n[2], SM_MAX_OBJECT_PARTICLES);
+    int64_t total = 0;
+    const sm_result refused = box_count(n, &total);
+    if (refused != SM_OK) return refused;
     sm_vec3 *points = malloc(sizeof(sm_vec3) * (size_t)total);
     if (!points) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory sampling a box");
     double size[3] = {shape->size.x, shape->size.y, shape->size.z};
@@ -163,14 +174,7 @@ sm_result sm_shape_count(const sm_shape *shape, int64_t *out_count)
 {
     switch (shape->type) {
     case SM_SHAPE_POINTS: *out_count = shape->point_count; return SM_OK;
-    case SM_SHAPE_BOX: {
-        const int32_t *n = shape->resolution;
-        *out_count = (int64_t)n[0] * n[1] * n[2];
-        if (*out_count > SM_MAX_OBJECT_PARTICLES)
-            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "a box of resolution %d x %d x %d has over %d particles", n[0], n[1],
-                           n[2], SM_MAX_OBJECT_PARTICLES);
-        return SM_OK;
-    }
+    case SM_SHAPE_BOX: return box_count(shape->resolution, out_count);
     case SM_SHAPE_MESH:
         if (shape->mesh_particles == SM_MESH_PARTICLES_VERTICES) {
             *out_count = shape->mesh_vertex_count;

@@ -4,6 +4,9 @@
 
 #include "shapematch/shapematch.h"
 
+/// Objects beyond this many particles are refused rather than exhausting memory.
+#define SM_MAX_OBJECT_PARTICLES (1 << 26)
+
 /// Samples a shape into points in the object's frame (malloc'd) and their masses (malloc'd).
 sm_result sm_shape_sample(const sm_shape *shape, double total_mass, sm_vec3 **out_points,
                           double **out_masses, int32_t *out_count);

@@ -256,6 +256,30 @@ sm_result sm_world_get_targets(const sm_world *world, int32_t first, int32_t cou
     return SM_OK;
 }
 
+/// Do the two worlds hold the same skinned surfaces: vertices, triangles and bindings alike, and
+/// each object's share of them? (A cut splits a surface where its plane crosses it, so worlds cut
+/// along different planes can hold the same particles and different surfaces.)
+static bool same_surfaces(const sm_world *a, const sm_world *b)
+{
+    if (a->surface_vertex_count != b->surface_vertex_count || a->surface_triangle_count != b->surface_triangle_count ||
+        a->surface_binding_count != b->surface_binding_count)
+        return false;
+    for (int32_t o = 0; o < a->object_count; o++) {
+        const sm_object *x = &a->objects[o], *y = &b->objects[o];
+        if (x->first_surface_vertex != y->first_surface_vertex || x->surface_vertex_count != y->surface_vertex_count ||
+            x->first_surface_triangle != y->first_surface_triangle || x->surface_triangle_count != y->surface_triangle_count)
+            return false;
+    }
+    const size_t v = (size_t)a->surface_vertex_count, t = (size_t)a->surface_triangle_count,
+                 k = (size_t)a->surface_binding_count;
+    if (v == 0) return true;
+    return memcmp(a->surface_rest, b->surface_rest, v * sizeof(sm_vec3)) == 0 &&
+           memcmp(a->surface_binding_offsets, b->surface_binding_offsets, (v + 1) * sizeof(int32_t)) == 0 &&
+           (k == 0 || (memcmp(a->surface_binding_cluster, b->surface_binding_cluster, k * sizeof(int32_t)) == 0 &&
+                       memcmp(a->surface_binding_rest, b->surface_binding_rest, k * sizeof(sm_vec3)) == 0)) &&
+           (t == 0 || memcmp(a->surface_triangles, b->surface_triangles, 3 * t * sizeof(int32_t)) == 0);
+}
+
 sm_result sm_world_copy_state(sm_world *target, const sm_world *source)
 {
     if (!target || !source) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_copy_state: worlds must not be NULL");
@@ -277,6 +301,10 @@ sm_result sm_world_copy_state(sm_world *target, const sm_world *source)
                     memcmp(target->member_rest, source->member_rest, nk * sizeof(sm_vec3)) != 0)))
         return sm_fail(SM_ERROR_INVALID_ARGUMENT,
                        "sm_world_copy_state: the worlds' clusters hold different particles (objects cut differently?)");
+    if (!same_surfaces(target, source))
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT,
+                       "sm_world_copy_state: the worlds' skinned surfaces differ (different meshes, or objects cut "
+                       "differently?)");
     // the source's host arrays are a cache of its device state: refreshing them leaves it unchanged
     sm_result result = sm_cl_pull((sm_world *)source);
     if (result != SM_OK) return result;
@@ -292,7 +320,7 @@ sm_result sm_world_copy_state(sm_world *target, const sm_world *source)
     memcpy(target->member_q, source->member_q, k * sizeof(sm_vec3));
     memcpy(target->clusters, source->clusters, (size_t)source->cluster_count * sizeof(sm_cluster));
     target->time = source->time;
-    if (target->surface_vertex_count == source->surface_vertex_count && source->surface_vertex_count > 0) {
+    if (source->surface_vertex_count > 0) {
         memcpy(target->surface_position, source->surface_position, sizeof(sm_vec3) * (size_t)source->surface_vertex_count);
         memcpy(target->surface_normal, source->surface_normal, sizeof(sm_vec3) * (size_t)source->surface_vertex_count);
     }
