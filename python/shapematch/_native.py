@@ -57,6 +57,7 @@ lib, LIBRARY_PATH = _load()
 # ---- Constants -----------------------------------------------------------------------------
 
 OK = 0
+ERROR_INVALID_ARGUMENT = 1
 RESULT_NAMES = {
     0: "SM_OK",
     1: "SM_ERROR_INVALID_ARGUMENT",

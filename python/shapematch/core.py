@@ -4,6 +4,7 @@ stepped by the library and read and written as numpy arrays."""
 
 import ctypes
 import json
+import operator
 import os
 import sys
 import time
@@ -68,8 +69,36 @@ def _check(result):
         raise _ERRORS.get(result, ShapematchError)(result, message.decode("utf-8", "replace") if message else "")
 
 
+def _int32(value, what, minimum=-(2**31)):
+    """`value` as a C int32 argument: an integer (a Python or numpy integer, not a float) in
+    [minimum, 2^31). ctypes would wrap a larger one into range without a word (object 2^32 is
+    object 0)."""
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError("%s must be an integer, got %r" % (what, value)) from None
+    if not minimum <= v < 2**31:
+        raise ValueError("%s must be an integer in [%d, %d], got %d" % (what, minimum, 2**31 - 1, v))
+    return v
+
+
+def _real_array(values, shape, what):
+    """`values` as a contiguous float64 array of `shape`: numbers only (complex values, strings and
+    objects are refused rather than cast)."""
+    array = np.asarray(values)
+    if array.dtype.kind not in "biuf":
+        raise TypeError("%s must hold real numbers, got an array of %s" % (what, array.dtype))
+    array = np.ascontiguousarray(array, dtype=np.float64)
+    if array.shape != shape:
+        raise ValueError("%s: expected an array of shape %s, got %s" % (what, shape, array.shape))
+    return array
+
+
 def _vec3(value, what):
-    v = np.asarray(value, dtype=np.float64).reshape(-1)
+    v = np.asarray(value)
+    if v.dtype.kind not in "biuf":
+        raise TypeError("%s must be three real numbers, got %r" % (what, value))
+    v = v.astype(np.float64).reshape(-1)
     if v.shape != (3,):
         raise ValueError("%s must be three numbers, got %r" % (what, value))
     return N.Vec3(float(v[0]), float(v[1]), float(v[2]))
@@ -227,11 +256,13 @@ class World(_Owned):
         self._handle = ctypes.c_void_p()
         definition = N.sm_scene_world_def(scene._handle)
         definition.backend = N.BACKENDS[backend]
-        self._device = device.encode("utf-8") if isinstance(device, str) else (b"%d" % device if device is not None else None)
+        self._device = (
+            device.encode("utf-8") if isinstance(device, str) else (b"%d" % _int32(device, "device", 0) if device is not None else None)
+        )
         definition.device = self._device
         definition.profile = bool(profile)
         if check_interval is not None:
-            definition.check_interval = int(check_interval)
+            definition.check_interval = _int32(check_interval, "check_interval", 0)
         if opencl is not None:
             context, cl_device, queue = opencl
             definition.opencl.context, definition.opencl.device, definition.opencl.queue = context, cl_device, queue
@@ -293,7 +324,7 @@ class World(_Owned):
     def object_particles(self, obj):
         """The particle indices of object `obj`, ascending (int32)."""
         pointer, count = ctypes.POINTER(ctypes.c_int32)(), ctypes.c_int32()
-        _check(N.sm_world_get_object_particles(self._h(), int(obj), ctypes.byref(pointer), ctypes.byref(count)))
+        _check(N.sm_world_get_object_particles(self._h(), _int32(obj, "object"), ctypes.byref(pointer), ctypes.byref(count)))
         return np.ctypeslib.as_array(pointer, shape=(count.value,)).copy() if count.value else np.zeros(0, np.int32)
 
     def particle_objects(self):
@@ -313,27 +344,23 @@ class World(_Owned):
     def step(self, steps=1, dt=None, substeps=None):
         """Steps `steps` times: the scene's step (its springs applied, its dt and substeps) unless
         dt or substeps are given, then sm_world_step() with them."""
-        for _ in range(int(steps)):
-            if dt is None and substeps is None:
+        steps = _int32(steps, "steps", 0)
+        scene_step = dt is None and substeps is None
+        dt = float(self.scene.dt if dt is None else dt)
+        substeps = _int32(self.scene.substeps if substeps is None else substeps, "substeps")
+        for _ in range(steps):
+            if scene_step:
                 _check(N.sm_scene_step(self.scene._handle, self._h()))
             else:
-                _check(
-                    N.sm_world_step(
-                        self._h(),
-                        float(self.scene.dt if dt is None else dt),
-                        int(self.scene.substeps if substeps is None else substeps),
-                    )
-                )
+                _check(N.sm_world_step(self._h(), dt, substeps))
 
     def run(self, steps=None, every=1, progress=None):
         """Runs `steps` scene steps (default: the scene's) and returns the trajectory, float64
         (frames, particles, 3): the state before the first step, then every `every` steps, as
         `shapematch run --out` writes it. progress: a tqdm bar (when tqdm is installed) or a line
         on stderr; None: only on a terminal."""
-        steps = self.scene.steps if steps is None else int(steps)
-        every = int(every)
-        if every < 1:
-            raise ValueError("every must be at least 1, got %d" % every)
+        steps = self.scene.steps if steps is None else _int32(steps, "steps", 0)
+        every = _int32(every, "every", 1)
         n = self.particle_count
         frames = np.empty((steps // every + 1, n, 3), np.float64)
         frames[0] = self.positions
@@ -358,9 +385,7 @@ class World(_Owned):
 
     def _set(self, function, values):
         n = self.particle_count
-        values = np.ascontiguousarray(values, dtype=np.float64)
-        if values.shape != (n, 3):
-            raise ValueError("expected an array of shape (%d, 3), got %s" % (n, values.shape))
+        values = _real_array(values, (n, 3), "values")
         _check(function(self._h(), 0, n, values.ctypes.data_as(ctypes.POINTER(ctypes.c_double))))
 
     @property
@@ -401,9 +426,11 @@ class World(_Owned):
 
     @forces.setter
     def forces(self, values):
-        values = np.asarray(values, dtype=np.float64)
-        if values.shape != (self.particle_count, 3):
-            raise ValueError("expected an array of shape (%d, 3), got %s" % (self.particle_count, values.shape))
+        values = _real_array(values, (self.particle_count, 3), "forces")
+        if not np.isfinite(values).all():
+            # refused whole, before any particle's force changes (the library checks one at a time)
+            bad = int(np.flatnonzero(~np.isfinite(values).all(axis=1))[0])
+            raise InvalidArgument(N.ERROR_INVALID_ARGUMENT, "forces: particle %d's force must be finite (no force changed)" % bad)
         for i, f in enumerate(values):
             _check(N.sm_world_set_force(self._h(), i, N.Vec3(*f)))
 
@@ -415,7 +442,7 @@ class World(_Owned):
 
     def set_target(self, particle, target, stiffness):
         """Pulls `particle` toward `target` with `stiffness` N/m (shapematch.PIN pins it, 0 frees it)."""
-        _check(N.sm_world_set_target(self._h(), int(particle), _vec3(target, "target"), float(stiffness)))
+        _check(N.sm_world_set_target(self._h(), _int32(particle, "particle"), _vec3(target, "target"), float(stiffness)))
 
     def float4(self, field="position"):
         """(n, 4) float32 of "position" (w: mass), "velocity" or "goal", read straight from an
@@ -432,14 +459,14 @@ class World(_Owned):
 
     def reset_object(self, obj):
         """Puts object `obj` back at rest where it was created."""
-        _check(N.sm_world_reset_object(self._h(), int(obj)))
+        _check(N.sm_world_reset_object(self._h(), _int32(obj, "object")))
 
     def cut(self, obj, point, normal):
         """Cuts object `obj` in two along the plane through `point` with `normal`; returns what
         the cut did (sm_cut_info as a dict)."""
         info = N.CutInfo()
         plane = N.Plane(_vec3(point, "point"), _vec3(normal, "normal"))
-        _check(N.sm_world_cut(self._h(), int(obj), plane, ctypes.byref(info)))
+        _check(N.sm_world_cut(self._h(), _int32(obj, "object"), plane, ctypes.byref(info)))
         return {name: getattr(info, name) for name, _ in N.CutInfo._fields_}
 
     def copy_state_from(self, other):
@@ -524,7 +551,8 @@ def compare(scene, steps=None, every=10, device=None):
     positions of each particle, every `every` steps and at the last, in metres."""
     if isinstance(scene, str):
         scene = Scene.load(scene)
-    steps = scene.steps if steps is None else int(steps)
+    steps = scene.steps if steps is None else _int32(steps, "steps", 0)
+    every = _int32(every, "every", 1)
     rows = []
     with scene.world(backend="cpu") as cpu, scene.world(backend="opencl", device=device) as gpu:
         for s in range(1, steps + 1):

@@ -106,10 +106,10 @@ def step(world, steps=1, dt=None, substeps=None, wait_for=None):
     after the events `wait_for`, without waiting, and returns the event of the last."""
     scene = world.scene
     dt = scene.dt if dt is None else float(dt)
-    substeps = scene.substeps if substeps is None else int(substeps)
+    substeps = core._int32(scene.substeps if substeps is None else substeps, "substeps")  # pylint: disable=protected-access
     waits = list(wait_for or [])
     event = None
-    for _ in range(int(steps)):
+    for _ in range(core._int32(steps, "steps", 0)):  # pylint: disable=protected-access
         array = (ctypes.c_void_p * max(len(waits), 1))(*[e.int_ptr for e in waits])
         out = ctypes.c_void_p()
         core._check(  # pylint: disable=protected-access

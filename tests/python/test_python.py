@@ -154,6 +154,43 @@ class Errors(unittest.TestCase):
             shapematch.apply_overrides(PILE, {"objects.7.alpha": 0.1})
 
 
+    def test_arguments_are_checked_before_they_reach_the_library(self):
+        """Integers outside int32 (which ctypes would wrap: object 2^32 is object 0) and
+        non-integers are refused for every index and count, seeded random ones included; complex
+        arrays are refused rather than cast; a force array with one non-finite row changes no force."""
+        rng = np.random.default_rng(17)
+        beyond = [2**32, 2**32 + 1, -(2**31) - 1] + [int(v) * s for v in rng.integers(2**31, 2**62, 6) for s in (1, -1)]
+        with shapematch.World.from_objects([{"shape": "box"}, {"shape": "sphere", "position": [3, 0, 0]}],
+                                           backend="cpu", gravity=[0, 0, 0]) as w:
+            before = (w.counts, w.positions, w.targets)
+            for v in beyond:
+                for call in (lambda: w.cut(v, [0, 0, 0], [1, 0, 0]), lambda: w.reset_object(v),
+                             lambda: w.set_target(v, [0, 5, 0], 10.0), lambda: w.object_particles(v),
+                             lambda: w.step(1, dt=0.01, substeps=v), lambda: w.step(v), lambda: w.run(steps=v)):
+                    with self.assertRaises(ValueError, msg=v):
+                        call()
+            for v in (1.9, "1", None):
+                with self.assertRaises(TypeError, msg=v):
+                    w.set_target(v, [0, 5, 0], 10.0)
+            for call in (lambda: w.step(-3), lambda: w.run(steps=-5), lambda: w.run(steps=5, every=0)):
+                with self.assertRaises(ValueError):
+                    call()
+            self.assertEqual(w.counts, before[0])
+            self.assertTrue(np.array_equal(w.positions, before[1]) and np.array_equal(w.targets, before[2]))
+            self.assertEqual(w.time, 0.0)
+            n = w.particle_count
+            with self.assertRaises(TypeError):
+                w.positions = np.zeros((n, 3), complex)
+            with self.assertRaises(TypeError):
+                w.set_target(0, [1j, 0, 0], 10.0)
+            forces = np.ones((n, 3))
+            forces[int(rng.integers(1, n))] = np.inf
+            with self.assertRaises(shapematch.InvalidArgument):
+                w.forces = forces
+            self.assertTrue(np.array_equal(w.forces, np.zeros((n, 3))))
+            w.step(np.int64(2), substeps=np.int32(2))  # numpy integers are integers
+            self.assertGreater(w.time, 0.0)
+
     def test_cancel_stops_a_step_from_another_thread(self):
         with shapematch.World.from_objects([{"shape": "box"}], backend="cpu") as w:
             canceller = threading.Timer(0.05, w.cancel)
