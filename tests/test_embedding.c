@@ -109,7 +109,9 @@ static cl_mem float4_buffer(const caller *c, int32_t n, const float *data)
     return buffer;
 }
 
-/// "A world is created on the caller's OpenCL objects, which it retains and releases, and never on a second queue."
+/// "A world is created on the caller's OpenCL objects, which it retains and releases, and never on a second queue";
+/// what cannot work (a queue without profiling or out of order, a device without its context, a
+/// device named as well, events of another context) is refused with a reason.
 static void world_runs_on_the_callers_queue(void)
 {
     caller c;
@@ -155,6 +157,16 @@ static void world_runs_on_the_callers_queue(void)
     wd = sm_world_def_default();
     wd.opencl.device = c.device; // no context
     ENSURE(sm_world_create(&wd, &world) == SM_ERROR_INVALID_ARGUMENT);
+    // a device named as well as the caller's objects, which choose it: one or the other
+    const char *const names[] = {"no such device", "0", "pthread"};
+    for (int k = 0; k < 3; k++) {
+        wd = sm_world_def_default();
+        wd.device = names[k];
+        if (k % 2 == 0) wd.opencl.context = c.context;
+        else wd.opencl.queue = c.queue;
+        ENSURE(sm_world_create(&wd, &world) == SM_ERROR_INVALID_ARGUMENT && strstr(sm_last_error(), names[k]) &&
+               strstr(sm_last_error(), "caller's OpenCL objects"));
+    }
     cl_int status = CL_SUCCESS;
     cl_command_queue unordered = clCreateCommandQueue(c.context, c.device, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &status);
     if (status == CL_SUCCESS) {
@@ -165,6 +177,20 @@ static void world_runs_on_the_callers_queue(void)
     } else {
         printf("  (the device makes no out-of-order queue: that refusal is not exercised)\n");
     }
+    // an event of another context to wait for: the caller's mistake, and the world steps on
+    cl_context elsewhere = clCreateContext(NULL, 1, &c.device, NULL, NULL, &status);
+    cl_event foreign = status == CL_SUCCESS ? clCreateUserEvent(elsewhere, &status) : NULL;
+    ENSURE(status == CL_SUCCESS);
+    world = two_boxes(c.queue);
+    if (world && foreign) {
+        ENSURE(sm_world_step_cl(world, 1.0 / 60.0, 1, 1, &foreign, NULL) == SM_ERROR_INVALID_ARGUMENT &&
+               strstr(sm_last_error(), "events to wait for"));
+        ENSURE_OK(sm_world_step_cl(world, 1.0 / 60.0, 1, 0, NULL, NULL));
+        ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
+    }
+    sm_world_destroy(world);
+    if (foreign) clSetUserEventStatus(foreign, CL_COMPLETE), clReleaseEvent(foreign);
+    if (elsewhere) clReleaseContext(elsewhere);
     // a CPU world has no device state
     sm_world *cpu = two_boxes(NULL);
     sm_cl_state state;

@@ -146,6 +146,9 @@ sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: give either the caller's OpenCL objects or a GL context, not both");
     if (def->opencl.device && !def->opencl.context && !def->opencl.queue)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: an OpenCL device needs its context (or a queue)");
+    if (callers_opencl && def->device && *def->device)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: device '%s' was named with the caller's OpenCL "
+                       "objects, which choose the device (give one or the other)", def->device);
     const char *env_device = getenv("SM_DEVICE");
     const bool device_named = (def->device && *def->device) || (env_device && *env_device);
     if (def->backend == SM_BACKEND_CPU && def->device && *def->device)

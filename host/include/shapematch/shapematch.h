@@ -186,7 +186,8 @@ typedef struct sm_world_def {
     /// name (case-insensitive). NULL or "": $SM_DEVICE, else the first GPU, else the first device.
     /// A device that is named (here or by $SM_DEVICE) and not found fails sm_world_create() with
     /// SM_ERROR_INVALID_ARGUMENT, whatever the backend: it never falls back to the CPU
-    /// reference; naming one for SM_BACKEND_CPU is an error too.
+    /// reference; naming one for SM_BACKEND_CPU, or with the caller's OpenCL objects (`opencl`,
+    /// which choose the device; $SM_DEVICE is then not read), is an error too.
     /// $SM_WORK_GROUP_SIZE, a power of two, sets the work-group size of the kernels that run a
     /// work-item per particle, cluster or vertex (default 64, or a kernel's limit when lower),
     /// which changes no result. When the device or a kernel cannot run groups of that size, the

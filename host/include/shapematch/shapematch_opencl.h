@@ -91,7 +91,8 @@ SM_API sm_result sm_world_set_cl_inputs(sm_world *world, const sm_cl_inputs *inp
 /// sm_world_step() on the device after the `wait_count` events of `wait_list` (may be 0 and
 /// NULL); *out_event (may be NULL; release it with clReleaseEvent()) completes when the step's
 /// last command has. Returns without waiting for the device, unless the world def asks to profile
-/// (each step then waits for its commands' timings).
+/// (each step then waits for its commands' timings). Events that are not valid events of the
+/// world's context are refused with SM_ERROR_INVALID_ARGUMENT, and nothing is enqueued.
 SM_API sm_result sm_world_step_cl(sm_world *world, double dt, int32_t substeps, cl_uint wait_count,
                                   const cl_event *wait_list, cl_event *out_event);
 

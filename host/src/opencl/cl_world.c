@@ -219,6 +219,10 @@ static sm_result step(sm_world *world, double h, int32_t substeps, cl_uint wait_
     // the step's first command waits for the caller's events (the queue is in order)
     if (wait_count > 0) {
         cl_int status = clEnqueueBarrierWithWaitList(cl->queue, wait_count, wait_list, NULL);
+        // the caller's events: of another context, released or not events at all (its mistake)
+        if (status == CL_INVALID_CONTEXT || status == CL_INVALID_EVENT_WAIT_LIST || status == CL_INVALID_EVENT)
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_step_cl: the events to wait for are not valid events of "
+                           "the world's context (%s)", sm_cl_error_name(status));
         if (status != CL_SUCCESS) return sm_cl_fail("clEnqueueBarrierWithWaitList", status, __FILE__, __LINE__);
     }
     result = sm_cl_write_collider_states(world, h, substeps);
