@@ -140,7 +140,7 @@ __kernel void sm_goal_transform(const int cluster_count, __global const sm_k_clu
                                 __global sm_k_mat3 *linear_fit, __global sm_k_mat39 *transform, const float h,
                                 __global const float4 *center, __global const float4 *center_offset,
                                 __global float4 *cluster_velocity, __global const float4 *cluster_motion,
-                                __global float4 *object_motion)
+                                __global float4 *object_motion, __global const sm_k_mat39 *null_fit)
 {
     const int c = get_global_id(0);
     if (c >= cluster_count) return;
@@ -188,6 +188,12 @@ __kernel void sm_goal_transform(const int cluster_count, __global const sm_k_clu
         float full[27];
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 9; j++) full[i * 9 + j] = fit9[c].c[j][i];
+        // where ~A_qq is singular, the fit nearest [R 0] of those that match equally well: += R Z
+        for (int j = 0; j < 9; j++) {
+            const float4 z = vload4(0, null_fit[c].c[j]);
+            if (z.x == 0.0f && z.y == 0.0f && z.z == 0.0f) continue;
+            for (int i = 0; i < 3; i++) full[i * 9 + j] += r[i * 3 + 0] * z.x + r[i * 3 + 1] * z.y + r[i * 3 + 2] * z.z;
+        }
         float a[9];
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 3; j++) a[i * 3 + j] = full[i * 9 + j];

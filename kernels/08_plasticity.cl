@@ -1,11 +1,11 @@
 /* Pass 8, plasticity (docs/algorithm.md step 8): per cluster of a plastic object, the plastic state
  * S_p follows the strain S = R^T A_lin of this step once it exceeds the yield; then the rest
- * offsets q = S_p (x0 - x0_cm), A_qq and the quadratic weights w = ~A_qq q~ are recomputed, in
+ * offsets q = S_p (x0 - x0_cm), A_qq, the quadratic weights w = ~A_qq q~ and Z are recomputed, in
  * double where the device has it, for the next step. */
 #include "sm_math.h"
 
 /// The rest-data formulas (kernels/sm_formulas.h) in sm_real: sm_rest_scaled_terms,
-/// sm_rest_metric_roots, sm_rest_linear_rest and sm_rest_quadratic_metric.
+/// sm_rest_metric_roots, sm_rest_linear_rest, sm_rest_quadratic_metric and sm_rest_null_fit.
 SM_DEFINE_REST_FORMULAS(sm_rest, sm_real, sm_sym_eigen_r, sm_sym_pinv_r, SM_PINV_THRESHOLD)
 
 /// Stores a 3x3 of sm_real (row-major) as a float matrix.
@@ -24,7 +24,8 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
                             __global const float4 *member_rest, __global const float4 *position,
                             __global sm_k_mat3 *plastic, __global float4 *member_q,
                             __global const int *member_slot, __global float4 *particle_member_q,
-                            __global sm_k_cluster_rest *rest, __global sm_k_weights *member_w)
+                            __global sm_k_cluster_rest *rest, __global sm_k_weights *member_w,
+                            __global sm_k_mat39 *null_fit)
 {
     const int c = get_global_id(0);
     if (c >= cluster_count) return;
@@ -103,9 +104,11 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
         for (int i = 0; i < 9; i++)
             for (int j = 0; j < 9; j++) m99[i * 9 + j] += m * u[i] * u[j];
     }
-    sm_real pinv[81], coupling[18];
-    sm_sym_pinv_r(9, m99, pinv);
+    sm_real pinv[81], nullspace[81], coupling[18], z[27];
+    sm_sym_pinv_r_and_null(9, m99, pinv, nullspace);
     sm_rest_quadratic_metric(pinv, inv, root, root_inv, coupling);
+    sm_rest_null_fit(nullspace, inv, z);
+    for (int j = 0; j < 9; j++) vstore4((float4)((float)z[j], (float)z[9 + j], (float)z[18 + j], 0.0f), 0, null_fit[c].c[j]);
     sm_store_real_mat3(&rest[c].metric_root, root);
     sm_store_real_mat3(&rest[c].metric_root_inv, root_inv);
     for (int i = 0; i < 3; i++)

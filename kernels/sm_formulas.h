@@ -343,10 +343,12 @@ SM_FORMULA bool sm_limit_quadratic(sm_scalar *block, sm_scalar reach, sm_scalar 
 /* The symmetric pseudo-inverse of the n x n matrix a (n <= 9, overwritten) into out, by EIGEN:
  * eigenvalues not positive or below THRESHOLD times the largest count as zero, so flat, colinear
  * or tiny clusters keep the modes they support instead of a singular inverse; returns the rank.
- * A macro like SM_DEFINE_SYM_EIGEN: the CPU reference has it in double (threshold 1e-9), the
- * kernels in their sm_real (kernels/sm_math.h). */
+ * NAME##_and_null also gives the projector onto the modes left out (the null space: the sum of
+ * v v^T over their eigenvectors) in nullspace, when that is not 0. A macro like
+ * SM_DEFINE_SYM_EIGEN: the CPU reference has it in double (threshold 1e-9), the kernels in their
+ * sm_real (kernels/sm_math.h). */
 #define SM_DEFINE_SYM_PINV(NAME, T, EIGEN, THRESHOLD)                                                    \
-    SM_FORMULA int NAME(int n, T *a, T *out)                                                             \
+    SM_FORMULA int NAME##_and_null(int n, T *a, T *out, T *nullspace)                                    \
     {                                                                                                    \
         T values[9], vectors[81];                                                                        \
         EIGEN(n, a, values, vectors);                                                                    \
@@ -354,16 +356,24 @@ SM_FORMULA bool sm_limit_quadratic(sm_scalar *block, sm_scalar reach, sm_scalar 
         for (int k = 0; k < n; k++)                                                                      \
             if (values[k] > largest) largest = values[k];                                                \
         for (int i = 0; i < n * n; i++) out[i] = 0;                                                      \
+        if (nullspace)                                                                                   \
+            for (int i = 0; i < n * n; i++) nullspace[i] = 0;                                            \
         int rank = 0;                                                                                    \
         for (int k = 0; k < n; k++) {                                                                    \
-            if (!(values[k] > 0) || values[k] < THRESHOLD * largest) continue;                           \
+            if (!(values[k] > 0) || values[k] < THRESHOLD * largest) {                                   \
+                if (nullspace)                                                                           \
+                    for (int i = 0; i < n; i++)                                                          \
+                        for (int j = 0; j < n; j++) nullspace[i * n + j] += vectors[i * n + k] * vectors[j * n + k]; \
+                continue;                                                                                \
+            }                                                                                            \
             rank++;                                                                                      \
             T inv = 1 / values[k];                                                                       \
             for (int i = 0; i < n; i++)                                                                  \
                 for (int j = 0; j < n; j++) out[i * n + j] += vectors[i * n + k] * vectors[j * n + k] * inv; \
         }                                                                                                \
         return rank;                                                                                     \
-    }
+    }                                                                                                    \
+    SM_FORMULA int NAME(int n, T *a, T *out) { return NAME##_and_null(n, a, out, 0); }
 
 /* The plastic update of one cluster (docs/algorithm.md step 8; Mueller et al. 2005, section 4.5):
  * where the strain S = R^T A_lin - I exceeds the yield, S_p' = (I + min(1, h creep) S) S_p,
@@ -423,7 +433,13 @@ SM_FORMULA bool sm_plastic_update(const sm_scalar *r, const sm_scalar *fit, sm_s
  *                 scaled 3x3 moments mqq; returns the rank;
  *   QUADRATIC_METRIC  from pinv, the pseudo-inverse of the scaled 9x9 moments (~A_qq = D^-1 pinv
  *                 D^-1): the linear block's metric, the Schur complement S of ~A_qq's quadratic
- *                 block, through METRIC_ROOTS, and the coupling S ~A_qq[0:3, 3:9]. */
+ *                 block, through METRIC_ROOTS, and the coupling S ~A_qq[0:3, 3:9];
+ *   NULL_FIT      Z (3x9, row-major) from the projector N onto the null space of the scaled 9x9
+ *                 moments: Z = [I 0] D N D^-1, so that ~A_pq ~A_qq + R Z is, of all the fits that
+ *                 match the members equally well, the one nearest [R 0] (docs/algorithm.md
+ *                 step 3); 0 where the null space has no linear part (its trace over the linear
+ *                 block at most THRESHOLD: modes that are quadratic only, as in a cluster two
+ *                 particles wide). */
 #define SM_DEFINE_REST_FORMULAS(PREFIX, T, EIGEN, PINV, THRESHOLD)                                      \
     SM_FORMULA void PREFIX##_scaled_terms(const T *q, const T *mean, T inv, T *u)                        \
     {                                                                                                    \
@@ -481,6 +497,13 @@ SM_FORMULA bool sm_plastic_update(const sm_scalar *r, const sm_scalar *fit, sm_s
                 for (int k = 0; k < 3; k++) sum += schur[i * 3 + k] * (inv * pinv[k * 9 + 3 + j] * inv2); \
                 coupling[i * 6 + j] = sum;                                                               \
             }                                                                                            \
+    }                                                                                                    \
+    SM_FORMULA bool PREFIX##_null_fit(const T *nullspace, T inv, T *z)                                   \
+    {                                                                                                    \
+        const bool linear = nullspace[0] + nullspace[10] + nullspace[20] > THRESHOLD;                    \
+        for (int i = 0; i < 3; i++)                                                                      \
+            for (int j = 0; j < 9; j++) z[i * 9 + j] = linear ? nullspace[i * 9 + j] * (j < 3 ? 1 : inv) : 0; \
+        return linear;                                                                                   \
     }
 
 /* A mesh collider's signed distance field (docs/algorithm.md step 7a): `field` holds nodes[0] x

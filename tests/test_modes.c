@@ -346,6 +346,89 @@ static void cap_bounds_the_linear_block(void)
     sm_world_destroy(world);
 }
 
+/// Quadratic mode holds every rest shape still, singular ones included: objects of one cluster
+/// whose quadratic terms depend on their linear ones (points on two lines, on a plane or two,
+/// on one line, a lattice two layers thick) or not (a generic cloud), drawn at random (seeded:
+/// counts, directions, orientation, a size from 0.1 to 10 m, alpha, beta, the volume treatment,
+/// the cap, the deformation limit from 1 to 10, steps of 1/240 to 1/15 s in 1 to 4 substeps),
+/// start at rest without gravity and stay there for 300 steps: no particle moves more than
+/// 1e-8 (float: 2e-2) of the object's size. Where ~A_qq is singular, the fit's linear block
+/// takes the rotation's columns in the directions the cluster does not span (docs/algorithm.md
+/// step 3); without it points on two lines in a plane drifted off at 45 m/s.
+static void quadratic_mode_holds_singular_rest_shapes_still(void)
+{
+    static const char *const kinds[] = {"two lines", "a plane", "two planes", "a line", "two layers", "a cloud"};
+    rng r = {71};
+    double worst[6] = {0};
+    for (int draw = 0; draw < 30; draw++) {
+        const int kind = draw % 6;
+        sm_vec3 points[64];
+        int32_t count = 0;
+        const sm_vec3 a = v3_scaled_to_one(rng_in_ball(&r, 1.0)), b = v3_scaled_to_one(rng_in_ball(&r, 1.0)),
+                      c = v3_scaled_to_one(rng_in_ball(&r, 1.0));
+        switch (kind) {
+        case 0: // two lines from one corner, or crossing
+            for (int k = 0; k < 4 + draw % 3; k++) points[count++] = v3_scale(a, rng_uniform(&r, -1.0, 1.0));
+            for (int k = 0; k < 3 + draw % 4; k++) points[count++] = v3_add(v3_scale(a, 1.0), v3_scale(b, rng_uniform(&r, 0.1, 1.0)));
+            break;
+        case 1: // a plane through a and b
+            for (int k = 0; k < 6 + draw % 7; k++)
+                points[count++] = v3_add(v3_scale(a, rng_uniform(&r, -1.0, 1.0)), v3_scale(b, rng_uniform(&r, -1.0, 1.0)));
+            break;
+        case 2: // two planes meeting along a
+            for (int k = 0; k < 12; k++) {
+                const sm_vec3 side = k % 2 == 0 ? b : c;
+                points[count++] = v3_add(v3_scale(a, rng_uniform(&r, -1.0, 1.0)), v3_scale(side, rng_uniform(&r, 0.0, 1.0)));
+            }
+            break;
+        case 3: // one line
+            for (int k = 0; k < 3 + draw % 5; k++) points[count++] = v3_scale(a, rng_uniform(&r, -1.0, 1.0));
+            break;
+        case 4: // a lattice two layers thick
+            for (int i = 0; i < 2; i++)
+                for (int j = 0; j < 3 + draw % 2; j++)
+                    for (int k = 0; k < 3; k++)
+                        points[count++] = v3_add(v3_add(v3_scale(a, i), v3_scale(v3_scaled_to_one(v3_cross(a, b)), j)),
+                                                 v3_scale(v3_scaled_to_one(v3_cross(a, v3_cross(a, b))), k));
+            break;
+        default: // generic
+            for (int k = 0; k < 10 + draw % 8; k++) points[count++] = rng_in_ball(&r, 1.0);
+            break;
+        }
+        const double size = pow(10.0, rng_uniform(&r, -1.0, 1.0));
+        for (int32_t k = 0; k < count; k++) points[k] = v3_scale(points[k], size);
+        sm_object_def def = sm_object_def_default();
+        def.shape.type = SM_SHAPE_POINTS;
+        def.shape.points = points, def.shape.point_count = count;
+        def.mode = SM_MODE_QUADRATIC;
+        def.alpha = rng_uniform(&r, 0.05, 1.0);
+        def.beta = rng_uniform(&r, 0.0, 1.0);
+        def.volume_preservation = rng_uniform(&r, 0.0, 1.0) < 0.7;
+        def.volume_by_scaling = rng_uniform(&r, 0.0, 1.0) < 0.4;
+        def.cap.enabled = rng_uniform(&r, 0.0, 1.0) < 0.3;
+        def.strain_limit = rng_uniform(&r, 1.0, 10.0);
+        def.position = rng_in_ball(&r, 5.0);
+        sm_world_def wd = sm_world_def_default();
+        wd.backend = sm_test_backend;
+        wd.gravity = (sm_vec3){0.0, 0.0, 0.0};
+        sm_world *world = NULL;
+        ENSURE_OK(sm_world_create(&wd, &world));
+        if (!world) return;
+        ENSURE_OK(sm_world_add_object(world, &def, NULL));
+        const double dt = 1.0 / rng_uniform(&r, 15.0, 240.0);
+        const int32_t substeps = 1 + (int32_t)rng_uniform(&r, 0.0, 4.0);
+        double *start = get_positions(world), moved = 0.0;
+        for (int s = 0; s < 300; s++) ENSURE_OK(sm_world_step(world, dt, substeps));
+        double *end = get_positions(world);
+        for (int32_t k = 0; k < count; k++) moved = fmax(moved, v3_length(v3_sub(at(end, k), at(start, k))));
+        worst[kind] = fmax(worst[kind], moved / (2.0 * size));
+        free(start), free(end);
+        sm_world_destroy(world);
+    }
+    for (int k = 0; k < 6; k++) printf("  %-10s: moved at most %.3g of its size in 300 steps\n", kinds[k], worst[k]);
+    for (int k = 0; k < 6; k++) ENSURE(worst[k] <= tolerance(1e-8, 2e-2));
+}
+
 int main(int argc, char **argv)
 {
     static const sm_test_case tests[] = {
@@ -355,6 +438,7 @@ int main(int argc, char **argv)
         TEST(quadratic_mode_reproduces_quadratic_deformations),
         TEST(linear_mode_reproduces_affine_deformations),
         TEST(cap_bounds_the_linear_block),
+        TEST(quadratic_mode_holds_singular_rest_shapes_still),
     };
     return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
 }

@@ -241,6 +241,8 @@ void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster)
     cluster->linear_modes = rank;
 
     memset(cluster->coupling, 0, sizeof cluster->coupling);
+    memset(cluster->null_fit, 0, sizeof cluster->null_fit);
+    cluster->has_null_fit = false;
     if (!quadratic) {
         memset(cluster->quad_mean, 0, sizeof cluster->quad_mean);
         cluster->quad_reach = 0.0;
@@ -267,11 +269,12 @@ void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster)
         for (int i = 0; i < 9; i++)
             for (int j = 0; j < 9; j++) m99[i * 9 + j] += m * u[i] * u[j];
     }
-    double p99[81];
-    cluster->modes = sm_sym_pinv(9, m99, p99);
+    double p99[81], n99[81];
+    cluster->modes = sm_sym_pinv_and_null(9, m99, p99, n99);
     for (int i = 0; i < 9; i++)
         for (int j = 0; j < 9; j++) cluster->aqq9[i][j] = d_inv[i] * p99[i * 9 + j] * d_inv[j];
     sm_quadratic_rest_metric(p99, inv, &cluster->metric_root, &cluster->metric_root_inv, cluster->coupling);
+    cluster->has_null_fit = sm_quadratic_null_fit(n99, inv, cluster->null_fit);
 }
 
 void sm_cluster_quadratic_fit(const sm_cluster *cluster, double out[3][9])

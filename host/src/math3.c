@@ -33,6 +33,13 @@ int sm_sym_pinv(int n, const double *a, double *out)
     return sym_pinv_in_place(n, copy, out);
 }
 
+int sm_sym_pinv_and_null(int n, const double *a, double *out, double *nullspace)
+{
+    double copy[81];
+    memcpy(copy, a, sizeof(double) * (size_t)(n * n));
+    return sym_pinv_in_place_and_null(n, copy, out, nullspace);
+}
+
 sm_mat3 sm_closest_rotation(sm_mat3 a)
 {
     // Horn's quaternion (sm_horn_quaternion(), kernels/sm_formulas.h, shared with the kernels)
@@ -82,4 +89,9 @@ sm_mat3 sm_volume_projection(sm_mat3 a, double det, sm_mat3 root, sm_mat3 root_i
         for (int j = 0; j < 3; j++)
             for (int k = 0; k < 3; k++) m.m[i][j] += v[i * 3 + k] * scale[k] * v[j * 3 + k];
     return m3_mul(m3_mul(b, m), root_inv);
+}
+
+bool sm_quadratic_null_fit(const double *nullspace, double inv, double z[3][9])
+{
+    return rest_null_fit(nullspace, inv, &z[0][0]);
 }

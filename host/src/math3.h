@@ -137,6 +137,9 @@ void sm_sym_eigen(int n, const double *a, double *values, double *vectors);
 /// are not positive or are below 1e-9 times the largest count as zero. Returns the rank kept.
 int sm_sym_pinv(int n, const double *a, double *out);
 
+/// sm_sym_pinv(), and in `nullspace` (n x n) the projector onto the modes it left out.
+int sm_sym_pinv_and_null(int n, const double *a, double *out, double *nullspace);
+
 /// The proper rotation R (det R = +1) that maximises trace(R^T a), i.e. the rotation closest
 /// to `a` in the Frobenius norm; never a reflection. Degenerate input (zero, rank one) gives
 /// one of the maximisers, and non-finite input gives I.
@@ -159,6 +162,12 @@ void sm_scaled_quadratic_terms(sm_vec3 q, const double mean[6], double inv, doub
 /// the 9x9 moments, S = (G_ll)^+, through sm_metric_roots(), and `coupling` = S G_lq (3x6), which
 /// refits the quadratic block after the linear one changed: [Q M] += (A' - A) C.
 void sm_quadratic_rest_metric(const double *pinv, double inv, sm_mat3 *root, sm_mat3 *root_inv, double coupling[3][6]);
+
+/// The quadratic fit's share of the rotation, Z = [I 0] D N D^-1 (3x9), from the projector N onto
+/// the null space of the scaled 9x9 moments (docs/algorithm.md step 3): the fit ~A_pq ~A_qq + R Z
+/// is the one nearest [R 0] of those that match the members equally well. Returns false, Z 0,
+/// where the null space has no linear part.
+bool sm_quadratic_null_fit(const double *nullspace, double inv, double z[3][9]);
 
 /// Volume preservation (docs/algorithm.md step 3): the matrix A' with det A' = 1 nearest to `a` in
 /// the cluster's mass-weighted metric, sum m |(A' - A) q|^2, given the roots of that metric

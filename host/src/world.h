@@ -72,6 +72,8 @@ typedef struct sm_cluster {
     sm_mat3 span;                       ///< A_qq W: the projector onto the directions its rest shape spans (I when all)
     double coupling[3][6];              ///< quadratic mode: [Q M] += (A' - A) coupling after volume preservation
     double aqq9[9][9];                  ///< ~A_qq = (sum m q~ q~^T)^+ (quadratic objects)
+    double null_fit[3][9];              ///< quadratic mode: Z, the fit's share of R where ~A_qq is singular (sm_quadratic_null_fit)
+    bool has_null_fit;                  ///< Z is not 0
     double quad_mean[6];                ///< a1..a6: mass-weighted means of qx^2, qy^2, qz^2, qx qy, qy qz, qz qx
     double quad_reach;                  ///< m: max |q~ quadratic terms| / max |q| (sm_limit_quadratic)
     double size;                        ///< m: the largest |q| over its members (sm_limit_deviation)

@@ -84,6 +84,13 @@ void sm_cpu_goal_transform(sm_world *world, double h)
         case SM_MODE_QUADRATIC: {
             double fit[3][9]; // ~A = ~A_pq ~A_qq = [A Q M]
             sm_cluster_quadratic_fit(cluster, fit);
+            // where ~A_qq is singular, of the fits that match the members equally well the one
+            // nearest [R 0]: ~A += R Z (the members' goals are unchanged; the linear block gains
+            // R's columns in the directions the cluster does not span)
+            if (cluster->has_null_fit)
+                for (int i = 0; i < 3; i++)
+                    for (int j = 0; j < 9; j++)
+                        for (int k = 0; k < 3; k++) fit[i][j] += r.m[i][k] * cluster->null_fit[k][j];
             sm_mat3 a;
             for (int i = 0; i < 3; i++)
                 for (int j = 0; j < 3; j++) a.m[i][j] = fit[i][j];

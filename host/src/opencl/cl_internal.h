@@ -33,6 +33,8 @@ typedef struct sm_cl_buffers {
     // the clusters' step state (fit9: the quadratic fit ~A_pq ~A_qq)
     // x_cm = center + center_offset (an anchor and a small offset, see sm_shared.h)
     cl_mem center, center_offset, cluster_velocity, apq, fit9, quat, rotation, linear_fit, transform;
+    // quadratic worlds: Z per cluster, the fit's share of R where ~A_qq is singular (step 3)
+    cl_mem null_fit;
     // the spin limit's sums (step 3a): per cluster, two float4s, written at the head of each chunk
     // of its object's clusters (sm_motion_chunk) by pass 2: the chunk's mass-weighted centres,
     // relative to the object's first cluster's centre, with their mass in w, and its mass-weighted

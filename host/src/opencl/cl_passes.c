@@ -186,10 +186,10 @@ static sm_result goal_transform(sm_world *world, float h)
     sm_cl_buffers *b = &world->cl->buffers;
     const cl_int n = world->cluster_count;
     const size_t m = sizeof(cl_mem);
-    const size_t sizes[] = {sizeof n, m, m, m, m, m, m, m, m, sizeof h, m, m, m, m, m};
+    const size_t sizes[] = {sizeof n, m, m, m, m, m, m, m, m, sizeof h, m, m, m, m, m, m};
     const void *values[] = {&n, &b->clusters, &b->objects, &b->cluster_rest, &b->apq, &b->fit9, &b->rotation,
                             &b->linear_fit, &b->transform, &h, &b->center, &b->center_offset,
-                            &b->cluster_velocity, &b->cluster_motion, &b->object_motion};
+                            &b->cluster_velocity, &b->cluster_motion, &b->object_motion, &b->null_fit};
     return launch(world, SM_PASS_GOAL_TRANSFORM, SM_CLK_GOAL_TRANSFORM, n, COUNT(values), sizes, values);
 }
 
@@ -347,10 +347,11 @@ static sm_result plasticity(sm_world *world, float h)
     sm_cl_buffers *b = &world->cl->buffers;
     const cl_int n = world->cluster_count;
     const size_t m = sizeof(cl_mem);
-    const size_t sizes[] = {sizeof n, sizeof h, m, m, m, m, m, m, m, m, m, m, m, m, m};
+    const size_t sizes[] = {sizeof n, sizeof h, m, m, m, m, m, m, m, m, m, m, m, m, m, m};
     const void *values[] = {&n,           &h,          &b->clusters,    &b->objects,          &b->rotation,
                             &b->linear_fit, &b->member_particle, &b->member_rest, &b->position, &b->plastic,
-                            &b->member_q, &b->member_slot, &b->particle_member_q, &b->cluster_rest, &b->member_w};
+                            &b->member_q, &b->member_slot, &b->particle_member_q, &b->cluster_rest, &b->member_w,
+                            &b->null_fit};
     return launch(world, SM_PASS_PLASTICITY, SM_CLK_PLASTICITY, n, COUNT(values), sizes, values);
 }
 

@@ -439,6 +439,13 @@ sm_result sm_cl_push(sm_world *world)
         }
         PUT(b->fit9, sizeof *mat39, c, mat39);
         PUT(b->member_w, sizeof *weights, k, weights);
+        // Z, the fit's share of R where ~A_qq is singular (0 elsewhere)
+        for (int32_t i = 0; i < c; i++)
+            for (int s = 0; s < 9; s++) {
+                for (int r = 0; r < 3; r++) mat39[i].c[s][r] = (float)world->clusters[i].null_fit[r][s];
+                mat39[i].c[s][3] = 0.0f;
+            }
+        PUT(b->null_fit, sizeof *mat39, c, mat39);
     }
     if (world->surface_vertex_count > 0 && result == SM_OK) result = push_surfaces(world);
     if (result == SM_OK && world->target_count > 0) {
