@@ -157,6 +157,55 @@ cp "$scenes/paper/hw2007_cut.json" cut.objects.npy
 expect 2 "--out cut.npy: the objects file written beside it in a scene with cuts, cut.objects.npy, is the scene file" -- \
     "$tool" run cut.objects.npy --steps 1 --out cut.npy
 cmp -s cut.objects.npy "$scenes/paper/hw2007_cut.json" || fail "the scene was overwritten by the objects file"
+# nor a file the scene reads for its meshes (objects', surfaces', colliders' and the files they
+# name), as --out or among the --mesh-out frames
+mkdir -p reads/frames
+cp "$scenes/meshes/bowl.obj" reads/bowl.obj
+printf 'mtllib looks.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n' > reads/frames/frame_000001.ply.obj
+printf 'newmtl grey\nKd 0.5 0.5 0.5\n' > reads/looks.mtl
+printf 'ply\nformat ascii 1.0\nelement vertex 4\nproperty float x\nproperty float y\nproperty float z\nelement face 4\nproperty list uchar int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n3 0 2 1\n3 0 1 3\n3 0 3 2\n3 1 2 3\n' > reads/frames/frame_000002.ply
+cp reads/frames/frame_000002.ply reads/surface.before
+cat > reads/scene.json <<'JSON'
+{"objects": [{"shape": "box", "surface": {"mesh": "frames/frame_000002.ply"}},
+             {"shape": "mesh", "mesh": "bowl.obj", "position": [3, 0, 0]}],
+ "colliders": [{"shape": "mesh", "mesh": "tetra.obj", "position": [0, -2, 0]}]}
+JSON
+cp reads/frames/frame_000001.ply.obj reads/tetra.obj
+sed -i '1s|.*|mtllib looks.mtl|' reads/tetra.obj
+for input in bowl.obj tetra.obj looks.mtl; do
+    cp "reads/$input" "reads/$input.before"
+    expect 2 "--out reads/$input is reads/$input, which the scene reads: choose another file" -- \
+        "$tool" run reads/scene.json --steps 1 --backend cpu --out "reads/$input"
+    cmp -s "reads/$input" "reads/$input.before" || fail "run --out overwrote $input, which the scene reads"
+done
+expect 2 "the scene reads reads/frames/frame_000002.ply is one of the frames of --mesh-out reads/frames" -- \
+    "$tool" run reads/scene.json --steps 1 --backend cpu --mesh-out reads/frames
+cmp -s reads/frames/frame_000002.ply reads/surface.before || fail "--mesh-out overwrote a surface the scene reads"
+# a mesh file, or a file a mesh file names, that is a FIFO (or any file but a regular one) is
+# refused at once, not waited on
+rm -f reads/pipe.obj reads/pipe.mtl && mkfifo reads/pipe.obj reads/pipe.mtl
+for field in '"mesh": "pipe.obj"' '"surface": {"mesh": "pipe.obj"}'; do
+    shape=$([ "${field%%:*}" = '"mesh"' ] && echo mesh || echo box)
+    printf '{"objects": [{"shape": "%s", %s}]}' "$shape" "$field" > reads/fifo.json
+    expect 1 'mesh file "reads/pipe.obj": not a regular file' -- timeout 20 "$tool" info reads/fifo.json
+done
+printf '{"objects": [{"shape": "box"}], "colliders": [{"shape": "mesh", "mesh": "pipe.obj"}]}' > reads/fifo.json
+expect 1 'collider 0: field "mesh": mesh file "reads/pipe.obj": not a regular file' -- timeout 20 "$tool" info reads/fifo.json
+sed '1s|.*|mtllib pipe.mtl|' reads/tetra.obj > reads/names_pipe.obj
+printf '{"objects": [{"shape": "mesh", "mesh": "names_pipe.obj"}]}' > reads/fifo.json
+expect 0 'objects=1 ' -- timeout 20 "$tool" info reads/fifo.json
+# a string holding \u0000 (a NUL character, which would end it early) is refused, where it is
+printf '{"objects": [{"shape": "box\\u0000x"}]}' > nul.json
+expect 1 'nul.json:1:28: a string holds \\u0000' -- "$tool" info nul.json
+printf '{"name": "a\\\\u0000b", "objects": [{"shape": "box"}]}' > not_nul.json
+expect 0 'objects=1 ' -- "$tool" info not_nul.json
+# integers are digits only; bench refuses what run refuses
+expect 2 "--steps needs an integer >= 0, got '\+10'" -- "$tool" run "$scenes/linear_cube.json" --steps +10
+expect 2 "--steps needs an integer >= 0, got ' 10'" -- "$tool" run "$scenes/linear_cube.json" --steps " 10"
+expect 2 'an option is given twice: --steps' -- "$tool" bench scene "$scenes/linear_cube.json" --steps 1 --steps 2
+expect 2 '--device: OpenCL device 99 does not exist' -- "$tool" bench scene "$scenes/linear_cube.json" --device 99
+expect 2 'does not apply to --backend cpu' -- "$tool" bench scene "$scenes/linear_cube.json" --backend cpu --device 0
+expect 2 'does not apply to --backend cpu' -- "$tool" bench fig8 --backend cpu --device 99
 # a frame that cannot be written stops the run, naming the file
 rm -rf blocked && mkdir -p blocked/frame_000001.ply
 expect 1 'cannot write blocked/frame_000001.ply: Is a directory' -- "$tool" run duck.json --steps 20 --every 10 --mesh-out blocked
@@ -366,6 +415,13 @@ printf '{"objects": [{"shape": "box", "\033[2J\377": 1}]}' > escape.json
 out=$("$tool" run escape.json --steps 1 2>&1)
 case "$out" in *$'\e'*|*$'\xff'*) fail "raw control bytes reach the terminal: $out" ;; esac
 echo "$out" | grep -q 'field "\\x1b\[2J\\xff": unknown field' || fail "the unknown field is not named escaped: $out"
+printf '{"objects": [{"shape": "box", "name": "evil\\u001b]0;pwned\\u0007\\u001b[2J\\nX"}]}' > named.json
+out=$("$tool" info named.json 2>&1)
+case "$out" in *$'\e'*|*$'\a'*) fail "an object's name reaches the terminal raw: $out" ;; esac
+echo "$out" | grep -q '^object 0 "evil\\x1b\]0;pwned\\x07\\x1b\[2J X" shape=box' || fail "the name is not printed escaped on one line: $out"
+cp "$scenes/linear_cube.json" $'c\e[31m.json'
+out=$("$tool" compare $'c\e[31m.json' --steps 1 2>&1)
+case "$out" in *$'\e'*) fail "compare echoes the scene's path raw: $out" ;; esac
 
 # the state check stops a run that diverges, naming the scene, the step and the particle
 printf '{"gravity": [0, 0, 0], "objects": [{"name": "rocket", "shape": "box", "force": [1e9, 0, 0]}]}' > rocket.json

@@ -191,6 +191,61 @@ static bool make_directory(const char *path)
     return mkdir(path, 0777) == 0 || errno == EEXIST;
 }
 
+/// Whether two paths name one existing file (compared by device and inode).
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/// Whether `path` is, or would be, a frame of --record `folder` (folder/frame_NNNNN.png).
+static bool recorded_frame(const char *folder, const char *path)
+{
+    const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+    const size_t digits = strncmp(name, "frame_", 6) == 0 ? strspn(name + 6, "0123456789") : 0;
+    if (digits < 5 || strcmp(name + 6 + digits, ".png") != 0) return false;
+    char parent[4096];
+    const int length = !slash ? 1 : slash == path ? 1 : (int)(slash - path);
+    snprintf(parent, sizeof parent, "%.*s", length, !slash ? "." : slash == path ? "/" : path);
+    return same_file(parent, folder);
+}
+
+/// Refuses (false, a message) outputs that would overwrite an input: --screenshot, --report or a
+/// frame of --record on the scene file, a file read for its meshes (sm_scene_get_files()) or the
+/// --script, and --screenshot and --report on each other.
+static bool outputs_spare_inputs(const viewer *v)
+{
+    const char *const *files = NULL;
+    int32_t count = 0;
+    sm_scene_get_files(v->scene, &files, &count);
+    const char *outputs[2] = {v->opt.screenshot, v->opt.report}, *names[2] = {"--screenshot", "--report"};
+    char shown[2][256];
+    for (int32_t i = -1; i < count; i++) {
+        const char *input = i < 0 ? v->opt.script : files[i];
+        if (!input) continue;
+        script_printable(input, 120, shown[1], sizeof shown[1]);
+        for (int o = 0; o < 2; o++)
+            if (same_file(outputs[o], input)) {
+                script_printable(outputs[o], 120, shown[0], sizeof shown[0]);
+                fprintf(stderr, "shapematch-view: %s %s is %s, which the viewer reads: choose another file\n", names[o],
+                        shown[0], shown[1]);
+                return false;
+            }
+        if (v->opt.record && recorded_frame(v->opt.record, input)) {
+            script_printable(v->opt.record, 120, shown[0], sizeof shown[0]);
+            fprintf(stderr, "shapematch-view: %s, which the viewer reads, is one of the frames of --record %s "
+                            "(frame_NNNNN.png): choose another folder\n", shown[1], shown[0]);
+            return false;
+        }
+    }
+    if (same_file(v->opt.screenshot, v->opt.report) ||
+        (v->opt.screenshot && v->opt.report && strcmp(v->opt.screenshot, v->opt.report) == 0)) {
+        fprintf(stderr, "shapematch-view: --screenshot and --report name the same file: give each its own\n");
+        return false;
+    }
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     static viewer v; // large; zeroed
@@ -202,12 +257,18 @@ int main(int argc, char **argv)
         return 1;
     }
     if (v.opt.record && !make_directory(v.opt.record)) {
-        fprintf(stderr, "shapematch-view: cannot create %s (%s)\n", v.opt.record, strerror(errno));
+        char shown[256];
+        script_printable(v.opt.record, 120, shown, sizeof shown);
+        fprintf(stderr, "shapematch-view: cannot create %s (%s)\n", shown, strerror(errno));
         return 1;
     }
     if (sm_scene_load_file(v.opt.scene, &v.scene) != SM_OK) {
         fprintf(stderr, "shapematch-view: %s\n", sm_last_error());
         return 1;
+    }
+    if (!outputs_spare_inputs(&v)) {
+        sm_scene_destroy(v.scene);
+        return 2;
     }
     v.info = sm_scene_get_info(v.scene);
 

@@ -39,6 +39,7 @@ const char *const view_usage =
 
 static bool parse_int(const char *text, int lo, int *out)
 {
+    if (!isdigit((unsigned char)text[0])) return false; // digits only: no sign, no spaces
     char *end = NULL;
     long value = strtol(text, &end, 10);
     if (end == text || *end != '\0' || value < lo || value > 1000000000) return false;
@@ -73,9 +74,20 @@ int view_parse_options(int argc, char **argv, options *o)
 {
     char shown[256];
     *o = (options){.width = 1280, .height = 720, .max_steps = 4, .interop = INTEROP_AUTO, .backend = SM_BACKEND_DEFAULT};
+    char seen[512] = " "; // the options given so far, each between spaces
     for (int a = 1; a < argc; a++) {
         const char *arg = argv[a], *value = a + 1 < argc ? argv[a + 1] : NULL;
         bool ok = true, takes = true;
+        if (arg[0] == '-' && strlen(arg) < 40) {
+            char key[48];
+            snprintf(key, sizeof key, " %s ", strcmp(arg, "--color") == 0 ? "--colour" : arg);
+            if (strstr(seen, key)) {
+                script_printable(arg, 64, shown, sizeof shown);
+                fprintf(stderr, "shapematch-view: option %s is given twice\n\n%s", shown, view_usage);
+                return 2;
+            }
+            if (strlen(seen) + strlen(key) < sizeof seen) strcat(seen, key + 1);
+        }
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             fputs(view_usage, stdout);
             return 0;

@@ -1,9 +1,11 @@
 /* Triangle meshes read through assimp's C API, welded into shared vertices; open edges,
  * generalised winding numbers (Jacobson et al. 2013) and a particle lattice sampled inside. */
 #include "mesh.h"
+#include "files.h"
 #include "math3.h"
 #include "world.h"
 
+#include <assimp/cfileio.h>
 #include <assimp/cimport.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
@@ -517,12 +519,74 @@ static sm_result check_off_header(const char *path, const char *head, size_t len
 /// or the index), the file is read again without validation and without any post-processing
 /// step, for check_scene() to say which mesh, face and index; otherwise, or when check_scene()
 /// finds nothing, assimp's own message.
-static sm_result refused_by_assimp(const char *path)
+/* ---- The files assimp reads ---------------------------------------------------------------------
+ * Every file assimp opens, the mesh file and those it names (an OBJ's materials, a glTF's
+ * buffers), goes through sm_open_regular(): a FIFO, a device or a directory is refused instead
+ * of blocking or reading forever, nothing is opened for writing, and each file opened is listed
+ * (the command and the viewer keep their outputs off them). */
+
+static size_t io_read(struct aiFile *f, char *buffer, size_t size, size_t count)
+{
+    return fread(buffer, size, count, (FILE *)f->UserData);
+}
+
+static size_t io_write(struct aiFile *f, const char *buffer, size_t size, size_t count)
+{
+    (void)f, (void)buffer, (void)size, (void)count;
+    return 0;
+}
+
+static size_t io_tell(struct aiFile *f)
+{
+    const long at = ftell((FILE *)f->UserData);
+    return at < 0 ? 0 : (size_t)at;
+}
+
+static size_t io_size(struct aiFile *f)
+{
+    struct stat info;
+    return fstat(fileno((FILE *)f->UserData), &info) == 0 ? (size_t)info.st_size : 0;
+}
+
+static enum aiReturn io_seek(struct aiFile *f, size_t offset, enum aiOrigin origin)
+{
+    const int whence = origin == aiOrigin_SET ? SEEK_SET : origin == aiOrigin_CUR ? SEEK_CUR : SEEK_END;
+    // (an offset back from the current position or the end comes as a wrapped size_t)
+    return fseek((FILE *)f->UserData, (long)offset, whence) == 0 ? aiReturn_SUCCESS : aiReturn_FAILURE;
+}
+
+static void io_flush(struct aiFile *f) { (void)f; }
+
+static struct aiFile *io_open(struct aiFileIO *io, const char *path, const char *mode)
+{
+    if (!path || !mode || strpbrk(mode, "wa+")) return NULL;
+    FILE *file = sm_open_regular(path, NULL);
+    if (!file) return NULL;
+    struct aiFile *f = malloc(sizeof *f);
+    sm_file_list *read = (sm_file_list *)(void *)io->UserData;
+    if (!f || (read && !sm_file_list_add(read, path))) {
+        free(f);
+        fclose(file);
+        return NULL;
+    }
+    *f = (struct aiFile){io_read, io_write, io_tell, io_size, io_seek, io_flush, (aiUserData)(void *)file};
+    return f;
+}
+
+static void io_close(struct aiFileIO *io, struct aiFile *f)
+{
+    (void)io;
+    if (!f) return;
+    fclose((FILE *)f->UserData);
+    free(f);
+}
+
+static sm_result refused_by_assimp(const char *path, struct aiFileIO *io)
 {
     char reason[1024];
     snprintf(reason, sizeof reason, "%s", aiGetErrorString());
     if (strncmp(reason, "Validation failed", 17) == 0) {
-        const struct aiScene *raw = aiImportFile(path, 0);
+        const struct aiScene *raw = aiImportFileEx(path, 0, io);
         if (raw) {
             const sm_result result = check_scene(path, raw);
             aiReleaseImport(raw);
@@ -538,26 +602,22 @@ static sm_result refused_by_assimp(const char *path)
 /// its validation (aiProcess_ValidateDataStructure: every index of every face, node, bone and
 /// material) and no other step, then check_scene(), our own checks of the raw scene; (3) the
 /// file read again, validated again, then post-processed (SM_MESH_STEPS); (4) weld_scene(),
-/// which checks every index again.
-sm_result sm_mesh_load_file(const char *path, sm_mesh *out_mesh)
+/// which checks every index again. Every file assimp opens is a regular file (io_open()).
+sm_result sm_mesh_load_file_listed(const char *path, sm_mesh *out_mesh, sm_file_list *read)
 {
     if (!out_mesh) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_mesh_load_file: out_mesh is NULL");
     *out_mesh = (sm_mesh){0};
     if (!path) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_mesh_load_file: path is NULL");
-    // opened here first so that a missing or unreadable file says why in plain words
-    FILE *file = fopen(path, "rb");
-    if (!file) return sm_fail(SM_ERROR_IO, "mesh file \"%s\": %s", path, strerror(errno));
-    // a directory, a FIFO or a device (/dev/zero never ends) is refused before assimp reads it
+    // opened here first so that a missing or unreadable file says why in plain words; a
+    // directory, a FIFO or a device (/dev/zero never ends) is refused before assimp reads it
+    const char *why = NULL;
+    FILE *file = sm_open_regular(path, &why);
+    if (!file) return sm_fail(SM_ERROR_IO, "mesh file \"%s\": %s", path, why ? why : "cannot be opened");
     struct stat info;
     if (fstat(fileno(file), &info) != 0) {
         const int saved = errno;
         fclose(file);
         return sm_fail(SM_ERROR_IO, "mesh file \"%s\": cannot read: %s", path, strerror(saved));
-    }
-    if (!S_ISREG(info.st_mode)) {
-        fclose(file);
-        return sm_fail(SM_ERROR_IO, "mesh file \"%s\": %s", path,
-                       S_ISDIR(info.st_mode) ? "is a directory" : "not a regular file");
     }
     const long long size = (long long)info.st_size;
     if (size == 0) {
@@ -580,19 +640,22 @@ sm_result sm_mesh_load_file(const char *path, sm_mesh *out_mesh)
     free(head);
     if (result != SM_OK) return result;
 
-    const struct aiScene *scene = aiImportFile(path, aiProcess_ValidateDataStructure);
-    if (!scene) return refused_by_assimp(path);
+    struct aiFileIO io = {io_open, io_close, (aiUserData)(void *)read};
+    const struct aiScene *scene = aiImportFileEx(path, aiProcess_ValidateDataStructure, &io);
+    if (!scene) return refused_by_assimp(path, &io);
     result = check_scene(path, scene);
     aiReleaseImport(scene);
     if (result != SM_OK) return result;
 
     // validation runs first on import, before every step
-    scene = aiImportFile(path, aiProcess_ValidateDataStructure | SM_MESH_STEPS);
+    scene = aiImportFileEx(path, aiProcess_ValidateDataStructure | SM_MESH_STEPS, &io);
     if (!scene) return sm_fail(SM_ERROR_IO, "mesh file \"%s\": assimp: %s", path, aiGetErrorString());
     result = weld_scene(path, scene, out_mesh);
     aiReleaseImport(scene);
     return result;
 }
+
+sm_result sm_mesh_load_file(const char *path, sm_mesh *out_mesh) { return sm_mesh_load_file_listed(path, out_mesh, NULL); }
 
 void sm_mesh_free(sm_mesh *mesh)
 {

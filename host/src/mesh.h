@@ -3,6 +3,7 @@
 #ifndef SM_MESH_H
 #define SM_MESH_H
 
+#include "files.h"
 #include "shapematch/shapematch.h"
 
 /// The most point-triangle tests (bounding-box lattice points x triangles) that sampling a
@@ -23,5 +24,10 @@ sm_result sm_mesh_check_lattice(const sm_mesh *mesh, double spacing, int32_t max
 /// testing any point; when more than max_points points are inside; or when none is.
 sm_result sm_mesh_sample_lattice(const sm_mesh *mesh, double spacing, int32_t max_candidates, int32_t max_points,
                                  sm_vec3 **out_points, int32_t *out_count);
+
+/// sm_mesh_load_file(), adding every file assimp opened for it (the mesh file, and the files it
+/// names: an OBJ's materials, a glTF's buffers) to `read` (may be NULL). Each is opened only if it
+/// is a regular file (sm_open_regular()).
+sm_result sm_mesh_load_file_listed(const char *path, sm_mesh *out_mesh, sm_file_list *read);
 
 #endif

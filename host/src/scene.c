@@ -1,6 +1,7 @@
 /* JSON scene files (format in scenes/README.md), parsed with cJSON. Strict: an unknown or
  * repeated field is an error, and every bad value names the object index and the field. */
 #include "files.h"
+#include "mesh.h"
 #include "math3.h"
 #include "memory.h"
 #include "objects.h"
@@ -64,6 +65,7 @@ struct sm_scene {
     scene_cut *cuts;
     int32_t cut_count;
     bool skin_given; ///< collisions.skin, a setting since removed, was given (a notice on sm_scene_create_world())
+    sm_file_list files; ///< the scene file and every file read for its meshes (sm_scene_get_files())
 };
 
 /// Where the parser is, for error messages: "<origin>: object 3: field "alpha": ...".
@@ -73,6 +75,7 @@ typedef struct context {
     const char *what; ///< what `object` counts: "object" (NULL), "collider", "spring", "cut"
     /// the scene file's folder ending in '/', in front of relative mesh paths; NULL or "": the current directory
     const char *folder;
+    sm_file_list *files; ///< the scene's list of the files it read, which each mesh read adds to
 } context;
 
 static sm_result field_error(const context *ctx, const char *field, const char *format, ...)
@@ -401,7 +404,7 @@ static sm_result load_mesh(const context *ctx, const cJSON *item, sm_vec3 scale,
     if (!path) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx->origin);
     snprintf(path, length, "%s%s", folder, name);
     sm_mesh mesh = {0};
-    sm_result r = sm_mesh_load_file(path, &mesh);
+    sm_result r = sm_mesh_load_file_listed(path, &mesh, ctx->files);
     free(path);
     if (r != SM_OK) return field_error(ctx, "mesh", "%s", sm_last_error());
 
@@ -843,7 +846,7 @@ static sm_result parse_collider(const context *ctx, const cJSON *item, scene_col
         d->mesh = out->mesh;
         // read now, so that a file that cannot be read is refused with the scene, naming the field
         sm_mesh check = {0};
-        r = sm_mesh_load_file(out->mesh, &check);
+        r = sm_mesh_load_file_listed(out->mesh, &check, ctx->files);
         const int32_t triangles = check.triangle_count;
         sm_mesh_free(&check);
         if (r != SM_OK) return field_error(ctx, "mesh", "%s", sm_last_error());
@@ -1005,14 +1008,40 @@ static int nesting_at(const char *json, const char *at)
     return depth;
 }
 
-/// sm_scene_load_string() with relative mesh paths taken from `folder` (see context.folder).
-static sm_result load_scene(const char *json, const char *origin, const char *folder, sm_scene **out_scene)
+/// The first \u0000 escape inside a string of `json` (a NUL character, which would end the
+/// string early in C: "box\u0000x" would read as "box"), or NULL.
+static const char *nul_escape(const char *json)
+{
+    bool in_string = false;
+    for (const char *c = json; *c; c++) {
+        if (!in_string) {
+            in_string = *c == '"';
+        } else if (*c == '"') {
+            in_string = false;
+        } else if (*c == '\\') {
+            if (c[1] == 'u' && c[2] == '0' && c[3] == '0' && c[4] == '0' && c[5] == '0') return c;
+            if (c[1]) c++; // the escaped character
+        }
+    }
+    return NULL;
+}
+
+/// sm_scene_load_string() with relative mesh paths taken from `folder` (see context.folder); `file`:
+/// the scene file read, first in the scene's list of files (NULL: none).
+static sm_result load_scene(const char *json, const char *origin, const char *file, const char *folder, sm_scene **out_scene)
 {
     if (out_scene) *out_scene = NULL;
     if (!json || !out_scene) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_scene_load_string: json and out_scene must not be NULL");
     *out_scene = NULL;
-    context ctx = {origin ? origin : "scene", -1, NULL, folder};
+    context ctx = {origin ? origin : "scene", -1, NULL, folder, NULL};
     const char *end = NULL;
+    const char *nul = nul_escape(json);
+    if (nul) {
+        int line, column;
+        locate(json, nul, &line, &column);
+        return sm_fail(SM_ERROR_SCENE, "%s:%d:%d: a string holds \\u0000, a NUL character, which no name, path or field "
+                       "of a scene may hold", ctx.origin, line, column);
+    }
     cJSON *root = cJSON_ParseWithOpts(json, &end, true);
     if (!root) {
         int line, column;
@@ -1031,8 +1060,11 @@ static sm_result load_scene(const char *json, const char *origin, const char *fo
         return sm_fail(SM_ERROR_SCENE, "%s:%d:%d: not valid JSON near \"%s\"", ctx.origin, line, column, near);
     }
     sm_scene *scene = calloc(1, sizeof *scene);
-    sm_result r = scene ? SM_OK : sm_fail(SM_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx.origin);
+    sm_result r = scene && (!file || sm_file_list_add(&scene->files, file))
+                      ? SM_OK
+                      : sm_fail(SM_ERROR_OUT_OF_MEMORY, "%s: out of memory", ctx.origin);
     if (r != SM_OK) goto done;
+    ctx.files = &scene->files;
     scene->world_def = sm_world_def_default();
     scene->info = (sm_scene_info){.dt = 1.0 / 60.0, .substeps = 1, .steps = 600, .object_count = 0};
 
@@ -1080,7 +1112,7 @@ static sm_result load_scene(const char *json, const char *origin, const char *fo
     }
     int i = 0;
     for (const cJSON *e = objects->child; e; e = e->next, i++) {
-        context octx = {ctx.origin, i, NULL, ctx.folder};
+        context octx = {ctx.origin, i, NULL, ctx.folder, ctx.files};
         scene->info.object_count = i + 1; // so that a failure frees what this object allocated
         if ((r = parse_object(&octx, e, &scene->objects[i], &scene->storage[i])) != SM_OK) goto done;
     }
@@ -1098,7 +1130,7 @@ static sm_result load_scene(const char *json, const char *origin, const char *fo
         }
         i = 0;
         for (const cJSON *e = colliders->child; e; e = e->next, i++) {
-            context cctx = {ctx.origin, i, "collider", ctx.folder};
+            context cctx = {ctx.origin, i, "collider", ctx.folder, ctx.files};
             scene->collider_count = i + 1;
             if ((r = parse_collider(&cctx, e, &scene->colliders[i])) != SM_OK) goto done;
         }
@@ -1113,7 +1145,7 @@ static sm_result load_scene(const char *json, const char *origin, const char *fo
         }
         i = 0;
         for (const cJSON *e = springs->child; e; e = e->next, i++) {
-            context sctx = {ctx.origin, i, "spring", ctx.folder};
+            context sctx = {ctx.origin, i, "spring", ctx.folder, ctx.files};
             if ((r = parse_spring(&sctx, e, scene, &scene->springs[i])) != SM_OK) goto done;
             scene->spring_count = i + 1;
         }
@@ -1129,7 +1161,7 @@ static sm_result load_scene(const char *json, const char *origin, const char *fo
         }
         i = 0;
         for (const cJSON *e = cuts->child; e; e = e->next, i++) {
-            context cctx = {ctx.origin, i, "cut", ctx.folder};
+            context cctx = {ctx.origin, i, "cut", ctx.folder, ctx.files};
             const double earliest = i > 0 ? scene->cuts[i - 1].time : 0.0; // in the order they happen
             if ((r = parse_cut(&cctx, e, scene->info.object_count + i, earliest, &scene->cuts[i])) != SM_OK) goto done;
             scene->cut_count = scene->info.cut_count = i + 1;
@@ -1148,7 +1180,7 @@ done:
 
 sm_result sm_scene_load_string(const char *json, const char *origin, sm_scene **out_scene)
 {
-    return load_scene(json, origin, NULL, out_scene);
+    return load_scene(json, origin, NULL, NULL, out_scene);
 }
 
 sm_result sm_scene_load_file(const char *path, sm_scene **out_scene)
@@ -1179,7 +1211,7 @@ sm_result sm_scene_load_file(const char *path, sm_scene **out_scene)
     }
     memcpy(folder, path, folder_length);
     folder[folder_length] = '\0';
-    sm_result r = load_scene(text, path, folder, out_scene);
+    sm_result r = load_scene(text, path, path, folder, out_scene);
     free(folder);
     free(text);
     return r;
@@ -1201,7 +1233,17 @@ void sm_scene_destroy(sm_scene *scene)
     free(scene->colliders);
     free(scene->springs);
     free(scene->cuts);
+    sm_file_list_free(&scene->files);
     free(scene);
+}
+
+sm_result sm_scene_get_files(const sm_scene *scene, const char *const **out_paths, int32_t *out_count)
+{
+    if (!scene || !out_paths || !out_count)
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_scene_get_files: scene, out_paths and out_count must not be NULL");
+    *out_paths = (const char *const *)scene->files.paths;
+    *out_count = scene->files.count;
+    return SM_OK;
 }
 
 sm_scene_info sm_scene_get_info(const sm_scene *scene) { return scene ? scene->info : (sm_scene_info){0}; }

@@ -124,6 +124,17 @@ static double copy_bandwidth(const sm_world *world)
 #endif
 }
 
+/// A --device that cannot be used, as `run` refuses it: with the CPU reference alone, or one that
+/// does not exist (a usage error, 2); -1 when it can be used or none was given.
+static int check_device(const char *device, bool opencl)
+{
+    if (!device) return -1;
+    if (!opencl) return bench_usage_error("--device selects an OpenCL device; it does not apply to --backend cpu", NULL);
+    sm_device_info info;
+    if (sm_opencl_device_for(device, &info) != SM_OK) return bench_usage_error("--device:", sm_last_error());
+    return -1;
+}
+
 /* ---- bench scene ------------------------------------------------------------------------ */
 
 /// One step of the scene in `substeps` solver steps (the scene's own when < 1).
@@ -140,8 +151,10 @@ static int bench_scene(int argc, char **argv)
     long long steps = -1, repeat = 5, substeps = -1; // substeps: as the scene says
     int collisions = -1; // as the scene says
     sm_backend backend = SM_BACKEND_OPENCL;
+    char seen[256] = " ";
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (a[0] == '-' && option_repeated(seen, sizeof seen, a)) return bench_usage_error("an option is given twice:", a);
         if (strcmp(a, "--steps") == 0 || strcmp(a, "--repeat") == 0) {
             long long *target = a[2] == 's' ? &steps : &repeat;
             if (!value || !parse_int(value, 1, 1000000000, target)) return bench_usage_error(a, "needs an integer >= 1");
@@ -170,6 +183,8 @@ static int bench_scene(int argc, char **argv)
         }
     }
     if (!path) return bench_usage_error("bench scene needs a scene file", NULL);
+    int refused = check_device(device, backend != SM_BACKEND_CPU);
+    if (refused >= 0) return refused;
     if (steps < 0) steps = backend == SM_BACKEND_CPU ? 20 : 100;
 
     double *rates = calloc((size_t)repeat, sizeof *rates);
@@ -216,7 +231,8 @@ static int bench_scene(int argc, char **argv)
     const time_t t = time(NULL);
     struct tm utc;
     if (!gmtime_r(&t, &utc) || strftime(date, sizeof date, "%Y-%m-%d", &utc) == 0) snprintf(date, sizeof date, "unknown");
-    printf("scene=%s backend=%s device=\"%s\" date=%s\n", path, sm_world_backend_name(worlds[0]),
+    char shown[1024];
+    printf("scene=%s backend=%s device=\"%s\" date=%s\n", sm_printable(path, shown, sizeof shown), sm_world_backend_name(worlds[0]),
            *sm_world_device_name(worlds[0]) ? sm_world_device_name(worlds[0]) : "the CPU reference (one thread)", date);
     printf("objects=%d clusters=%d particles=%d memberships=%d dt=%g substeps=%d collisions=%s\n", counts.objects,
            counts.clusters, counts.particles, counts.memberships, info.dt,
@@ -430,8 +446,10 @@ static int bench_fig8(int argc, char **argv)
     long long max_points = 1000000, cpu_max_points = 100000;
     bool cpu = true, opencl = true;
     const char *selected = NULL; // (--device: one OpenCL device, else every one)
+    char seen[256] = " ";
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (a[0] == '-' && option_repeated(seen, sizeof seen, a)) return bench_usage_error("an option is given twice:", a);
         if (strcmp(a, "--out") == 0 && value) {
             dir = value, i++;
         } else if ((strcmp(a, "--max-points") == 0 || strcmp(a, "--cpu-max-points") == 0) && value) {
@@ -449,6 +467,8 @@ static int bench_fig8(int argc, char **argv)
             return bench_usage_error("unknown or incomplete option", a);
         }
     }
+    const int refused = check_device(selected, opencl);
+    if (refused >= 0) return refused;
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         error_line("cannot create %s: %s", dir, strerror(errno));
         return 1;

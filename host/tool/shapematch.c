@@ -259,8 +259,12 @@ static int command_info(int argc, char **argv)
     for (int32_t o = 0; o < counts.objects; o++) {
         sm_object_info info;
         sm_world_get_object(world, o, &info);
+        char name[512];
+        sm_printable(info.name, name, sizeof name); // a name from the file: no terminal escapes, no line breaks
+        for (char *c = name; *c; c++)
+            if (*c == '\n' || *c == '\t') *c = ' ';
         printf("object %d%s%s%s shape=%s mode=%s particles=%d clusters=%d memberships=%d mass=%g", o,
-               info.name[0] ? " \"" : "", info.name, info.name[0] ? "\"" : "", sm_shape_name(info.shape),
+               name[0] ? " \"" : "", name, name[0] ? "\"" : "", sm_shape_name(info.shape),
                sm_mode_name(info.mode), info.particle_count, info.cluster_count, info.membership_count, info.mass);
         if (info.collides) printf(" particle_radius=%g%s", info.particle_radius, info.self_collides ? " self_collision=on" : "");
         printf("\n");
@@ -505,6 +509,29 @@ static bool same_file(const char *a, const char *b)
     return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/// The file of the scene's that `path` names (by device and inode): the scene file, or one read
+/// for its meshes (sm_scene_get_files()); NULL when none.
+static const char *scene_input_at(const sm_scene *scene, const char *path)
+{
+    const char *const *files = NULL;
+    int32_t count = 0;
+    if (!path || sm_scene_get_files(scene, &files, &count) != SM_OK) return NULL;
+    for (int32_t i = 0; i < count; i++)
+        if (same_file(path, files[i])) return files[i];
+    return NULL;
+}
+
+/// The file of the scene's that is one of the frames of the --mesh-out folder `w`; NULL when none.
+static const char *scene_input_in_frames(const sm_scene *scene, const ply_writer *w)
+{
+    const char *const *files = NULL;
+    int32_t count = 0;
+    if (sm_scene_get_files(scene, &files, &count) != SM_OK) return NULL;
+    for (int32_t i = 0; i < count; i++)
+        if (ply_is_frame(w, files[i])) return files[i];
+    return NULL;
+}
+
 /// Takes the surfaces' vertex count and triangles again when the world was cut since they were
 /// last taken (a cut clips triangles, adds vertices and caps); prints the error on failure.
 static bool ply_topology(ply_writer *w, const sm_world *world)
@@ -641,23 +668,29 @@ static int command_run(int argc, char **argv)
         const bool suffix = length >= 4 && strcmp(out_path + length - 4, ".npy") == 0;
         snprintf(pieces_path, sizeof pieces_path, "%.*s.objects.npy", (int)(suffix ? length - 4 : length), out_path);
     }
-    // no output may overwrite the scene file or another output: checked before any is opened
-    // (the folder of --mesh-out, made here when missing, is removed again when nothing is written)
-    if (out_path && same_file(out_path, path)) {
-        status = usage_error("run", "--out %s is the scene file: choose another file", out_path);
+    // no output may overwrite the scene file, a file read for its meshes or another output:
+    // checked before any is opened (the folder of --mesh-out, made here when missing, is removed
+    // again when nothing is written)
+    const char *input = NULL;
+    if (out_path && (input = scene_input_at(scene, out_path))) {
+        status = strcmp(input, path) == 0
+                     ? usage_error("run", "--out %s is the scene file: choose another file", out_path)
+                     : usage_error("run", "--out %s is %s, which the scene reads: choose another file", out_path, input);
         goto done;
     }
-    if (pieces_path[0] && (same_file(pieces_path, path) || same_file(pieces_path, out_path))) {
-        status = usage_error("run", "--out %s: the objects file written beside it in a scene with cuts, %s, is %s",
-                             out_path, pieces_path, same_file(pieces_path, path) ? "the scene file" : "--out itself");
+    if (pieces_path[0] && ((input = scene_input_at(scene, pieces_path)) || same_file(pieces_path, out_path))) {
+        status = usage_error("run", "--out %s: the objects file written beside it in a scene with cuts, %s, is %s%s",
+                             out_path, pieces_path, !input ? "--out itself" : strcmp(input, path) == 0 ? "the scene file" : input,
+                             input && strcmp(input, path) != 0 ? ", which the scene reads" : "");
         goto done;
     }
     if (mesh_out && !ply_open(&ply, world, mesh_out, path)) {
         status = 1;
         goto done;
     }
-    if (mesh_out && ply_is_frame(&ply, path)) {
-        status = usage_error("run", "the scene file %s is one of the frames of --mesh-out %s (frame_NNNNNN.ply)", path, mesh_out);
+    if (mesh_out && (input = scene_input_in_frames(scene, &ply))) {
+        status = usage_error("run", "%s %s is one of the frames of --mesh-out %s (frame_NNNNNN.ply)",
+                             strcmp(input, path) == 0 ? "the scene file" : "the scene reads", input, mesh_out);
         goto done;
     }
     if (mesh_out && out_path && ply_is_frame(&ply, out_path)) {
@@ -783,7 +816,7 @@ static int command_run(int argc, char **argv)
            sm_world_backend_name(world));
     if (on_device) printf(" device=\"%s\"", sm_world_device_name(world));
     if (contact.pairs >= 0)
-        printf(" contacts=%lld max_depth_ratio=%.4f mean_depth_ratio=%.4f dropped_contacts=%lld", (long long)contact.pairs,
+        printf(" contacts=%lld max_depth_ratio=%.4g mean_depth_ratio=%.4g dropped_contacts=%lld", (long long)contact.pairs,
                contact.max_depth_ratio, contact.mean_depth_ratio, (long long)contact.dropped);
     printf("\n");
 
@@ -868,7 +901,9 @@ static int command_compare(int argc, char **argv)
     }
     sm_world_get_positions(reference, 0, n, ref_xyz);
     const double scale = diagonal(ref_xyz, n);
-    printf("scene=%s particles=%d steps=%lld every=%lld diagonal_m=%g device=\"%s\"\n", o.path, n, steps, o.every, scale,
+    char shown[1024];
+    printf("scene=%s particles=%d steps=%lld every=%lld diagonal_m=%g device=\"%s\"\n",
+           sm_printable(o.path, shown, sizeof shown), n, steps, o.every, scale,
            sm_world_device_name(trajectory));
 
     stepping_worlds[0] = reference, stepping_worlds[1] = trajectory, stepping_worlds[2] = single;

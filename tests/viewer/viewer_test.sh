@@ -315,6 +315,19 @@ script)
     grep -qF "cannot write $out/shot_folder: Is a directory" "$out/shot.log" ||
         { echo "FAILED: the screenshot's error gives no reason:" >&2; cat -v "$out/shot.log" >&2; exit 1; }
     echo "ok: $(grep -F 'cannot write' "$out/shot.log")"
+    # no output overwrites what the viewer reads: the scene, its meshes or the script
+    cp "$data/stick.json" "$out/victim.json"
+    for option in --screenshot --report; do
+        if env -u DISPLAY -u WAYLAND_DISPLAY "$view" "$out/victim.json" --frames 1 --backend cpu --size 64x64 \
+            "$option" "$out/victim.json" > "$out/victim.log" 2>&1; then
+            echo "FAILED: $option onto the scene ran" >&2
+            exit 1
+        fi
+        grep -qF -- "$option $out/victim.json is $out/victim.json, which the viewer reads" "$out/victim.log" ||
+            { echo "FAILED: $option onto the scene:" >&2; cat -v "$out/victim.log" >&2; exit 1; }
+        cmp -s "$out/victim.json" "$data/stick.json" || { echo "FAILED: $option overwrote the scene" >&2; exit 1; }
+    done
+    echo "ok: --screenshot and --report onto the scene are refused, the scene intact"
     ;;
 overlay)
     # a world with a skinned surface, a collider, contact and plasticity: every pass in the

@@ -907,6 +907,12 @@ SM_API void sm_scene_destroy(sm_scene *scene);
 /// Step settings and size of the scene (all zero for a NULL scene).
 SM_API sm_scene_info sm_scene_get_info(const sm_scene *scene);
 
+/// The files the scene was read from: the scene file first (when it came from one), then every
+/// file read for its meshes (objects', surfaces' and colliders'), and the files those name (an
+/// OBJ's materials, a glTF's buffers), each once, as they were opened. Owned by the scene. The
+/// command and the viewer refuse outputs that would overwrite any of them.
+SM_API sm_result sm_scene_get_files(const sm_scene *scene, const char *const **out_paths, int32_t *out_count);
+
 /// The world def the scene describes (gravity, ground; other fields at their defaults); a NULL
 /// scene gives sm_world_def_default().
 SM_API sm_world_def sm_scene_world_def(const sm_scene *scene);
