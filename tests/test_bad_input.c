@@ -799,8 +799,10 @@ static void unreadable_scene_and_mesh_files_are_refused(void)
 /* ---- The float range of the OpenCL backend ---------------------------------------------------- */
 
 /// Finite values beyond the float range (3.4e38) that the OpenCL kernels would turn into
-/// infinities are refused on OpenCL, naming the field and the object; the CPU reference, in
-/// double, takes them and stays finite. (Masses have their own range on both backends,
+/// infinities are refused on OpenCL, naming the field and the object: particles' placements,
+/// velocities and accelerations, gravity, the ground's height, a collider's position (with its
+/// motion), a skinned surface's vertices, and collider sizes beyond 1e18 m (squared in the
+/// kernels); the CPU reference, in double, takes them and stays finite. (Masses have their own range on both backends,
 /// zero_and_negative_masses_are_refused. A force set by sm_world_set_force() is not checked: the
 /// state check stops the world it makes diverge, test_embedding.)
 static void values_beyond_the_device_float_range_are_refused_on_opencl(void)
@@ -815,6 +817,18 @@ static void values_beyond_the_device_float_range_are_refused_on_opencl(void)
         {"{\"objects\": [{\"shape\": \"box\", \"force\": [0, 1e39, 0]}]}", "object 0: particle 0", "acceleration"},
         {"{\"objects\": [{\"shape\": \"box\", \"size\": [1e20, 1, 1]}]}", "object 0", "second moment"},
         {"{\"gravity\": [0, -1e39, 0], \"objects\": [{\"shape\": \"box\"}]}", "sm_world_create", "gravity"},
+        {"{\"ground\": {\"height\": -1e300}, \"objects\": [{\"shape\": \"box\"}]}", "sm_world_create", "ground's height"},
+        {"{\"objects\": [{\"shape\": \"box\"}], \"colliders\": [{\"shape\": \"plane\", \"position\": [0, 1e300, 0]}]}",
+         "sm_world_add_collider", "its position"},
+        {"{\"objects\": [{\"shape\": \"box\"}], \"colliders\": [{\"shape\": \"box\", \"position\": [0, -3, 0],"
+         " \"motion\": {\"type\": \"linear\", \"times\": [0, 1], \"offsets\": [[0, 0, 0], [4e38, 0, 0]]}}]}",
+         "sm_world_add_collider", "with its motion"},
+        {"{\"objects\": [{\"shape\": \"box\"}], \"colliders\": [{\"shape\": \"sphere\", \"position\": [0, -3e19, 0],"
+         " \"radius\": 2.9e19}]}", "sm_world_add_collider", "sphere's radius"},
+        {"{\"objects\": [{\"shape\": \"box\"}], \"colliders\": [{\"shape\": \"box\", \"size\": [1, 5e18, 1]}]}",
+         "sm_world_add_collider", "box's edge"},
+        {"{\"objects\": [{\"shape\": \"box\"}], \"colliders\": [{\"shape\": \"mesh\", \"mesh\": \"" SM_SCENES_DIR
+         "/meshes/bowl.obj\", \"position\": [0, -1e19, 0], \"scale\": 1e19}]}", "sm_world_add_collider", "the mesh reaches"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         sm_scene *scene = NULL;
@@ -847,6 +861,15 @@ static void values_beyond_the_device_float_range_are_refused_on_opencl(void)
         expect(sm_world_set_positions(world, 5, 1, far), expected, "set_positions 4e38", "sm_world_set_positions", "float range");
         expect(sm_world_set_target(world, 5, (sm_vec3){0, 0, 5e38}, 1.0), expected, "set_target 5e38", "sm_world_set_target",
                "float range");
+        // a skinned surface placed beyond float: the world keeps its objects
+        static const sm_vec3 corners[3] = {{0.0, 0.0, 0.0}, {1.0, 0.0, 0.0}, {0.0, 4e38, 0.0}};
+        static const int32_t triangle[3] = {0, 1, 2};
+        sm_object_def surfaced = sm_object_def_default();
+        surfaced.surface.vertices = corners, surfaced.surface.vertex_count = 3;
+        surfaced.surface.triangles = triangle, surfaced.surface.triangle_count = 1;
+        const sm_counts before = sm_world_get_counts(world);
+        expect(sm_world_add_object(world, &surfaced, NULL), expected, "a surface at 4e38", "surface vertex 2", "float range");
+        if (b == 1) ENSURE(same_counts(sm_world_get_counts(world), before));
         if (b == 1) {
             ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
             ENSURE(!world_has_nan(world));

@@ -7,6 +7,8 @@
 #include "memory.h"
 #include "world.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,10 +157,53 @@ static sm_result add_mesh(sm_world *world, sm_collider *c, const sm_collider_def
     return SM_OK;
 }
 
+/// On OpenCL, where the collider goes within float (its position with any offset of its motion)
+/// and its size within SM_CL_RADIUS_MAX (the kernels square distances of about its size).
+static sm_result check_device_range(const sm_world *world, const sm_collider_def *d)
+{
+#define BAD(...) sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_add_collider: " __VA_ARGS__)
+    if (!world->cl) return SM_OK;
+    sm_vec3 reach = v3(fabs(d->position.x), fabs(d->position.y), fabs(d->position.z));
+    if (d->motion.type == SM_MOTION_SINUSOIDAL)
+        reach = v3_add(reach, v3(fabs(d->motion.amplitude.x), fabs(d->motion.amplitude.y), fabs(d->motion.amplitude.z)));
+    for (int32_t k = 0; d->motion.type == SM_MOTION_LINEAR && k < d->motion.keyframe_count; k++) {
+        const sm_vec3 o = d->motion.offsets[k];
+        reach = v3(fmax(reach.x, fabs(d->position.x + o.x)), fmax(reach.y, fabs(d->position.y + o.y)),
+                   fmax(reach.z, fabs(d->position.z + o.z)));
+    }
+    if (!sm_fits_device(world, reach))
+        return BAD("its position, with its motion, reaches (%g, %g, %g) m, beyond the float range of the OpenCL backend "
+                   "(%g)", reach.x, reach.y, reach.z, (double)FLT_MAX);
+    const double size = d->shape == SM_COLLIDER_BOX      ? fmax(d->size.x, fmax(d->size.y, d->size.z))
+                        : d->shape == SM_COLLIDER_SPHERE ? d->radius
+                                                         : 0.0;
+    if (!(size <= SM_CL_RADIUS_MAX))
+        return BAD("a %s of %g m is beyond what the float range of the OpenCL backend allows (%g m: its kernels "
+                   "square distances of about that size)", d->shape == SM_COLLIDER_BOX ? "box's edge" : "sphere's radius", size,
+                   SM_CL_RADIUS_MAX);
+    return SM_OK;
+#undef BAD
+}
+
+/// On OpenCL, the mesh collider's scaled mesh within SM_CL_RADIUS_MAX of its centre.
+static sm_result check_device_mesh(const sm_world *world, const sm_collider *c)
+{
+    double extent = 0.0;
+    for (int32_t v = 0; world->cl && v < c->vertex_count; v++)
+        extent = fmax(extent, fmax(fabs(c->vertices[v].x), fmax(fabs(c->vertices[v].y), fabs(c->vertices[v].z))));
+    if (!(extent <= SM_CL_RADIUS_MAX))
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT,
+                       "sm_world_add_collider: the mesh reaches %g m from its centre, beyond what the float range of the "
+                       "OpenCL backend allows (%g m: its kernels square distances of about that size)", extent,
+                       SM_CL_RADIUS_MAX);
+    return SM_OK;
+}
+
 sm_result sm_world_add_collider(sm_world *world, const sm_collider_def *def, int32_t *out_collider)
 {
     if (!world || !def) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_add_collider: world and def must not be NULL");
     sm_result result = check_def(def);
+    if (result == SM_OK) result = check_device_range(world, def);
     if (result != SM_OK) return result;
     if (world->collider_count == SM_MAX_COLLIDERS)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_add_collider: a world holds at most %d colliders", SM_MAX_COLLIDERS);
@@ -187,6 +232,10 @@ sm_result sm_world_add_collider(sm_world *world, const sm_collider_def *def, int
     c.def.mesh = NULL;
     if (def->shape == SM_COLLIDER_MESH) {
         result = add_mesh(world, &c, def);
+        if (result == SM_OK && (result = check_device_mesh(world, &c)) != SM_OK) {
+            free(c.vertices), free(c.triangles);
+            sm_sdf_free(&c.sdf);
+        }
         if (result != SM_OK) {
             free(c.times), free(c.offsets);
             return result;

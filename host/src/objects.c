@@ -178,10 +178,6 @@ sm_result sm_object_check_indices(const sm_object_def *d, int32_t count, char *f
     return SM_OK;
 }
 
-/// The largest collision radius the OpenCL backend takes, m: its contact search (kernels/06_collide.cl)
-/// squares the reach of two particles, 2 r, and 2 x 1e18 squared stays far below FLT_MAX (3.4e38).
-#define SM_CL_RADIUS_MAX 1e18
-
 /// Checks the particles first to first + count - 1 just placed: finite velocities and, on
 /// OpenCL, masses, positions, velocities, forces and the object's second moment within float.
 static sm_result check_new_particles(const sm_world *world, int32_t first, int32_t count, double total_mass, sm_vec3 com)
@@ -316,6 +312,16 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
     }
     result = check_new_particles(world, first, count, total_mass, com);
     if (result != SM_OK) goto done;
+    // a skinned surface's vertices, placed like the particles, within the device's floats too
+    for (int32_t v = 0; world->cl && v < def->surface.vertex_count && def->surface.vertices; v++) {
+        const sm_vec3 x = v3_add(def->position, m3_apply(rot, def->surface.vertices[v]));
+        if (!sm_fits_device(world, x)) {
+            result = sm_fail(SM_ERROR_INVALID_ARGUMENT,
+                             "surface vertex %d: its position (%g, %g, %g) is beyond the float range of the OpenCL backend "
+                             "(%g)", v, x.x, x.y, x.z, (double)FLT_MAX);
+            goto done;
+        }
+    }
 
     // contact: the radius given, else radius_scale x half the lattice spacing
     const sm_collisions *collisions = &world->def.collisions;

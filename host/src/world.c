@@ -163,6 +163,12 @@ sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
         sm_result result = sm_cl_create(world, def->device);
         if (result == SM_OK) {
             world->backend_name = "opencl";
+            if (def->ground.enabled && !(fabs(def->ground.height) <= FLT_MAX)) {
+                sm_world_destroy(world);
+                return sm_fail(SM_ERROR_INVALID_ARGUMENT,
+                               "sm_world_create: the ground's height %g m is beyond the float range of the OpenCL backend "
+                               "(%g)", def->ground.height, (double)FLT_MAX);
+            }
             if (!sm_fits_device(world, def->gravity)) {
                 sm_world_destroy(world);
                 return sm_fail(SM_ERROR_INVALID_ARGUMENT,

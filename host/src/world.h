@@ -186,6 +186,11 @@ static inline bool sm_in_unit_interval(double x) { return x >= 0.0 && x <= 1.0; 
 /// Whether a vector reaches the world's device intact: OpenCL kernels take floats, so there each
 /// component must be within the float range (any finite vector on the CPU reference).
 bool sm_fits_device(const sm_world *world, sm_vec3 v);
+
+/// The largest length the OpenCL backend takes for a collision radius or a collider's size, m:
+/// its kernels square distances of about twice that (the reach of two particles; a point to a
+/// sphere's centre), and (2 x 1e18)^2 stays far below FLT_MAX (3.4e38).
+#define SM_CL_RADIUS_MAX 1e18
 /// Reallocates *array to `capacity` elements of `element` bytes; false (and *array untouched)
 /// when out of memory.
 bool sm_grow(void **array, size_t element, size_t capacity);
