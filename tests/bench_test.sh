@@ -47,7 +47,7 @@ devices=$(tail -n +2 "$work/one/fig8.csv" | cut -d, -f1,2 | sort -u)
 [ "$(echo "$devices" | wc -l)" -eq 1 ] && grep -q '^opencl,' <<< "$devices" || fail "--device 0 measured: $devices"
 rc=0
 out=$("$tool" bench fig8 --out "$work/none" --backend opencl --device no-such-device 2>&1) || rc=$?
-[ "$rc" -eq 1 ] && grep -q "no OpenCL device matches 'no-such-device'" <<< "$out" || fail "--device no-such-device: exit $rc: $out"
+[ "$rc" -eq 2 ] && grep -q "no OpenCL device matches 'no-such-device'" <<< "$out" || fail "--device no-such-device: exit $rc: $out"
 echo "ok: --device"
 
 # a gnuplot that fails, or that writes no plot, fails the command, which then claims no plot;
