@@ -1,37 +1,41 @@
 /* Pass 1, cluster moments (docs/algorithm.md step 1): per cluster, from the positions at the start of
- * the step, the members' mean velocity v_cm, the centre of mass x_cm (as an anchor, the member nearest the rest centre, plus an offset,
- * so that p = x - x_cm is formed from small differences), A_pq = sum m p q^T and in quadratic
- * mode the fit
+ * the step, the members' mean velocity v_cm, the centre of mass x_cm (as the float nearest to it,
+ * `center`, and the rest, `center_offset`), A_pq = sum m p q^T and in quadratic mode the fit
  * ~A = ~A_pq ~A_qq, summed as sum m p w^T with the membership weights w = ~A_qq q~ (see
- * sm_k_weights). The rest offsets are centred (sum m q = 0, and sum m w = 0 since the quadratic
- * terms are centred by their mass-weighted means), so sum m p q^T = sum m y q^T with y = x - anchor,
- * and sum m p w^T = sum m y w^T: m y, m y q^T and m y w^T are summed in one pass over the
- * members (their differences from sums taken from the centre are rounding, sum m q being zero
- * to float rounding). One work-item per cluster sums its members in CSR order; a cluster of
- * large_threshold members or more (SM_K_LARGE_CLUSTER on a GPU, SM_K_LARGE_CLUSTER_CPU on a CPU
- * device) is summed by a work-group instead (each work-item a strided share, then a tree in local
- * memory), so that a cluster of a million particles is not one work-item's loop, nor one float
- * sum over all its members. Both orders are fixed, so the result is the same every run. */
+ * sm_k_weights). The sums are taken from the last step's x_cm, c (y = x - c): the rest offsets are
+ * centred (sum m q = M b~ to float rounding, b~ the mean of the float rest offsets, sm_k_bias,
+ * and sum m w = 0 since the quadratic terms are centred by their mass-weighted means), so sum m p
+ * q^T = sum m y q^T and sum m p w^T = sum m y w^T to rounding, and x_cm = c + sum m (y - q) / M
+ * + b~ exactly enough: y - q is the member's small move since the last step and from its rest
+ * offset, so that sum rounds by little. One work-item per cluster sums its members in CSR order;
+ * a cluster of large_threshold members or more (SM_K_LARGE_CLUSTER on a GPU,
+ * SM_K_LARGE_CLUSTER_CPU on a CPU device) is summed by a work-group instead (each work-item a
+ * strided share, then a tree in local memory), so that a cluster of a million particles is not
+ * one work-item's loop, nor one float sum over all its members. Both orders are fixed, so the
+ * result is the same every run. */
 #include "sm_math.h"
 
-/// Adds membership k to its cluster's sums, taken from the anchor: sum += m y (w: 0), momentum
-/// += m v, and columns[j] += m y q_j for j < 3 (A_pq's columns) and, in quadratic mode,
-/// m y w_(j-3) for j >= 3 (the fit's), with y = x - anchor formed from small differences. The
-/// sum of m y is compensated (Kahan; sum_c carries its rounding): x_cm's rounding repeats every
-/// step at rest, and a float sum over hundreds of members rounds by enough that this constant
-/// error, integrated twice, moved a torus at rest 0.1 of its size in 1,000 steps (4e-4 with it).
-inline void sm_add_member_moments(int k, float3 anchor, bool quadratic, __global const int *member_particle,
+/// Adds membership k to its cluster's sums, taken from c = c_hi + c_lo, the last step's x_cm:
+/// sum += m (y - q) (w: 0) with y = x - c, momentum += m v, and columns[j] += m y q_j for j < 3
+/// (A_pq's columns) and, in quadratic mode, m y w_(j-3) for j >= 3 (the fit's). y is formed
+/// exactly (TwoSum: x and c are about the cluster's size apart near the origin, where a float
+/// difference rounds by 1e-7 of that), and y - q is small. x_cm's error repeats every step at
+/// rest, where alpha / h times it pushes the whole object: with the sum of m y from a member (a
+/// compensated sum of rounded products), a cloud of 30 points at rest reached 0.58 m/s within a
+/// second of steps of 1e-4 s.
+inline void sm_add_member_moments(int k, float3 c_hi, float3 c_lo, bool quadratic, __global const int *member_particle,
                                   __global const float4 *member_q, __global const sm_k_weights *member_w,
                                   __global const float4 *position, __global const float4 *position_lo,
-                                  __global const float4 *velocity, float4 *sum, float4 *sum_c, float4 *momentum, float4 *columns)
+                                  __global const float4 *velocity, float4 *sum, float4 *momentum, float4 *columns)
 {
+#pragma OPENCL FP_CONTRACT OFF
     const int i = member_particle[k];
     const float4 x = position[i]; // w: mass
-    const float4 my = (float4)(((x.xyz - anchor) + position_lo[i].xyz) * x.w, 0.0f);
     const float4 q = member_q[k];
-    const float4 yk = my - *sum_c, t = *sum + yk;
-    *sum_c = (t - *sum) - yk;
-    *sum = t;
+    float3 rounding;
+    const float3 y_hi = sm_two_sum(x.xyz, -c_hi, &rounding), y_lo = rounding + (position_lo[i].xyz - c_lo);
+    sum->xyz += ((y_hi - q.xyz) + y_lo) * x.w;
+    const float4 my = (float4)((y_hi + y_lo) * x.w, 0.0f);
     *momentum += (float4)(velocity[i].xyz * x.w, 0.0f);
     columns[0] += my * q.x;
     columns[1] += my * q.y;
@@ -42,14 +46,32 @@ inline void sm_add_member_moments(int k, float3 anchor, bool quadratic, __global
     }
 }
 
-/// Stores cluster c's centre (anchor + sum / M_c), mean velocity, A_pq and, in quadratic mode,
-/// its fit from the sums of sm_add_member_moments.
-inline void sm_store_moments(int c, float3 anchor, float mass, bool quadratic, float4 sum, float4 momentum,
-                             const float4 *columns, __global float4 *center, __global float4 *center_offset,
-                             __global float4 *cluster_velocity, __global sm_k_mat3 *apq, __global sm_k_mat39 *fit9)
+/// The last step's x_cm of cluster c, where the sums are taken from; where it is not finite (a
+/// world that diverged and was mended), its anchor member's position instead: any point gives
+/// the same x_cm, a nearby one the smallest rounding.
+inline void sm_last_center(int c, sm_k_cluster cluster, __global const float4 *position, __global const float4 *center,
+                           __global const float4 *center_offset, float3 *c_hi, float3 *c_lo)
 {
-    center[c] = (float4)(anchor, mass);
-    center_offset[c] = (float4)(sum.xyz * (1.0f / mass), 0.0f);
+    *c_hi = center[c].xyz, *c_lo = center_offset[c].xyz;
+    if (!all(isfinite(*c_hi)) || !all(isfinite(*c_lo))) {
+        *c_hi = cluster.member_count > 0 ? position[cluster.anchor].xyz : (float3)(0.0f);
+        *c_lo = (float3)(0.0f);
+    }
+}
+
+/// Stores cluster c's centre, x_cm = c + sum / M_c + b~ (as the float nearest to it and the rest),
+/// mean velocity, A_pq and, in quadratic mode, its fit from the sums of sm_add_member_moments.
+inline void sm_store_moments(int c, float3 c_hi, float3 c_lo, float3 bias, float mass, bool quadratic, float4 sum,
+                             float4 momentum, const float4 *columns, __global float4 *center,
+                             __global float4 *center_offset, __global float4 *cluster_velocity, __global sm_k_mat3 *apq,
+                             __global sm_k_mat39 *fit9)
+{
+#pragma OPENCL FP_CONTRACT OFF
+    const float3 move = mass > 0.0f ? sum.xyz * (1.0f / mass) + bias : (float3)(0.0f);
+    float3 rounding;
+    const float3 x_hi = sm_two_sum(c_hi, move + c_lo, &rounding);
+    center[c] = (float4)(x_hi, mass);
+    center_offset[c] = (float4)(rounding, 0.0f);
     cluster_velocity[c] = (float4)(momentum.xyz * (1.0f / mass), 0.0f);
     float a[9];
     for (int j = 0; j < 3; j++) a[j] = columns[j].x, a[3 + j] = columns[j].y, a[6 + j] = columns[j].z;
@@ -66,7 +88,7 @@ __kernel void sm_cluster_moments(const int cluster_count, const int large_thresh
                                  __global const float4 *position, __global const float4 *position_lo,
                                  __global const float4 *velocity, __global float4 *center,
                                  __global float4 *center_offset, __global float4 *cluster_velocity,
-                                 __global sm_k_mat3 *apq, __global sm_k_mat39 *fit9)
+                                 __global sm_k_mat3 *apq, __global sm_k_mat39 *fit9, __global const sm_k_bias *goal_bias)
 {
     const int c = get_global_id(0);
     if (c >= cluster_count) return;
@@ -75,17 +97,20 @@ __kernel void sm_cluster_moments(const int cluster_count, const int large_thresh
     const int begin = cluster.first_member, end = begin + cluster.member_count;
     const bool quadratic = objects[cluster.object].mode == SM_K_MODE_QUADRATIC;
 
-    const float3 anchor = cluster.member_count > 0 ? position[cluster.anchor].xyz : (float3)(0.0f);
-    // one pass: sum m y, and the columns of A_pq and of the fit as vectors, for a CPU's SIMD registers
-    float4 sum = (float4)(0.0f), sum_c = (float4)(0.0f), momentum = (float4)(0.0f), columns[12];
+    // the last step's x_cm (read before it is replaced), and the mean of the float rest offsets
+    float3 c_hi, c_lo;
+    sm_last_center(c, cluster, position, center, center_offset, &c_hi, &c_lo);
+    const float3 bias = vload3(0, goal_bias[c].b);
+    // one pass: sum m (y - q), and the columns of A_pq and of the fit as vectors, for a CPU's SIMD registers
+    float4 sum = (float4)(0.0f), momentum = (float4)(0.0f), columns[12];
 #pragma unroll
     for (int j = 0; j < 12; j++) columns[j] = (float4)(0.0f);
     for (int k = begin; k < end; k++)
-        sm_add_member_moments(k, anchor, quadratic, member_particle, member_q, member_w, position, position_lo, velocity,
-                              &sum, &sum_c, &momentum, columns);
+        sm_add_member_moments(k, c_hi, c_lo, quadratic, member_particle, member_q, member_w, position, position_lo, velocity,
+                              &sum, &momentum, columns);
     if (cluster.anchored) momentum = (float4)(0.0f); // held by a fixed member
-    sm_store_moments(c, anchor, cluster.mass, quadratic, sum, momentum, columns, center, center_offset, cluster_velocity,
-                     apq, fit9);
+    sm_store_moments(c, c_hi, c_lo, bias, cluster.mass, quadratic, sum, momentum, columns, center, center_offset,
+                     cluster_velocity, apq, fit9);
 }
 
 /// Sums `count` floats per work-item, scratch[lid * SM_K_MOMENT_TERMS + j], over the work-group
@@ -109,7 +134,8 @@ __kernel void sm_cluster_moments_group(const int large_count, __global const int
                                        __global const float4 *position_lo, __global const float4 *velocity,
                                        __global float4 *center, __global float4 *center_offset,
                                        __global float4 *cluster_velocity, __global sm_k_mat3 *apq,
-                                       __global sm_k_mat39 *fit9, __local float *scratch)
+                                       __global sm_k_mat39 *fit9, __global const sm_k_bias *goal_bias,
+                                       __local float *scratch)
 {
     const int g = get_group_id(0), lid = get_local_id(0), size = get_local_size(0);
     if (g >= large_count) return; // (whole groups only)
@@ -117,15 +143,19 @@ __kernel void sm_cluster_moments_group(const int large_count, __global const int
     const sm_k_cluster cluster = clusters[c];
     const int begin = cluster.first_member, end = begin + cluster.member_count;
     const bool quadratic = objects[cluster.object].mode == SM_K_MODE_QUADRATIC;
-    const float3 anchor = position[cluster.anchor].xyz;
+    // the last step's x_cm (every work-item reads it before the first replaces it, after the sums'
+    // barriers), and the mean of the float rest offsets
+    float3 c_hi, c_lo;
+    sm_last_center(c, cluster, position, center, center_offset, &c_hi, &c_lo);
+    const float3 bias = vload3(0, goal_bias[c].b);
 
-    // each work-item's share of the sums, then their sum over the group: sum m y in scratch
+    // each work-item's share of the sums, then their sum over the group: sum m (y - q) in scratch
     // [0, 3), sum m v in [3, 6), column j's rows in [6 + 3 j, 9 + 3 j)
-    float4 sum = (float4)(0.0f), sum_c = (float4)(0.0f), momentum = (float4)(0.0f), columns[12];
+    float4 sum = (float4)(0.0f), momentum = (float4)(0.0f), columns[12];
     for (int j = 0; j < 12; j++) columns[j] = (float4)(0.0f);
     for (int k = begin + lid; k < end; k += size)
-        sm_add_member_moments(k, anchor, quadratic, member_particle, member_q, member_w, position, position_lo, velocity,
-                              &sum, &sum_c, &momentum, columns);
+        sm_add_member_moments(k, c_hi, c_lo, quadratic, member_particle, member_q, member_w, position, position_lo, velocity,
+                              &sum, &momentum, columns);
     __local float *row = scratch + lid * SM_K_MOMENT_TERMS;
     vstore3(sum.xyz, 0, row);
     vstore3(momentum.xyz, 0, row + 3);
@@ -136,6 +166,6 @@ __kernel void sm_cluster_moments_group(const int large_count, __global const int
     momentum = (float4)(vload3(0, scratch + 3), 0.0f);
     for (int j = 0; j < 12; j++) columns[j] = (float4)(vload3(0, scratch + 6 + 3 * j), 0.0f);
     if (cluster.anchored) momentum = (float4)(0.0f); // held by a fixed member
-    sm_store_moments(c, anchor, cluster.mass, quadratic, sum, momentum, columns, center, center_offset, cluster_velocity,
-                     apq, fit9);
+    sm_store_moments(c, c_hi, c_lo, bias, cluster.mass, quadratic, sum, momentum, columns, center, center_offset,
+                     cluster_velocity, apq, fit9);
 }

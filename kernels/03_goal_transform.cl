@@ -132,7 +132,8 @@ inline void sm_limit_deformation(float *t, const sm_k_object object, __global co
 /// (3a) The spin limit on every cluster's flow (sm_limit_spin: relative to its object's mean
 /// motion, added up from pass 2's chunks in cluster_motion, in the same order by every cluster;
 /// the object's first cluster writes it to object_motion), then T (3x9; columns 3-8 zero outside
-/// quadratic mode) and A_lin of every cluster. A cluster holding a fixed particle keeps its flow of 0.
+/// quadratic mode), with the goal offset T b~ in the fourth row of its first three columns
+/// (sm_k_bias), and A_lin of every cluster. A cluster holding a fixed particle keeps its flow of 0.
 __kernel void sm_goal_transform(const int cluster_count, __global const sm_k_cluster *clusters,
                                 __global const sm_k_object *objects, __global const sm_k_cluster_rest *rest,
                                 __global const sm_k_mat3 *apq, __global const sm_k_mat39 *fit9,
@@ -140,7 +141,8 @@ __kernel void sm_goal_transform(const int cluster_count, __global const sm_k_clu
                                 __global sm_k_mat3 *linear_fit, __global sm_k_mat39 *transform, const float h,
                                 __global const float4 *center, __global const float4 *center_offset,
                                 __global float4 *cluster_velocity, __global const float4 *cluster_motion,
-                                __global float4 *object_motion, __global const sm_k_mat39 *null_fit)
+                                __global float4 *object_motion, __global const sm_k_mat39 *null_fit,
+                                __global const sm_k_bias *goal_bias)
 {
     const int c = get_global_id(0);
     if (c >= cluster_count) return;
@@ -209,5 +211,9 @@ __kernel void sm_goal_transform(const int cluster_count, __global const sm_k_clu
         }
     }
     if (object.mode != SM_K_MODE_RIGID) sm_limit_deformation(t, object, &rest[c]);
-    for (int j = 0; j < 9; j++) vstore4((float4)(t[j], t[9 + j], t[18 + j], 0.0f), 0, transform[c].c[j]);
+    // the goal offset T b~ of the float rest offsets' mean, which the blend pass takes off (sm_k_bias)
+    float bias[3] = {0.0f, 0.0f, 0.0f};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 9; j++) bias[i] += t[i * 9 + j] * goal_bias[c].b[j];
+    for (int j = 0; j < 9; j++) vstore4((float4)(t[j], t[9 + j], t[18 + j], j < 3 ? bias[j] : 0.0f), 0, transform[c].c[j]);
 }

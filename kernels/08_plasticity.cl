@@ -25,7 +25,7 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
                             __global sm_k_mat3 *plastic, __global float4 *member_q,
                             __global const int *member_slot, __global float4 *particle_member_q,
                             __global sm_k_cluster_rest *rest, __global sm_k_weights *member_w,
-                            __global sm_k_mat39 *null_fit)
+                            __global sm_k_mat39 *null_fit, __global sm_k_bias *goal_bias)
 {
     const int c = get_global_id(0);
     if (c >= cluster_count) return;
@@ -71,6 +71,14 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
         mean[0] += m * q[0] * q[0], mean[1] += m * q[1] * q[1], mean[2] += m * q[2] * q[2];
         mean[3] += m * q[0] * q[1], mean[4] += m * q[1] * q[2], mean[5] += m * q[2] * q[0];
     }
+    // the mean of the float rest offsets (sm_k_bias), as the host forms it; in quadratic mode
+    // with the quadratic terms added below
+    sm_real bias[9] = {0}, mass = 0;
+    for (int k = begin; k < end; k++) {
+        const sm_real m = position[member_particle[k]].w;
+        mass += m;
+        bias[0] += m * member_q[k].x, bias[1] += m * member_q[k].y, bias[2] += m * member_q[k].z;
+    }
     sm_real aqq[9], span[9], root[9], root_inv[9];
     sm_rest_linear_rest(mqq, inv, aqq, span);
     sm_store_real_mat3(&rest[c].aqq, aqq);
@@ -80,12 +88,19 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
         sm_rest_metric_roots(mqq, root, root_inv);
         sm_store_real_mat3(&rest[c].metric_root, root);
         sm_store_real_mat3(&rest[c].metric_root_inv, root_inv);
+        for (int j = 0; j < 12; j++) goal_bias[c].b[j] = j < 3 && mass > 0 ? (float)(bias[j] / mass) : 0.0f;
         return;
     }
     for (int j = 0; j < 6; j++) mean[j] /= cluster.mass;
     for (int j = 0; j < 6; j++) rest[c].quad_mean[j] = (float)mean[j];
     float largest_q2 = 0.0f, largest_terms2 = 0.0f, mean_f[6];
     for (int j = 0; j < 6; j++) mean_f[j] = (float)mean[j];
+    for (int k = begin; k < end; k++) {
+        float qt[6];
+        sm_quadratic_terms_f(member_q[k].xyz, mean_f, qt);
+        for (int j = 0; j < 6; j++) bias[3 + j] += (sm_real)position[member_particle[k]].w * qt[j];
+    }
+    for (int j = 0; j < 12; j++) goal_bias[c].b[j] = j < 9 && mass > 0 ? (float)(bias[j] / mass) : 0.0f;
     for (int k = begin; k < end; k++) {
         const float4 qf = member_q[k];
         const float q[3] = {qf.x, qf.y, qf.z};

@@ -19,6 +19,24 @@ typedef float sm_real;
 #define SM_PINV_THRESHOLD 1e-6f
 #endif
 
+/// s + e = a + b exactly (Knuth's TwoSum): s the rounded sum, e its rounding error. (No fast-math
+/// option is given to the compiler, which would break it.)
+inline float3 sm_two_sum(float3 a, float3 b, float3 *e)
+{
+#pragma OPENCL FP_CONTRACT OFF
+    const float3 s = a + b, bb = s - a;
+    *e = (a - (s - bb)) + (b - bb);
+    return s;
+}
+
+inline float sm_two_sum_1(float a, float b, float *e)
+{
+#pragma OPENCL FP_CONTRACT OFF
+    const float s = a + b, bb = s - a;
+    *e = (a - (s - bb)) + (b - bb);
+    return s;
+}
+
 /// The clusters per chunk of an object's spin-limit sums (passes 2 and 3): the least k with
 /// k * k >= count, so that a work-item sums at most about sqrt(count) clusters or chunks.
 inline int sm_motion_chunk(int count)
@@ -109,6 +127,16 @@ inline void sm_add_pair(float4 *x, float4 *x_lo, float3 d)
 /// g + T q~ for a rest offset q: T's first three columns on q, and in quadratic mode its other six
 /// on the centred quadratic terms of q (mean: the cluster's a1..a6). The goals (pass 4) and the
 /// skinned surfaces (pass 9) both place points by it.
+/// The centred quadratic terms of a rest offset q in float, each a rounded product less its mean,
+/// never contracted into a fused multiply-add, so that the host reproduces them bit for bit when
+/// it sums them (sm_k_bias; host/src/opencl/cl_transfer.c).
+inline void sm_quadratic_terms_f(float3 q, const float *mean, float *qt)
+{
+#pragma OPENCL FP_CONTRACT OFF
+    qt[0] = q.x * q.x - mean[0], qt[1] = q.y * q.y - mean[1], qt[2] = q.z * q.z - mean[2];
+    qt[3] = q.x * q.y - mean[3], qt[4] = q.y * q.z - mean[4], qt[5] = q.z * q.x - mean[5];
+}
+
 inline float3 sm_add_transformed(float3 g, __global const sm_k_mat39 *t, float3 q, bool quadratic,
                                  __global const sm_float *mean)
 {
@@ -116,8 +144,9 @@ inline float3 sm_add_transformed(float3 g, __global const sm_k_mat39 *t, float3 
 #define SM_T_COLUMN(j) (vload4(0, t->c[j]).xyz)
     g += SM_T_COLUMN(0) * q.x + SM_T_COLUMN(1) * q.y + SM_T_COLUMN(2) * q.z;
     if (quadratic) {
-        const float qt[6] = {q.x * q.x - mean[0], q.y * q.y - mean[1], q.z * q.z - mean[2],
-                             q.x * q.y - mean[3], q.y * q.z - mean[4], q.z * q.x - mean[5]};
+        const float means[6] = {mean[0], mean[1], mean[2], mean[3], mean[4], mean[5]};
+        float qt[6];
+        sm_quadratic_terms_f(q, means, qt);
 #pragma unroll
         for (int j = 0; j < 6; j++) g += SM_T_COLUMN(3 + j) * qt[j];
     }

@@ -20,8 +20,8 @@ typedef float sm_float;
  * 48 bits wherever it is. Float alone loses a step's small motions to rounding far from the
  * origin (at 100 m its spacing is 8e-6 m), and stiff objects amplify that rounding over
  * substeps. The kernels form every difference of positions (p = x - x_cm, g - x) from the
- * pairs, so only the small differences are rounded to float. Cluster centres are likewise an
- * anchor (a member's position) plus a small offset. */
+ * pairs, so only the small differences are rounded to float. Cluster centres are likewise a
+ * pair: the float nearest to x_cm and the rest. */
 
 /* Modes, equal to the public sm_mode values. */
 #define SM_K_MODE_RIGID 0
@@ -84,7 +84,7 @@ typedef float sm_float;
 #define SM_K_LARGE_CLUSTER 1024
 #define SM_K_LARGE_CLUSTER_CPU 16384
 #define SM_K_GROUP_SIZE 128
-#define SM_K_MOMENT_TERMS 42 /* sum m y (3), sum m v (3), A_pq (9) and the quadratic fit (27) */
+#define SM_K_MOMENT_TERMS 42 /* sum m (y - q) (3), sum m v (3), A_pq (9) and the quadratic fit (27) */
 
 /* Contact (passes 5 and 6, docs/contact.md). Each colliding particle takes, once per solver
  * step, the SM_K_CONTACTS particles that overlap it deepest (ties: the lower index), in index
@@ -148,7 +148,7 @@ typedef struct sm_k_object {
 typedef struct sm_k_cluster {
     sm_int first_member, member_count, object;
     sm_float mass;  /* M_c, kg */
-    sm_int anchor;  /* the member particle nearest the rest centre: the centre's anchor */
+    sm_int anchor;  /* the member particle nearest the rest centre (where sums start when no last centre is known) */
     sm_int anchored; /* 1: it holds a fixed particle, and its velocity v_cm is 0 */
     sm_int unused[2];
 } sm_k_cluster;
@@ -160,7 +160,8 @@ typedef struct sm_k_mat3 {
 
 /// A 3x9 matrix by columns, one column per 4-float group (144 bytes; the fourth row is unused
 /// and zero), so that a kernel moves a column as one float4: the quadratic moments and goal
-/// transforms. Row r of column s is c[s][r].
+/// transforms. Row r of column s is c[s][r]. In the goal transforms T, the fourth row of columns
+/// 0 to 2 holds the goal offset T b~ (sm_k_bias), which the blend pass takes off the centre.
 typedef struct sm_k_mat39 {
     sm_float c[9][4];
 } sm_k_mat39;
@@ -179,6 +180,16 @@ typedef struct sm_k_cluster_rest {
     sm_float coupling[3][6];
     sm_k_mat3 span; /* A_qq W: the projector onto the directions the rest shape spans (I when it spans all three) */
 } sm_k_cluster_rest;
+
+/// The mass-weighted mean b~ of a cluster's rest offsets q~ as the device holds them (48 bytes):
+/// the float rest offsets, and the quadratic terms as sm_quadratic_terms_f() forms them from them,
+/// which do not sum to 0 as the exact ones do. At rest every step would otherwise move the
+/// cluster's goals, and so the object, by T b~ (about 1e-8 of its size): the goal-transform pass
+/// writes T b~ beside T (sm_k_mat39) and the blend pass takes it off. b[0..2]: the linear terms,
+/// b[3..8] the quadratic ones (0 outside quadratic mode), b[9..11] 0.
+typedef struct sm_k_bias {
+    sm_float b[12];
+} sm_k_bias;
 
 /// The quadratic fit weights ~A_qq q~ of one membership (36 bytes), quadratic clusters only.
 /// With them the fit ~A = ~A_pq ~A_qq is computed as sum m p w^T: the same matrix, but the

@@ -116,6 +116,7 @@ static size_t plan_buffers(sm_cl_backend *cl, const sm_footprint *f, buffer_plan
         {&b->center_offset, sizeof(cl_float4), c, SM_CL_MEM_CLUSTERS},
         {&b->cluster_velocity, sizeof(cl_float4), c, SM_CL_MEM_CLUSTERS},
         {&b->cluster_motion, 2 * sizeof(cl_float4), c, SM_CL_MEM_CLUSTERS},
+        {&b->goal_bias, sizeof(sm_k_bias), c, SM_CL_MEM_CLUSTERS},
         {&b->apq, sizeof(sm_k_mat3), c, SM_CL_MEM_CLUSTERS},
         {&b->fit9, sizeof(sm_k_mat39), c9, SM_CL_MEM_CLUSTERS},
         {&b->null_fit, sizeof(sm_k_mat39), c9, SM_CL_MEM_CLUSTERS},

@@ -35,6 +35,9 @@ typedef struct sm_cl_buffers {
     cl_mem center, center_offset, cluster_velocity, apq, fit9, quat, rotation, linear_fit, transform;
     // quadratic worlds: Z per cluster, the fit's share of R where ~A_qq is singular (step 3)
     cl_mem null_fit;
+    // per cluster, the mean b~ of its float rest offsets (sm_k_bias), whose goal offset T b~ the
+    // goal-transform pass writes beside T and the blend pass takes off
+    cl_mem goal_bias;
     // the spin limit's sums (step 3a): per cluster, two float4s, written at the head of each chunk
     // of its object's clusters (sm_motion_chunk) by pass 2: the chunk's mass-weighted centres,
     // relative to the object's first cluster's centre, with their mass in w, and its mass-weighted

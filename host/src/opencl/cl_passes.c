@@ -150,20 +150,20 @@ static sm_result cluster_moments(sm_world *world)
     const cl_int n = world->cluster_count;
     const size_t m = sizeof(cl_mem);
     const cl_int threshold = world->cl->large_threshold;
-    const size_t sizes[] = {sizeof n, sizeof threshold, m, m, m, m, m, m, m, m, m, m, m, m, m};
+    const size_t sizes[] = {sizeof n, sizeof threshold, m, m, m, m, m, m, m, m, m, m, m, m, m, m};
     const void *values[] = {&n, &threshold, &b->clusters, &b->objects, &b->member_particle, &b->member_q, &b->member_w,
                             &b->position, &b->position_lo, &b->velocity, &b->center, &b->center_offset,
-                            &b->cluster_velocity, &b->apq, &b->fit9};
+                            &b->cluster_velocity, &b->apq, &b->fit9, &b->goal_bias};
     sm_result result = launch(world, SM_PASS_CLUSTER_MOMENTS, SM_CLK_CLUSTER_MOMENTS, n, COUNT(values), sizes, values);
     const cl_int large = world->cl->large_count;
     if (result != SM_OK || large == 0) return result;
     // the large clusters: one work-group each, its partial sums in local memory
     const size_t group = world->cl->group[SM_CLK_CLUSTER_MOMENTS_GROUP];
-    const size_t group_sizes[] = {sizeof large, m, m, m, m, m, m, m, m, m, m, m, m, m, m,
+    const size_t group_sizes[] = {sizeof large, m, m, m, m, m, m, m, m, m, m, m, m, m, m, m,
                                   sizeof(cl_float) * SM_K_MOMENT_TERMS * group};
     const void *group_values[] = {&large, &b->large_clusters, &b->clusters, &b->objects, &b->member_particle, &b->member_q,
                                   &b->member_w, &b->position, &b->position_lo, &b->velocity, &b->center,
-                                  &b->center_offset, &b->cluster_velocity, &b->apq, &b->fit9, NULL};
+                                  &b->center_offset, &b->cluster_velocity, &b->apq, &b->fit9, &b->goal_bias, NULL};
     return launch(world, SM_PASS_CLUSTER_MOMENTS, SM_CLK_CLUSTER_MOMENTS_GROUP, (int32_t)(group * (size_t)large),
                   COUNT(group_values), group_sizes, group_values);
 }
@@ -186,10 +186,11 @@ static sm_result goal_transform(sm_world *world, float h)
     sm_cl_buffers *b = &world->cl->buffers;
     const cl_int n = world->cluster_count;
     const size_t m = sizeof(cl_mem);
-    const size_t sizes[] = {sizeof n, m, m, m, m, m, m, m, m, sizeof h, m, m, m, m, m, m};
+    const size_t sizes[] = {sizeof n, m, m, m, m, m, m, m, m, sizeof h, m, m, m, m, m, m, m};
     const void *values[] = {&n, &b->clusters, &b->objects, &b->cluster_rest, &b->apq, &b->fit9, &b->rotation,
                             &b->linear_fit, &b->transform, &h, &b->center, &b->center_offset,
-                            &b->cluster_velocity, &b->cluster_motion, &b->object_motion, &b->null_fit};
+                            &b->cluster_velocity, &b->cluster_motion, &b->object_motion, &b->null_fit,
+                            &b->goal_bias};
     return launch(world, SM_PASS_GOAL_TRANSFORM, SM_CLK_GOAL_TRANSFORM, n, COUNT(values), sizes, values);
 }
 
@@ -347,11 +348,11 @@ static sm_result plasticity(sm_world *world, float h)
     sm_cl_buffers *b = &world->cl->buffers;
     const cl_int n = world->cluster_count;
     const size_t m = sizeof(cl_mem);
-    const size_t sizes[] = {sizeof n, sizeof h, m, m, m, m, m, m, m, m, m, m, m, m, m, m};
+    const size_t sizes[] = {sizeof n, sizeof h, m, m, m, m, m, m, m, m, m, m, m, m, m, m, m};
     const void *values[] = {&n,           &h,          &b->clusters,    &b->objects,          &b->rotation,
                             &b->linear_fit, &b->member_particle, &b->member_rest, &b->position, &b->plastic,
                             &b->member_q, &b->member_slot, &b->particle_member_q, &b->cluster_rest, &b->member_w,
-                            &b->null_fit};
+                            &b->null_fit, &b->goal_bias};
     return launch(world, SM_PASS_PLASTICITY, SM_CLK_PLASTICITY, n, COUNT(values), sizes, values);
 }
 

@@ -88,6 +88,32 @@ static sm_k_object k_object(const sm_object *o)
     return k;
 }
 
+/// The mass-weighted mean b~ of a cluster's rest offsets as the device holds them (sm_k_bias): the
+/// float offsets, and their quadratic terms formed as kernels/sm_math.h's sm_quadratic_terms_f()
+/// forms them (each product rounded to float, then less the float mean, never fused: the
+/// volatile keeps a compiler from fusing them here).
+static sm_k_bias float_offsets_mean(const sm_world *world, const sm_cluster *cluster, const sm_k_cluster_rest *rest)
+{
+    const bool quadratic = world->objects[cluster->object].mode == SM_MODE_QUADRATIC;
+    double sum[9] = {0}, mass = 0.0;
+    for (int32_t j = cluster->first_member; j < cluster->first_member + cluster->member_count; j++) {
+        const double m = (float)world->mass[world->member_particle[j]]; // the device's mass
+        const float q[3] = {(float)world->member_q[j].x, (float)world->member_q[j].y, (float)world->member_q[j].z};
+        mass += m;
+        for (int a = 0; a < 3; a++) sum[a] += m * q[a];
+        if (!quadratic) continue;
+        static const int u[6] = {0, 1, 2, 0, 1, 2}, v[6] = {0, 1, 2, 1, 2, 0};
+        for (int k = 0; k < 6; k++) {
+            volatile float product = q[u[k]] * q[v[k]];
+            volatile float term = product - rest->quad_mean[k];
+            sum[3 + k] += m * term;
+        }
+    }
+    sm_k_bias bias = {{0}};
+    for (int k = 0; k < 9 && mass > 0.0; k++) bias.b[k] = (float)(sum[k] / mass);
+    return bias;
+}
+
 /// One blocking write of `count` elements of `element` bytes at element `first`.
 static sm_result write_buffer(sm_cl_backend *cl, cl_mem buffer, size_t element, int64_t first, int64_t count,
                               const void *data)
@@ -399,6 +425,12 @@ sm_result sm_cl_push(sm_world *world)
         if (world->clusters[i].member_count >= cl->large_threshold) ints[l++] = i;
     PUT(b->large_clusters, sizeof *ints, cl->large_count, ints);
     PUT(b->cluster_rest, sizeof *rest, c, rest);
+    // the mean of each cluster's rest offsets as the device holds them (sm_k_bias)
+    sm_k_bias *bias = staging(sizeof *bias, c);
+    if (!bias && result == SM_OK) result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory uploading the world");
+    for (int32_t i = 0; i < c && bias; i++) bias[i] = float_offsets_mean(world, &world->clusters[i], &rest[i]);
+    PUT(b->goal_bias, sizeof *bias, c, bias);
+    free(bias);
     for (int32_t i = 0; i < c; i++) vec4[i] = f4(world->clusters[i].center, world->clusters[i].mass);
     PUT(b->center, sizeof *vec4, c, vec4);
     for (int32_t i = 0; i < c; i++) vec4[i] = f4_lo(world->clusters[i].center);
