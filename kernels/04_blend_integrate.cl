@@ -25,19 +25,10 @@ inline float3 sm_cluster_goal_offset(int c, float3 q, float3 x_hi, float3 x_lo, 
     const float3 to_anchor = sm_two_sum(center[c].xyz, -x_hi, &rounding);
     float3 d = (to_anchor + q) + (rounding + ((center_offset[c].xyz - x_lo) - bias));
     // (T - [I 0]) q~, column by column
-#define SM_T_COLUMN(j) (vload4(0, t->c[j]).xyz)
-    d += (SM_T_COLUMN(0) - (float3)(1.0f, 0.0f, 0.0f)) * q.x + (SM_T_COLUMN(1) - (float3)(0.0f, 1.0f, 0.0f)) * q.y +
-         (SM_T_COLUMN(2) - (float3)(0.0f, 0.0f, 1.0f)) * q.z;
-    if (quadratic) {
-        __global const sm_float *mean = rest[c].quad_mean;
-        const float means[6] = {mean[0], mean[1], mean[2], mean[3], mean[4], mean[5]};
-        float qt[6];
-        sm_quadratic_terms_f(q, means, qt);
-#pragma unroll
-        for (int j = 0; j < 6; j++) d += SM_T_COLUMN(3 + j) * qt[j];
-    }
-#undef SM_T_COLUMN
-    return d;
+    d += (vload4(0, t->c[0]).xyz - (float3)(1.0f, 0.0f, 0.0f)) * q.x +
+         (vload4(0, t->c[1]).xyz - (float3)(0.0f, 1.0f, 0.0f)) * q.y +
+         (vload4(0, t->c[2]).xyz - (float3)(0.0f, 0.0f, 1.0f)) * q.z;
+    return quadratic ? sm_add_quadratic_columns(d, t, q, rest[c].quad_mean) : d;
 }
 
 /// Blended goal (w: 0), then v += alpha (g - x) / h + h (gravity + f / m), damping, x += h v

@@ -137,21 +137,25 @@ inline void sm_quadratic_terms_f(float3 q, const float *mean, float *qt)
     qt[3] = q.x * q.y - mean[3], qt[4] = q.y * q.z - mean[4], qt[5] = q.z * q.x - mean[5];
 }
 
+/// g + T's quadratic columns times the centred quadratic terms of q (mean: their means), each
+/// product rounded before it is added (never fused), as the blend pass's goal offsets need.
+inline float3 sm_add_quadratic_columns(float3 g, __global const sm_k_mat39 *t, float3 q, __global const sm_float *mean)
+{
+#pragma OPENCL FP_CONTRACT OFF
+    const float means[6] = {mean[0], mean[1], mean[2], mean[3], mean[4], mean[5]};
+    float qt[6];
+    sm_quadratic_terms_f(q, means, qt);
+#pragma unroll
+    for (int j = 0; j < 6; j++) g += vload4(0, t->c[3 + j]).xyz * qt[j];
+    return g;
+}
+
 inline float3 sm_add_transformed(float3 g, __global const sm_k_mat39 *t, float3 q, bool quadratic,
                                  __global const sm_float *mean)
 {
     // column by column, as vectors (each component's sum in the order of a row's)
-#define SM_T_COLUMN(j) (vload4(0, t->c[j]).xyz)
-    g += SM_T_COLUMN(0) * q.x + SM_T_COLUMN(1) * q.y + SM_T_COLUMN(2) * q.z;
-    if (quadratic) {
-        const float means[6] = {mean[0], mean[1], mean[2], mean[3], mean[4], mean[5]};
-        float qt[6];
-        sm_quadratic_terms_f(q, means, qt);
-#pragma unroll
-        for (int j = 0; j < 6; j++) g += SM_T_COLUMN(3 + j) * qt[j];
-    }
-#undef SM_T_COLUMN
-    return g;
+    g += vload4(0, t->c[0]).xyz * q.x + vload4(0, t->c[1]).xyz * q.y + vload4(0, t->c[2]).xyz * q.z;
+    return quadratic ? sm_add_quadratic_columns(g, t, q, mean) : g;
 }
 
 /// The rotation matrix of the unit quaternion q = (x, y, z, w), w the scalar part.
