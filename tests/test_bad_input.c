@@ -878,6 +878,108 @@ static void values_beyond_the_device_float_range_are_refused_on_opencl(void)
     }
 }
 
+/// Objects too small for the device's floats are refused on OpenCL, and those it takes match the
+/// reference. The device sums products m y q^T of a cluster's offsets y, q (about its size s) and
+/// member masses m: where s^2 or m s^2 is below the smallest normal float (1.2e-38) the sums are
+/// subnormal or 0, and a spinning linear box of 1e-20 m ended 15% of its size from the
+/// reference's (a quadratic one went non-finite). Seeded draws of a spinning box of 3 x 3 x 3
+/// particles, linear or quadratic, its edge log-uniform in [1e-22, 1e-12] m and its mass in
+/// its whole range, [1e-12, 1e12] kg: OpenCL refuses it, naming the cluster, where the bound is missed by more than
+/// a factor of 2, and takes it where it is met by that; a box it takes ends within 1e-4 of its
+/// size of the reference's after 30 steps. The CPU reference takes every one.
+static void objects_below_the_device_float_range_are_refused_or_match_the_reference(void)
+{
+    rng r = {61};
+    int refused = 0, taken = 0;
+    for (int k = 0; k < 24; k++) {
+        const double edge = pow(10.0, rng_uniform(&r, -22.0, -12.0)), mass = pow(10.0, rng_uniform(&r, -12.0, 12.0));
+        sm_object_def def = sm_object_def_default();
+        def.shape.size = (sm_vec3){edge, edge, edge};
+        def.shape.resolution[0] = def.shape.resolution[1] = def.shape.resolution[2] = 3;
+        def.mass = mass;
+        def.mode = k % 2 == 0 ? SM_MODE_LINEAR : SM_MODE_QUADRATIC;
+        def.alpha = 0.5, def.beta = 0.5;
+        def.angular_velocity = (sm_vec3){0.0, 3.0, 1.0};
+        // the one cluster's size: the corners, sqrt(3) / 2 edges from the centre
+        const double size2 = 0.75 * edge * edge, bound = fmin(size2, mass / 27.0 * size2) / FLT_MIN;
+        char label[160];
+        snprintf(label, sizeof label, "an edge of %g m and a mass of %g kg (%g times the bound)", edge, mass, bound);
+        double end[2][27 * 3];
+        bool ran[2] = {false, false};
+        for (int b = 0; b < 2; b++) {
+            sm_world_def wd = sm_world_def_default();
+            wd.backend = backends[b];
+            wd.gravity = (sm_vec3){0.0, 0.0, 0.0};
+            sm_world *world = NULL;
+            ENSURE_OK(sm_world_create(&wd, &world));
+            if (!world) continue;
+            if (b == 1 && bound < 0.5) {
+                refused_object(world, &def, label, "cluster 0", "smallest normal float");
+                world_still_works(world, label);
+                refused++;
+            } else {
+                const sm_result added = sm_world_add_object(world, &def, NULL);
+                if (b == 0 || bound > 2.0) expect(added, SM_OK, label, NULL, NULL);
+                for (int s = 0; added == SM_OK && s < 30; s++) ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
+                ran[b] = added == SM_OK && sm_world_get_positions(world, 0, 27, end[b]) == SM_OK;
+                taken += b == 1 && ran[b];
+            }
+            sm_world_destroy(world);
+        }
+        if (!ran[0] || !ran[1]) continue;
+        double off = 0.0;
+        for (int j = 0; j < 27 * 3; j++) off = fmax(off, fabs(end[1][j] - end[0][j]));
+        if (!(off <= 1e-4 * edge)) {
+            fprintf(stderr, "%s: OpenCL ended %g of its size from the reference\n", label, off / edge);
+            sm_test_failures++;
+        }
+    }
+    ENSURE(refused >= 4 && taken >= 4); // both sides of the bound were drawn
+}
+
+/// On OpenCL an object so large that float rounding alone moves its particles past check_speed
+/// (the default 1e5 m/s: rounding of 1e-7 of a 1e12 m box at 60 Hz is 6e6 m/s) is stopped by
+/// the state check with a message that says so, and with check_speed raised it stays whole; the
+/// CPU reference runs it within the default. Seeded draws of a box at rest, linear or quadratic,
+/// turned, its edge log-uniform in [1e11, 1e13] m.
+static void large_objects_stopped_by_rounding_say_so(void)
+{
+    rng r = {67};
+    for (int k = 0; k < 4; k++) {
+        const double edge = pow(10.0, rng_uniform(&r, 11.0, 13.0));
+        sm_object_def def = sm_object_def_default();
+        def.shape.size = (sm_vec3){edge, edge, edge};
+        def.mode = k % 2 == 0 ? SM_MODE_LINEAR : SM_MODE_QUADRATIC;
+        def.rotation = (sm_vec3){rng_uniform(&r, 10.0, 80.0), rng_uniform(&r, 10.0, 80.0), 0.0}; // (not the pose it is made in)
+        char label[96];
+        snprintf(label, sizeof label, "a box of %g m", edge);
+        for (int b = 0; b < 3; b++) { // the reference, OpenCL, OpenCL with check_speed raised
+            sm_world_def wd = sm_world_def_default();
+            wd.backend = backends[b > 0];
+            wd.gravity = (sm_vec3){0.0, 0.0, 0.0};
+            wd.check_interval = 60;
+            if (b == 2) wd.check_speed = 1e12;
+            sm_world *world = NULL;
+            ENSURE_OK(sm_world_create(&wd, &world));
+            if (!world) continue;
+            ENSURE_OK(sm_world_add_object(world, &def, NULL));
+            sm_result result = SM_OK;
+            for (int s = 0; s < 120 && result == SM_OK; s++) result = sm_world_step(world, 1.0 / 60.0, 1);
+            if (b == 1) expect(result, SM_ERROR_DIVERGED, label, "faster than check_speed", "float rounding");
+            else expect(result, SM_OK, label, NULL, NULL);
+            if (b == 2) { // whole: every particle within the box's half diagonal of the centre, and a bit
+                double xyz[64 * 3], center[3] = {0.0, 0.0, 0.0}, far = 0.0;
+                ENSURE_OK(sm_world_get_positions(world, 0, 64, xyz));
+                for (int i = 0; i < 64 * 3; i++) center[i % 3] += xyz[i] / 64.0;
+                for (int i = 0; i < 64; i++)
+                    far = fmax(far, hypot(hypot(xyz[3 * i] - center[0], xyz[3 * i + 1] - center[1]), xyz[3 * i + 2] - center[2]));
+                ENSURE_RANGE(far / edge, 0.86, 0.87);
+            }
+            sm_world_destroy(world);
+        }
+    }
+}
+
 /// A world with collisions on `backend`, and a box 3 m off the origin.
 static sm_world *colliding_world(sm_backend backend)
 {
@@ -1233,6 +1335,8 @@ int main(int argc, char **argv)
         TEST(unreadable_scene_and_mesh_files_are_refused),
         TEST(values_beyond_the_device_float_range_are_refused_on_opencl),
         TEST(collision_radii_beyond_the_float_limit_are_refused_on_opencl),
+        TEST(objects_below_the_device_float_range_are_refused_or_match_the_reference),
+        TEST(large_objects_stopped_by_rounding_say_so),
         TEST(boxes_of_too_many_particles_are_refused),
         TEST(a_world_too_large_for_the_device_fails_cleanly),
         TEST(no_opencl_platform_is_reported),

@@ -219,6 +219,39 @@ static sm_result check_new_particles(const sm_world *world, int32_t first, int32
     return SM_OK;
 }
 
+/// On OpenCL, each new cluster's scales within the normal floats: the device sums products m y q^T
+/// (and in quadratic mode m y w^T, with weights w of about 1 / (M s^2) applied to quadratic terms
+/// of about s^2), so for the cluster's size s (its largest rest offset) and smallest member mass
+/// m, s^2 and m s^2 must be at least FLT_MIN (M s^2 at most FLT_MAX is the object's second
+/// moment, checked before). Below, the sums are subnormal or 0 and the fit silently wrong: a
+/// linear box of 1e-20 m spinning on the device ended 15% of its size from the reference's, and
+/// a quadratic one's weights were not finite. A cluster of size 0 (one particle, or all at one
+/// point) forms no moments.
+static sm_result check_cluster_scales(const sm_world *world, const sm_vec3 *local, const double *masses,
+                                      const int32_t *offsets, const int32_t *indices, int32_t cluster_count)
+{
+    if (!world->cl) return SM_OK;
+    for (int32_t c = 0; c < cluster_count; c++) {
+        double least = INFINITY, mass = 0.0, size = 0.0;
+        sm_vec3 center = {0, 0, 0};
+        for (int32_t j = offsets[c]; j < offsets[c + 1]; j++) {
+            const double m = masses[indices[j]];
+            mass += m, least = fmin(least, m);
+            center = v3_add(center, v3_scale(local[indices[j]], m));
+        }
+        center = v3_scale(center, 1.0 / mass);
+        for (int32_t j = offsets[c]; j < offsets[c + 1]; j++)
+            size = fmax(size, v3_length(v3_sub(local[indices[j]], center)));
+        if (size > 0.0 && !(size * size >= FLT_MIN && least * size * size >= FLT_MIN))
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT,
+                           "cluster %d: its size %g m (its largest rest offset) squared, or that times its smallest "
+                           "particle mass %g kg, is below the smallest normal float (%g), so the OpenCL backend's "
+                           "moments would be lost to rounding: use the CPU backend or larger units",
+                           c, size, least, (double)FLT_MIN);
+    }
+    return SM_OK;
+}
+
 sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t *out_object)
 {
     if (!world || !def) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_add_object: world and def must not be NULL");
@@ -311,6 +344,7 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
         world->force[first + i] = v3_scale(def->force, masses[i] / total_mass);
     }
     result = check_new_particles(world, first, count, total_mass, com);
+    if (result == SM_OK) result = check_cluster_scales(world, local, masses, offsets, indices, cluster_count);
     if (result != SM_OK) goto done;
     // a skinned surface's vertices, placed like the particles, within the device's floats too
     for (int32_t v = 0; world->cl && v < def->surface.vertex_count && def->surface.vertices; v++) {

@@ -67,6 +67,16 @@ static bool cluster_stretched(const sm_world *world, int32_t c, double extent)
                                 cluster->size, anchor);
 }
 
+/// The largest size of object `object`'s clusters (m).
+static double object_size(const sm_world *world, int32_t object)
+{
+    const sm_object *o = &world->objects[object];
+    double size = 0.0;
+    for (int32_t c = o->first_cluster; c < o->first_cluster + o->cluster_count; c++)
+        size = fmax(size, world->clusters[c].size);
+    return size;
+}
+
 /// The state check (sm_world_def.check_interval): fails with SM_ERROR_NOT_FINITE naming the
 /// first particle whose position or velocity is not finite, else with SM_ERROR_DIVERGED naming
 /// the first particle faster than check_speed or the first cluster stretched beyond
@@ -96,10 +106,20 @@ static sm_result check_state(sm_world *world)
                            "sm_world_step: particle %d (object %d%s%s) has a non-finite position or velocity after %lld steps "
                            "(%g s): the simulation diverged",
                            i, object, name ? ", " : "", name ? name : "", steps, world->time);
+        // on OpenCL, float rounding alone moves the particles of a large object fast: say so where
+        // the speed is within 100 times that
+        const double rounding = world->cl && steps > 0 ? FLT_EPSILON * object_size(world, object) * steps / world->time : 0.0;
+        const double v = v3_length(world->velocity[i]);
+        char hint[256] = "";
+        if (v <= 100.0 * rounding)
+            snprintf(hint, sizeof hint,
+                     " (or it is the OpenCL backend's float rounding: at these steps it alone moves the particles of "
+                     "clusters of %.4g m at about %.4g m/s; raise check_speed or use the CPU backend)",
+                     object_size(world, object), rounding);
         return sm_fail(SM_ERROR_DIVERGED,
                        "sm_world_step: particle %d (object %d%s%s) moves at %.4g m/s after %lld steps (%g s), faster than "
-                       "check_speed (%g m/s): the simulation diverged",
-                       i, object, name ? ", " : "", name ? name : "", v3_length(world->velocity[i]), steps, world->time, speed);
+                       "check_speed (%g m/s): the simulation diverged%s",
+                       i, object, name ? ", " : "", name ? name : "", v, steps, world->time, speed, hint);
     }
     if (first[2] < 0) return SM_OK;
     const int32_t c = first[2], object = world->clusters[c].object;

@@ -391,7 +391,8 @@ SM_API sm_object_def sm_object_def_default(void);
 
 /// Adds an object; its particles are appended after those already in the world, in the
 /// shape's own order. *out_object (may be NULL) receives its index. On OpenCL, whose kernels
-/// compute in float, values beyond the float range (3.4e38) are refused (docs/opencl.md, "Float range").
+/// compute in float, values beyond the float range (3.4e38) are refused, and so are clusters too
+/// small for its normal floats (docs/opencl.md, "Float range").
 SM_API sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t *out_object);
 
 /* ---- Stepping ---------------------------------------------------------------------- */
