@@ -435,6 +435,10 @@ static void bad_edits_are_refused(void)
         xyz[4] = 1.0, xyz[8] = -INFINITY;
         REFUSED(sm_world_set_velocities(world, 0, 3, xyz), "sm_world_set_velocities", "value 8 is not finite");
         REFUSED(sm_world_set_force(world, 3, (sm_vec3){0, NAN, 0}), "sm_world_set_force", "force must be finite");
+        xyz[8] = NAN;
+        REFUSED(sm_world_set_forces(world, 0, 3, xyz), "sm_world_set_forces", "value 8 is not finite");
+        xyz[8] = 1.0;
+        REFUSED(sm_world_set_forces(world, 60, 5, xyz), "sm_world_set_forces", NULL); // past the particles
         REFUSED(sm_world_set_target(world, 3, (sm_vec3){INFINITY, 0, 0}, 10.0), "sm_world_set_target", "target must be finite");
         REFUSED(sm_world_set_target(world, 3, (sm_vec3){0, 0, 0}, NAN), "sm_world_set_target", "stiffness");
         REFUSED(sm_world_set_target(world, 3, (sm_vec3){0, 0, 0}, INFINITY), "sm_world_set_target", "stiffness");
@@ -568,6 +572,7 @@ static void every_call_refuses_null_handles(void)
     REFUSED(sm_world_set_positions(NULL, 0, 0, NULL));
     REFUSED(sm_world_set_velocities(NULL, 0, 0, NULL));
     REFUSED(sm_world_set_force(NULL, 0, zero));
+    REFUSED(sm_world_set_forces(NULL, 0, 0, NULL));
     REFUSED(sm_world_get_forces(NULL, 0, 0, NULL));
     REFUSED(sm_world_reset_object(NULL, 0));
     REFUSED(sm_world_set_target(NULL, 0, zero, 0.0));
@@ -803,8 +808,9 @@ static void unreadable_scene_and_mesh_files_are_refused(void)
 /// velocities and accelerations, gravity, the ground's height, a collider's position (with its
 /// motion), a skinned surface's vertices, and collider sizes beyond 1e18 m (squared in the
 /// kernels); the CPU reference, in double, takes them and stays finite. (Masses have their own range on both backends,
-/// zero_and_negative_masses_are_refused. A force set by sm_world_set_force() is not checked: the
-/// state check stops the world it makes diverge, test_embedding.)
+/// zero_and_negative_masses_are_refused.) Forces set by sm_world_set_force() or
+/// sm_world_set_forces() beyond it, or whose acceleration is, are refused too: 1e300 N turned
+/// every position NaN with no error.
 static void values_beyond_the_device_float_range_are_refused_on_opencl(void)
 {
     static const struct {
@@ -861,6 +867,16 @@ static void values_beyond_the_device_float_range_are_refused_on_opencl(void)
         expect(sm_world_set_positions(world, 5, 1, far), expected, "set_positions 4e38", "sm_world_set_positions", "float range");
         expect(sm_world_set_target(world, 5, (sm_vec3){0, 0, 5e38}, 1.0), expected, "set_target 5e38", "sm_world_set_target",
                "float range");
+        expect(sm_world_set_force(world, 5, (sm_vec3){1e300, 0, 0}), expected, "set_force 1e300", "sm_world_set_force",
+               "float range");
+        // 1e37 N on a particle of 1/64 kg: the force fits a float, its acceleration does not
+        const double strong[6] = {0.0, 0.0, 0.0, 0.0, -1e37, 0.0};
+        expect(sm_world_set_forces(world, 4, 2, strong), expected, "set_forces 1e37 N", "value 4", "acceleration");
+        if (b == 1) { // refused whole: no force changed
+            double forces[6];
+            ENSURE_OK(sm_world_get_forces(world, 4, 2, forces));
+            ENSURE(forces[4] != -1e37 && forces[0] != 1e300);
+        }
         // a skinned surface placed beyond float: the world keeps its objects
         static const sm_vec3 corners[3] = {{0.0, 0.0, 0.0}, {1.0, 0.0, 0.0}, {0.0, 4e38, 0.0}};
         static const int32_t triangle[3] = {0, 1, 2};

@@ -166,6 +166,11 @@ static sm_result copy_in(sm_world *world, sm_vec3 *target, sm_cl_field field, in
         if (world->cl && !(fabs(xyz[i]) <= FLT_MAX))
             return sm_fail(SM_ERROR_INVALID_ARGUMENT, "%s: value %d (%g) is beyond the float range of the OpenCL backend",
                            call, i, xyz[i]);
+        // a force's acceleration too, which the kernels form as f / m in float
+        if (world->cl && field == SM_CL_FORCE && !(fabs(xyz[i]) / world->mass[first + i / 3] <= FLT_MAX))
+            return sm_fail(SM_ERROR_INVALID_ARGUMENT,
+                           "%s: value %d (%g N) over its particle's mass (%g kg) is an acceleration beyond the float "
+                           "range of the OpenCL backend", call, i, xyz[i], world->mass[first + i / 3]);
     }
     if (count > 0) memcpy(target + first, xyz, sizeof(sm_vec3) * (size_t)count);
     if (field == SM_CL_POSITION) sm_cl_forget_position_split(world, first, count); // (the host set them)
@@ -187,8 +192,13 @@ sm_result sm_world_set_force(sm_world *world, int32_t particle, sm_vec3 force)
     if (!world || particle < 0 || particle >= world->particle_count)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_set_force: no particle %d", particle);
     if (!v3_is_finite(force)) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_set_force: force must be finite");
-    world->force[particle] = force;
-    return sm_cl_write(world, SM_CL_FORCE, particle, 1);
+    const double xyz[3] = {force.x, force.y, force.z};
+    return copy_in(world, world->force, SM_CL_FORCE, particle, 1, xyz, "sm_world_set_force");
+}
+
+sm_result sm_world_set_forces(sm_world *world, int32_t first, int32_t count, const double *xyz)
+{
+    return copy_in(world, world ? world->force : NULL, SM_CL_FORCE, first, count, xyz, "sm_world_set_forces");
 }
 
 sm_result sm_world_reset_object(sm_world *world, int32_t object)

@@ -611,8 +611,14 @@ SM_API sm_result sm_world_set_positions(sm_world *world, int32_t first, int32_t 
 /// Overwrites velocities of particles [first, first + count), m/s.
 SM_API sm_result sm_world_set_velocities(sm_world *world, int32_t first, int32_t count, const double *xyz);
 
-/// Sets the constant external force on one particle, N (replaces the object's share).
+/// Sets the constant external force on one particle, N (replaces the object's share). On OpenCL
+/// the force and the acceleration it gives (force / mass) must lie within the float range.
 SM_API sm_result sm_world_set_force(sm_world *world, int32_t particle, sm_vec3 force);
+
+/// Sets the constant external forces of particles [first, first + count), N (3 doubles each), as
+/// sm_world_set_force() does one, in one call (on OpenCL, one write to the device). Refused
+/// whole, with nothing changed, when one is not finite or, on OpenCL, beyond the float range.
+SM_API sm_result sm_world_set_forces(sm_world *world, int32_t first, int32_t count, const double *xyz);
 
 /// Copies the external forces of particles [first, first + count) into xyz, N.
 SM_API sm_result sm_world_get_forces(const sm_world *world, int32_t first, int32_t count, double *xyz);
