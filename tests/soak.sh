@@ -4,8 +4,9 @@
 # test_random_stability, with a line per object and draw (its largest radius over the bound's
 # scale, its radius after settling, and what was drawn), then a summary. WORDS go to
 # test_random_stability: a backend ("cpu" or "opencl"; both when none), "sliding" (draws
-# along the ground at long steps), "piles" (objects in contact at any step and speed) or
-# "colliding" (among colliders of every shape, static or moving).
+# along the ground at long steps), "piles" (objects in contact at any step and speed),
+# "colliding" (among colliders of every shape, static or moving) or "cutting" (objects cut 1 to
+# 3 times during the run).
 #   tests/soak.sh COUNT [FIRST] [BUILD_DIR] [WORDS...]
 # Exits 1 when a draw broke a property; each failure prints the command that replays it.
 set -u

@@ -57,6 +57,8 @@ enum {
     SLIDING_DRAWS = 48,
     PILES_DRAWS = 48,
     COLLIDING_DRAWS = 24,
+    CUTTING_DRAWS = 24,
+    MAX_CUTS = 3,
     STEPS = 2000,
     SAMPLE_EVERY = 10,
     SETTLE_STEPS = 600
@@ -97,6 +99,13 @@ typedef struct draw {
     bool fixed[MAX_OBJECTS]; ///< held: has fixed particles, or a particle on a spring
     bool solid[MAX_OBJECTS]; ///< a lattice filling a volume (not a point cloud, not flat or colinear)
     char summary[MAX_OBJECTS][256];
+    // `cutting`: cut k comes before solver step cut_step[k], through the object whose id is
+    // cut_object[k] modulo the world's objects then, along cut_normal[k], cut_offset[k] of its
+    // radius off its centre
+    int cuts;
+    int cut_step[MAX_CUTS], cut_object[MAX_CUTS];
+    sm_vec3 cut_normal[MAX_CUTS];
+    double cut_offset[MAX_CUTS];
 } draw;
 
 static void append(draw *d, const char *format, ...) __attribute__((format(printf, 2, 3)));
@@ -268,6 +277,14 @@ static bool colliding;
 /// piles apart; here bodies may pass through each other, and must stay within the bound).
 static bool piles;
 
+/// Cuts: with `cutting`, 1 to 3 cuts in each draw at random steps of its run, through an object
+/// or a piece of one by a plane of any normal, up to 0.8 of its radius off its centre (Henriques
+/// & Wuensche's cutting, sm_world_cut()), the rest drawn as always. From a cut on, the pieces'
+/// bodies are bounded by their own rest radii.
+static bool cutting;
+/// The cuts made so far (a cutting run that cut nothing would test nothing).
+static int cuts_made;
+
 /// Draws the scene of `seed`.
 static void make_draw(uint64_t seed, draw *d)
 {
@@ -434,6 +451,13 @@ static void make_draw(uint64_t seed, draw *d)
         snprintf(d->summary[0] + used, sizeof d->summary[0] - used, ", spring (k %.3g, c %.3g)", k, c);
     }
     append(d, "}");
+    d->cuts = cutting ? 1 + pick(r, MAX_CUTS) : 0;
+    for (int k = 0; k < d->cuts; k++) {
+        d->cut_step[k] = 1 + pick(r, STEPS);
+        d->cut_object[k] = pick(r, d->objects + k); // a piece of an earlier cut too
+        d->cut_normal[k] = unit_vector(r);
+        d->cut_offset[k] = rng_uniform(r, -0.8, 0.8);
+    }
 }
 
 /// A body: the particles of clusters of one object joined through shared particles that fix their
@@ -646,14 +670,49 @@ static double body_ratio(const body *b, const double *x, const double *v, const 
 }
 
 /// Whether object o is held to coming back to its rest shape (see run_draw).
-static bool settle_checked(const sm_world *world, const draw *d, int o)
+static bool settle_checked(const sm_world *world, const draw *d, int o, int drawn)
 {
     sm_object_info info;
     sm_world_get_object(world, o, &info);
-    if (info.cluster_count != 1 || d->fixed[o] || d->contact) return false;
+    if (info.cluster_count != 1 || d->fixed[drawn] || d->contact) return false;
     sm_cluster_info cluster;
     sm_world_get_cluster(world, info.first_cluster, &cluster);
     return cluster.modes == (info.mode == SM_MODE_QUADRATIC ? 9 : 3);
+}
+
+/// Makes draw d's cut k (see `cutting`) through the object of id cut_object[k] modulo the world's
+/// objects, at its current centre of mass and radius; a front piece gets the next id, and its
+/// drawn object in `origin`. Returns whether it cut (a plane that misses every particle leaves
+/// the object whole).
+static bool cut_object(sm_world *world, const draw *d, int k, int *objects, int *origin, double *x, const double *m,
+                       bool verbose)
+{
+    const int o = d->cut_object[k] % *objects;
+    const int32_t n = sm_world_get_counts(world).particles;
+    const int32_t *list = NULL;
+    int32_t listed = 0;
+    ENSURE_OK(sm_world_get_positions(world, 0, n, x));
+    ENSURE_OK(sm_world_get_object_particles(world, o, &list, &listed));
+    sm_vec3 c = {0, 0, 0};
+    double total = 0.0;
+    for (int32_t j = 0; j < listed; j++) {
+        const int32_t i = list[j];
+        c = v3_add(c, v3_scale(v3(x[3 * i], x[3 * i + 1], x[3 * i + 2]), m[i])), total += m[i];
+    }
+    c = v3_scale(c, 1.0 / total);
+    const double radius = radius_of(list, listed, x, m);
+    const sm_plane plane = {v3_add(c, v3_scale(d->cut_normal[k], d->cut_offset[k] * (isfinite(radius) ? radius : 0.0))),
+                            d->cut_normal[k]};
+    sm_cut_info info;
+    const sm_result cut = sm_world_cut(world, o, plane, &info);
+    ENSURE_OK(cut);
+    if (cut != SM_OK || !info.cut) return false;
+    if (verbose) printf("  cut %d before step %d: object %d into %d and %d particles (piece %d)\n", k, d->cut_step[k], o,
+                        info.back_particles, info.front_particles, info.front_object);
+    origin[info.front_object] = origin[o];
+    *objects = info.front_object + 1;
+    cuts_made++;
+    return true;
 }
 
 /// Runs draw d on `backend`.
@@ -676,7 +735,12 @@ static outcome run_draw(const draw *d, sm_backend backend, bool verbose)
     bodies all = find_bodies(world, rest, m);
     const int32_t n = sm_world_get_counts(world).particles;
     double *x = malloc(sizeof(double) * 3 * (size_t)n + 1), *v = malloc(sizeof(double) * 3 * (size_t)n + 1);
-    double stretch[MAX_OBJECTS];
+    // the world's objects: the drawn ones, then the front pieces of cuts, each with the drawn
+    // object it came from
+    enum { MAX_PIECES = MAX_OBJECTS + MAX_CUTS };
+    double stretch[MAX_PIECES];
+    int origin[MAX_PIECES], objects = d->objects;
+    for (int o = 0; o < MAX_PIECES; o++) origin[o] = o < d->objects ? o : 0;
     // contact may push a particle a further 3 k r in a step (k sweeps, r the largest radius):
     // over each body's rest radius, the bound's allowance for it
     double largest_radius = 0.0;
@@ -691,6 +755,12 @@ static outcome run_draw(const draw *d, sm_backend backend, bool verbose)
     const int calls = (STEPS + d->substeps - 1) / d->substeps, every = (SAMPLE_EVERY + d->substeps - 1) / d->substeps;
     for (int call = 1; call <= calls && !out.nan && !out.escaped; call++) {
         const int step = call * d->substeps;
+        for (int k = 0; k < d->cuts; k++) {
+            if (d->cut_step[k] <= step - d->substeps || d->cut_step[k] > step) continue;
+            if (!cut_object(world, d, k, &objects, origin, x, m, verbose)) continue;
+            free_bodies(&all);
+            all = find_bodies(world, rest, m);
+        }
         if (sm_scene_apply(scene, world) != SM_OK || sm_world_step(world, d->h * d->substeps, d->substeps) != SM_OK) {
             if (verbose) printf("  step %d: %s\n", step, sm_last_error());
             out.nan = true;
@@ -700,16 +770,18 @@ static outcome run_draw(const draw *d, sm_backend backend, bool verbose)
         sm_world_get_positions(world, 0, n, x);
         sm_world_get_velocities(world, 0, n, v);
         for (int32_t i = 0; i < 3 * n; i++) out.nan = out.nan || !isfinite(x[i]) || !isfinite(v[i]);
-        for (int o = 0; o < d->objects; o++) stretch[o] = plastic_stretch(world, o);
+        for (int o = 0; o < objects; o++) stretch[o] = plastic_stretch(world, o);
         for (int k = 0; k < all.count && !out.nan; k++) {
             const body *b = &all.list[k];
             if (!(b->rest_radius > 0)) continue;
+            const int drawn = origin[b->object];
             const double ratio = body_ratio(b, x, v, m, stretch[b->object], NULL);
-            const double limit = bound(d->strain_limit[b->object]) + 2.0 * push / (b->rest_radius * stretch[b->object]);
+            const double limit = bound(d->strain_limit[drawn]) + 2.0 * push / (b->rest_radius * stretch[b->object]);
             if (trace) printf("  step %d: body %d (object %d, %d particles) at %.4f rest radii\n", step, k, b->object, b->count, ratio);
-            out.worst[b->object] = fmax(out.worst[b->object], ratio);
-            // (an object held by fixed particles is stretched by what holds it: not bounded)
-            if (!(ratio <= limit) && !d->fixed[b->object]) {
+            out.worst[drawn] = fmax(out.worst[drawn], ratio);
+            // (an object held by fixed particles is stretched by what holds it: not bounded; a
+            // piece of one is taken as held too)
+            if (!(ratio <= limit) && !d->fixed[drawn]) {
                 out.escaped = true, out.escape_step = step, out.escape_object = b->object;
                 break;
             }
@@ -722,7 +794,7 @@ static outcome run_draw(const draw *d, sm_backend backend, bool verbose)
     // steps of at most 1/240 s (an object resting on the ground sags by about g h^2 / alpha
     // under its own weight; steps shorter than the draw's move its particles less than it did)
     const double settle_h = fmin(d->h, SETTLE_H);
-    for (int o = 0; o < d->objects && !out.nan && !out.escaped; o++) {
+    for (int o = 0; o < objects && !out.nan && !out.escaped; o++) {
         sm_object_params p;
         sm_world_get_object_params(world, o, &p);
         p.alpha = SETTLE_ALPHA;
@@ -738,24 +810,25 @@ static outcome run_draw(const draw *d, sm_backend backend, bool verbose)
         if (step % SAMPLE_EVERY != 0 && step != SETTLE_STEPS) continue;
         sm_world_get_positions(world, 0, n, x);
         sm_world_get_velocities(world, 0, n, v);
-        for (int o = 0; o < d->objects; o++) stretch[o] = plastic_stretch(world, o);
+        for (int o = 0; o < objects; o++) stretch[o] = plastic_stretch(world, o);
         for (int k = 0; k < all.count; k++) {
             const body *b = &all.list[k];
             if (!(b->rest_radius > 0)) continue;
+            const int drawn = origin[b->object];
             double stirring = 0.0;
             const double ratio = body_ratio(b, x, v, m, stretch[b->object], &stirring);
             if (trace) printf("  settling %d: body %d (object %d) at %.4f rest radii, stirring %.3g m/s\n", step, k, b->object,
                               ratio, stirring);
             if (step != SETTLE_STEPS) continue;
-            out.settled[b->object] = fmax(out.settled[b->object], ratio);
-            out.stirring[b->object] = fmax(out.stirring[b->object], stirring);
+            out.settled[drawn] = fmax(out.settled[drawn], ratio);
+            out.stirring[drawn] = fmax(out.stirring[drawn], stirring);
             // an object of one cluster that determines every mode of its mode comes back; not
             // checked: objects in contact (they rest deformed under the load, and jitter),
             // objects held by fixed particles (they hang under gravity), clusters of too few
             // particles for their mode (their fit follows noise), and objects of several clusters
             // (they can come to rest in a deformed equilibrium, their clusters in disagreement,
             // or keep moving: docs/measured.md; `soak ... report` counts them)
-            if (!(ratio <= SETTLE_FACTOR) && settle_checked(world, d, b->object)) out.unsettled = true;
+            if (!(ratio <= SETTLE_FACTOR) && settle_checked(world, d, b->object, drawn)) out.unsettled = true;
         }
     }
     free_bodies(&all);
@@ -798,9 +871,9 @@ static bool check_draw(uint64_t seed, sm_backend backend, bool verbose)
                    out.nan ? "a NaN, or a step failed" : out.escaped ? "an object left the bound" : "an object did not settle");
             print_draw(&d);
             if (out.escaped) printf("  object %d beyond the bound at step %d\n", out.escape_object, out.escape_step);
-            printf("  replay: build/tests/test_random_stability draw %llu %s%s%s%s\n", (unsigned long long)seed,
+            printf("  replay: build/tests/test_random_stability draw %llu %s%s%s%s%s\n", (unsigned long long)seed,
                    backend_label(backend), sliding ? " sliding" : "", piles ? " piles" : "",
-                   colliding ? " colliding" : "");
+                   colliding ? " colliding" : "", cutting ? " cutting" : "");
         }
         for (int o = 0; o < d.objects; o++)
             printf("  object %d: largest radius %.3f rest radii (bound %.3g), settled %.3f, stirring %.3g m/s\n", o,
@@ -834,6 +907,16 @@ static void piles_draws_cpu(void) { draws_in_mode(&piles, PILES_DRAWS, SM_BACKEN
 static void piles_draws_opencl(void) { draws_in_mode(&piles, PILES_DRAWS, SM_BACKEND_OPENCL); }
 static void colliding_draws_cpu(void) { draws_in_mode(&colliding, COLLIDING_DRAWS, SM_BACKEND_CPU); }
 static void colliding_draws_opencl(void) { draws_in_mode(&colliding, COLLIDING_DRAWS, SM_BACKEND_OPENCL); }
+/// The cutting draws, which must have cut: at least one cut a draw on average.
+static void cutting_draws(sm_backend backend)
+{
+    cuts_made = 0;
+    draws_in_mode(&cutting, CUTTING_DRAWS, backend);
+    printf("  %d cuts\n", cuts_made);
+    ENSURE(cuts_made >= CUTTING_DRAWS);
+}
+static void cutting_draws_cpu(void) { cutting_draws(SM_BACKEND_CPU); }
+static void cutting_draws_opencl(void) { cutting_draws(SM_BACKEND_OPENCL); }
 
 /// The words after a command's numbers: a backend ("cpu" or "opencl"; both when none is given),
 /// "trace", "report", "sliding", "piles" and "colliding", in any order. Returns the backends to
@@ -847,6 +930,7 @@ static int read_words(int argc, char **argv, int first)
         else if (strcmp(argv[k], "sliding") == 0) sliding = true;
         else if (strcmp(argv[k], "piles") == 0) piles = true;
         else if (strcmp(argv[k], "colliding") == 0) colliding = true;
+        else if (strcmp(argv[k], "cutting") == 0) cutting = true;
         else if (strcmp(argv[k], backend_label(SM_BACKEND_CPU)) == 0) backends |= 1 << SM_BACKEND_CPU;
         else if (strcmp(argv[k], backend_label(SM_BACKEND_OPENCL)) == 0) backends |= 1 << SM_BACKEND_OPENCL;
         else fprintf(stderr, "test_random_stability: ignoring '%s'\n", argv[k]);
@@ -874,6 +958,7 @@ int main(int argc, char **argv)
     }
     static const sm_test_case tests[] = {TEST(random_draws_cpu), TEST(random_draws_opencl), TEST(sliding_draws_cpu),
                                          TEST(sliding_draws_opencl), TEST(piles_draws_cpu), TEST(piles_draws_opencl),
-                                         TEST(colliding_draws_cpu), TEST(colliding_draws_opencl)};
+                                         TEST(colliding_draws_cpu), TEST(colliding_draws_opencl), TEST(cutting_draws_cpu),
+                                         TEST(cutting_draws_opencl)};
     return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
 }
