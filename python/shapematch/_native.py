@@ -298,6 +298,7 @@ for _field in ("positions", "velocities", "rest_positions", "goals", "masses", "
 sm_world_set_positions = _proto("sm_world_set_positions", ctypes.c_int, _world, _int, _int, _doubles)
 sm_world_set_velocities = _proto("sm_world_set_velocities", ctypes.c_int, _world, _int, _int, _doubles)
 sm_world_set_force = _proto("sm_world_set_force", ctypes.c_int, _world, _int, Vec3)
+sm_world_set_forces = _proto("sm_world_set_forces", ctypes.c_int, _world, _int, _int, _doubles)
 sm_world_set_target = _proto("sm_world_set_target", ctypes.c_int, _world, _int, Vec3, ctypes.c_double)
 sm_world_reset_object = _proto("sm_world_reset_object", ctypes.c_int, _world, _int)
 sm_world_cut = _proto("sm_world_cut", ctypes.c_int, _world, _int, Plane, _P(CutInfo))

@@ -2,11 +2,14 @@
 string or a dict in the scene format of scenes/README.md); a World is a simulation made from one,
 stepped by the library and read and written as numpy arrays."""
 
+import contextlib
 import ctypes
 import json
+import numbers
 import operator
 import os
 import sys
+import threading
 import time
 
 import numpy as np
@@ -18,13 +21,19 @@ from . import _native as N
 
 class ShapematchError(Exception):
     """A call into the library failed: `code` is its sm_result, `name` its constant's name and
-    the message the library's sentence (sm_last_error())."""
+    the message the library's sentence (sm_last_error()). Errors pickle and copy with their
+    code, message and any attribute added to them (World.run's `frames`), so that they cross
+    process boundaries (multiprocessing, Dask) as themselves."""
 
     def __init__(self, code, message):
         self.code = code
         self.name = N.RESULT_NAMES.get(code, "SM_ERROR_%d" % code)
         self.message = message
         super().__init__("%s: %s" % (self.name, message))
+
+    def __reduce__(self):
+        # remade from (code, message), then every attribute restored (name, frames, ...)
+        return (type(self), (self.code, self.message), dict(self.__dict__))
 
 
 class InvalidArgument(ShapematchError, ValueError):
@@ -70,9 +79,11 @@ def _check(result):
 
 
 def _int32(value, what, minimum=-(2**31)):
-    """`value` as a C int32 argument: an integer (a Python or numpy integer, not a float) in
-    [minimum, 2^31). ctypes would wrap a larger one into range without a word (object 2^32 is
-    object 0)."""
+    """`value` as a C int32 argument: an integer (a Python or numpy integer, not a float nor a
+    bool) in [minimum, 2^31). ctypes would wrap a larger one into range without a word (object
+    2^32 is object 0)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError("%s must be an integer, got a bool (%r)" % (what, value))
     try:
         v = operator.index(value)
     except TypeError:
@@ -80,6 +91,14 @@ def _int32(value, what, minimum=-(2**31)):
     if not minimum <= v < 2**31:
         raise ValueError("%s must be an integer in [%d, %d], got %d" % (what, minimum, 2**31 - 1, v))
     return v
+
+
+def _real(value, what):
+    """`value` as a C double argument: a real number (Python's or numpy's); a string, a bool,
+    None or a complex number is refused rather than converted."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError("%s must be a real number, got %r" % (what, value))
+    return float(value)
 
 
 def _real_array(values, shape, what):
@@ -104,20 +123,96 @@ def _vec3(value, what):
     return N.Vec3(float(v[0]), float(v[1]), float(v[2]))
 
 
+def _json_default(value):
+    """json's hook for what it does not know: numpy scalars as Python numbers, numpy arrays as
+    (nested) lists; anything else is refused as json refuses it."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError("Object of type %s is not JSON serializable" % type(value).__name__)
+
+
+def _dumps(data):
+    return json.dumps(data, default=_json_default)
+
+
+def _path(path, what="path"):
+    """A path argument (str, bytes or os.PathLike) as a str; TypeError for anything else."""
+    try:
+        return os.fsdecode(os.fspath(path))
+    except TypeError:
+        raise TypeError("%s must be a str, bytes or os.PathLike path, got %r" % (what, path)) from None
+
+
+def _scene_of(scene, what="scene"):
+    """`scene` as a Scene: a Scene itself, a dict in the scene format, or the path of a scene
+    file (str, bytes or os.PathLike); returns (scene, whether it was made here)."""
+    if isinstance(scene, Scene):
+        return scene, False
+    if isinstance(scene, dict):
+        return Scene.from_dict(scene), True
+    if isinstance(scene, (str, bytes, os.PathLike)):
+        return Scene.load(scene), True
+    raise TypeError("%s must be a Scene, a dict in the scene format or a path, got %r" % (what, scene))
+
+
 # ---- Scenes --------------------------------------------------------------------------------
 
 
 class _Owned:
     """A handle of the library's, freed by close(), at the end of a `with` block, or when
-    collected; `_free` is the library's function that frees it."""
+    collected; `_free` is the library's function that frees it.
+
+    Every native call on the handle runs inside `_using()`, which counts it; close() refuses new
+    calls and waits for those in flight to return before it frees the handle, so that a close()
+    from another thread (after a cancel(), say) never frees what a step is using. The object
+    cannot be copied or pickled: the copy would share the handle, and free it twice."""
 
     _free = None
+    _what = "object"
+
+    def _own(self):
+        self._handle = ctypes.c_void_p()
+        self._guard = threading.Condition(threading.Lock())
+        self._uses = 0
+        self._closing = False
+
+    @contextlib.contextmanager
+    def _using(self, closed=None, while_closing=False):
+        """The handle, counted as in use until the block ends; ValueError(`closed`, or "the ...
+        is closed") when it is closed, or being closed (unless `while_closing`: cancel())."""
+        guard = self._guard
+        with guard:
+            if not self._handle.value or (self._closing and not while_closing):
+                raise ValueError(closed or "the %s is closed" % self._what)
+            self._uses += 1
+        try:
+            yield self._handle
+        finally:
+            with guard:
+                self._uses -= 1
+                if not self._uses:
+                    guard.notify_all()
+
+    @property
+    def closed(self):
+        """True once close() has freed it."""
+        return not getattr(self, "_handle", None) or not self._handle.value
 
     def close(self):
-        """Frees it (a world: with its device buffers) now."""
-        if getattr(self, "_handle", None) and self._handle.value:
-            type(self)._free(self._handle)
-            self._handle = ctypes.c_void_p()
+        """Frees it (a world: with its device buffers) now, once the calls other threads have in
+        progress on it return; it cannot be used after. Closing twice does nothing."""
+        guard = getattr(self, "_guard", None)
+        if guard is None:  # (its __init__ failed before it held anything)
+            return
+        with guard:
+            self._closing = True
+            while self._uses:
+                guard.wait()
+            if self._handle.value:
+                type(self)._free(self._handle)
+                self._handle = ctypes.c_void_p()
 
     def __enter__(self):
         return self
@@ -128,21 +223,41 @@ class _Owned:
     def __del__(self):
         self.close()
 
+    def _refuse_copy(self, *args):
+        raise TypeError(
+            "a shapematch.%s cannot be copied or pickled: it owns a handle of the library's that a copy "
+            "would share (and free twice); %s" % (type(self).__name__, self._copy_hint)
+        )
+
+    __copy__ = __deepcopy__ = __reduce__ = __reduce_ex__ = __getstate__ = _refuse_copy
+    _copy_hint = "make another"
+
 
 class Scene(_Owned):
     """A scene: its objects, settings, springs and timed cuts, validated by the library.
 
     Scene.load(path), Scene.from_json(text) or Scene.from_dict(d); `dt`, `substeps`, `steps`
     and `object_count` as the scene gives them; `world()` makes a World of it. Use it as a context
-    manager, or call close(), to free it at once."""
+    manager, or call close(), to free it at once; a world made of it needs it open to take the
+    scene's steps. A Scene cannot be copied or pickled: pass its `text` (and `origin`) instead."""
 
     _free = staticmethod(N.sm_scene_destroy)
+    _what = "scene"
+    _copy_hint = "pass its text instead (Scene.from_json(scene.text)), or use with_overrides()"
 
     def __init__(self, text, origin="scene", path=None):
         """The scene of JSON `text` (`origin` names it in messages); with `path`, read by the library
         from that file instead, which resolves a mesh's relative path against the file's folder
         (the text is kept for copies with overrides, with_overrides())."""
-        self._handle = ctypes.c_void_p()
+        self._own()
+        if isinstance(text, (bytes, bytearray)):
+            text = _decode(bytes(text), origin if isinstance(origin, str) else "scene")
+        if not isinstance(text, str):
+            raise TypeError("a scene's text must be a str of JSON, got %r" % type(text).__name__)
+        if not isinstance(origin, str):
+            raise TypeError("origin must be a str, got %r" % (origin,))
+        if path is not None:
+            path = _path(path)
         self.text, self.origin, self.path = text, origin, path
         if path is None:
             _check(N.sm_scene_load_string(text.encode("utf-8"), origin.encode("utf-8"), ctypes.byref(self._handle)))
@@ -154,13 +269,15 @@ class Scene(_Owned):
 
     @classmethod
     def load(cls, path):
-        """Reads a scene file (scenes/README.md)."""
+        """Reads a scene file (scenes/README.md): `path` a str, bytes or os.PathLike. The file is
+        UTF-8 text (a byte order mark is skipped); one that is not raises SceneError."""
+        path = _path(path)
         try:
-            with open(path, "r", encoding="utf-8") as f:
-                text = f.read()
+            with open(path, "rb") as f:
+                data = f.read()
         except OSError as error:
             raise FileError(3, "cannot read %s: %s" % (path, error.strerror)) from error
-        return cls(text, path, path=path)
+        return cls(_decode(data, path), path, path=path)
 
     @classmethod
     def from_json(cls, text, origin="scene"):
@@ -170,15 +287,20 @@ class Scene(_Owned):
     @classmethod
     def from_dict(cls, data, origin="scene"):
         """A scene from a dict in the scene format: {"objects": [{"shape": "box", ...}], "gravity":
-        [0, -9.81, 0], ...}. Fields left out take the library's defaults, as in a file."""
-        return cls(json.dumps(data), origin)
+        [0, -9.81, 0], ...}. Fields left out take the library's defaults, as in a file. numpy
+        scalars and arrays are taken as the numbers and lists they hold."""
+        if not isinstance(data, dict):
+            raise TypeError("from_dict needs a dict in the scene format, got %r" % type(data).__name__)
+        return cls(_dumps(data), origin)
 
     def to_dict(self):
         """The scene's JSON as a dict."""
         return json.loads(self.text)
 
     def with_overrides(self, overrides):
-        """A copy of the scene with `overrides` applied (apply_overrides())."""
+        """A copy of the scene with `overrides` applied (apply_overrides()); the relative mesh
+        paths of a scene loaded from a file (objects' and colliders') made absolute, so that the
+        copy reads the same meshes."""
         data = apply_overrides(self.to_dict(), overrides)
         if self.path:  # relative mesh paths stay relative to the scene file's folder
             data = _absolute_paths(data, os.path.dirname(os.path.abspath(self.path)))
@@ -193,15 +315,30 @@ class Scene(_Owned):
         return World(self, backend=backend, device=device, profile=profile, check_interval=check_interval, opencl=opencl)
 
 
+def _decode(data, origin):
+    """A scene file's bytes as text: UTF-8, a byte order mark skipped; SceneError if not UTF-8."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise SceneError(
+            4, "%s: not UTF-8 text (byte 0x%02x at offset %d): a scene file is JSON in UTF-8"
+            % (origin, data[error.start], error.start)
+        ) from None
+
 
 def apply_overrides(data, overrides):
     """Returns a copy of scene dict `data` with `overrides` set: a dict of dotted paths to values,
     list indices as numbers ({"gravity": [0, -5, 0], "objects.0.alpha": 0.3,
-    "collisions.friction": 0.1}), or a function taking and returning the dict."""
-    data = json.loads(json.dumps(data))
+    "collisions.friction": 0.1}), or a function taking and returning the dict. numpy scalars and
+    arrays among the values are taken as the numbers and lists they hold."""
+    data = json.loads(_dumps(data))
     if callable(overrides):
         return overrides(data)
+    if overrides is not None and not isinstance(overrides, dict):
+        raise TypeError("overrides must be a dict of dotted paths to values, a function or None, got %r"
+                        % type(overrides).__name__)
     for path, value in (overrides or {}).items():
+        value = json.loads(_dumps(value))
         keys = str(path).split(".")
         node = data
         for i, key in enumerate(keys):
@@ -227,16 +364,20 @@ def apply_overrides(data, overrides):
 
 
 def _absolute_paths(data, folder):
-    for obj in data.get("objects", []):
-        if isinstance(obj, dict) and isinstance(obj.get("mesh"), str) and not os.path.isabs(obj["mesh"]):
-            obj["mesh"] = os.path.join(folder, obj["mesh"])
+    """`data` with the relative paths of its files made absolute against `folder`: the `mesh` of
+    every object and of every collider (the scene format's only paths)."""
+    for group in ("objects", "colliders"):
+        entries = data.get(group) if isinstance(data, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, dict) and isinstance(entry.get("mesh"), str) and not os.path.isabs(entry["mesh"]):
+                entry["mesh"] = os.path.join(folder, entry["mesh"])
     return data
 
 
 def _describe(overrides):
     if callable(overrides):
         return getattr(overrides, "__name__", "a function")
-    return ", ".join("%s=%s" % (k, json.dumps(v)) for k, v in (overrides or {}).items()) or "no overrides"
+    return ", ".join("%s=%s" % (k, _dumps(v)) for k, v in (overrides or {}).items()) or "no overrides"
 
 
 # ---- Worlds --------------------------------------------------------------------------------
@@ -245,148 +386,209 @@ def _describe(overrides):
 class World(_Owned):
     """A simulation of a scene. Arrays are numpy: positions, velocities, goals, forces and rest
     positions (n, 3) float64, targets (n, 4) (x, y, z, stiffness), masses (n,); float4() reads
-    a device field as (n, 4) float32 straight from an OpenCL world's buffer."""
+    a device field as (n, 4) float32 straight from an OpenCL world's buffer.
+
+    A world is used by one thread at a time, but cancel() and close() may come from another:
+    close() waits for the call in progress (a step: cancel() first to cut it short) to return.
+    The scene's steps (step() without dt, run()) need its scene open. A World cannot be copied
+    or pickled (copy_state_from() copies a state into another world of the scene)."""
 
     _free = staticmethod(N.sm_world_destroy)
+    _what = "world"
+    _copy_hint = "make another with scene.world() and copy_state_from() this one"
 
     def __init__(self, scene, backend="default", device=None, profile=False, check_interval=None, opencl=None):
+        self._own()
+        if not isinstance(scene, Scene):
+            raise TypeError("World needs a Scene, got %r" % type(scene).__name__)
         if backend not in N.BACKENDS:
             raise ValueError("backend must be one of %s, got %r" % (", ".join(N.BACKENDS), backend))
         self.scene = scene
-        self._handle = ctypes.c_void_p()
-        definition = N.sm_scene_world_def(scene._handle)
-        definition.backend = N.BACKENDS[backend]
         self._device = (
             device.encode("utf-8") if isinstance(device, str) else (b"%d" % _int32(device, "device", 0) if device is not None else None)
         )
-        definition.device = self._device
-        definition.profile = bool(profile)
         if check_interval is not None:
-            definition.check_interval = _int32(check_interval, "check_interval", 0)
-        if opencl is not None:
-            context, cl_device, queue = opencl
-            definition.opencl.context, definition.opencl.device, definition.opencl.queue = context, cl_device, queue
-        _check(N.sm_scene_create_world(scene._handle, ctypes.byref(definition), ctypes.byref(self._handle)))
+            check_interval = _int32(check_interval, "check_interval", 0)
+        with scene._using("the scene is closed: a world cannot be made of it") as scene_handle:
+            definition = N.sm_scene_world_def(scene_handle)
+            definition.backend = N.BACKENDS[backend]
+            definition.device = self._device
+            definition.profile = bool(profile)
+            if check_interval is not None:
+                definition.check_interval = check_interval
+            if opencl is not None:
+                context, cl_device, queue = opencl
+                definition.opencl.context, definition.opencl.device, definition.opencl.queue = context, cl_device, queue
+            _check(N.sm_scene_create_world(scene_handle, ctypes.byref(definition), ctypes.byref(self._handle)))
+        self._check_speed = definition.check_speed
 
     @classmethod
-    def from_objects(cls, objects, backend="default", device=None, profile=False, **fields):
+    def from_objects(cls, objects, backend="default", device=None, profile=False, check_interval=None, **fields):
         """A world of `objects` (dicts of the scene format's object fields: shape, size,
         resolution, position, mode, alpha, ...) and the scene fields given as keywords (gravity,
-        ground, collisions, dt, substeps, ...): what is left out takes the library's defaults."""
+        ground, collisions, dt, substeps, ...): what is left out takes the library's defaults.
+        backend, device, profile and check_interval as Scene.world() takes them."""
         scene = Scene.from_dict(dict(fields, objects=list(objects)), origin="World.from_objects")
-        return cls(scene, backend=backend, device=device, profile=profile)
+        return cls(scene, backend=backend, device=device, profile=profile, check_interval=check_interval)
 
-    def _h(self):
-        if not self._handle.value:
-            raise ValueError("the world is closed")
-        return self._handle
+    def _scene_using(self):
+        return self.scene._using(  # pylint: disable=protected-access
+            "the world's scene is closed: its steps need it (step(dt=..., substeps=...) does not)"
+        )
 
     # -- description
 
     @property
     def backend(self):
         """"cpu" or "opencl"."""
-        return N.sm_world_backend_name(self._h()).decode()
+        with self._using() as h:
+            return N.sm_world_backend_name(h).decode()
 
     @property
     def device(self):
         """The OpenCL device's name, "" on the CPU reference."""
-        return N.sm_world_device_name(self._h()).decode()
+        with self._using() as h:
+            return N.sm_world_device_name(h).decode()
 
     @property
     def counts(self):
-        c = N.sm_world_get_counts(self._h())
+        with self._using() as h:
+            c = N.sm_world_get_counts(h)
         return {"objects": c.objects, "clusters": c.clusters, "particles": c.particles, "memberships": c.memberships}
 
     @property
     def particle_count(self):
-        return N.sm_world_get_counts(self._h()).particles
+        with self._using() as h:
+            return N.sm_world_get_counts(h).particles
 
     @property
     def time(self):
         """s: the simulated time."""
-        return N.sm_world_get_time(self._h())
+        with self._using() as h:
+            return N.sm_world_get_time(h)
 
     @property
     def objects(self):
         """One dict per object: name, mass, first_particle, particle_count, contiguous,
         first_cluster, cluster_count, collides, particle_radius, ..."""
         out = []
-        for o in range(N.sm_world_get_counts(self._h()).objects):
-            info = N.ObjectInfo()
-            _check(N.sm_world_get_object(self._h(), o, ctypes.byref(info)))
-            d = {name: getattr(info, name) for name, _ in N.ObjectInfo._fields_}
-            d["name"] = info.name.decode("utf-8", "replace") if info.name else ""
-            d["id"] = o
-            out.append(d)
+        with self._using() as h:
+            for o in range(N.sm_world_get_counts(h).objects):
+                info = N.ObjectInfo()
+                _check(N.sm_world_get_object(h, o, ctypes.byref(info)))
+                d = {name: getattr(info, name) for name, _ in N.ObjectInfo._fields_}
+                d["name"] = info.name.decode("utf-8", "replace") if info.name else ""
+                d["id"] = o
+                out.append(d)
         return out
 
     def object_particles(self, obj):
         """The particle indices of object `obj`, ascending (int32)."""
+        obj = _int32(obj, "object")
         pointer, count = ctypes.POINTER(ctypes.c_int32)(), ctypes.c_int32()
-        _check(N.sm_world_get_object_particles(self._h(), _int32(obj, "object"), ctypes.byref(pointer), ctypes.byref(count)))
-        return np.ctypeslib.as_array(pointer, shape=(count.value,)).copy() if count.value else np.zeros(0, np.int32)
+        with self._using() as h:
+            _check(N.sm_world_get_object_particles(h, obj, ctypes.byref(pointer), ctypes.byref(count)))
+            return np.ctypeslib.as_array(pointer, shape=(count.value,)).copy() if count.value else np.zeros(0, np.int32)
 
     def particle_objects(self):
         """The object of every particle (int32, (n,))."""
-        n = self.particle_count
-        out = np.empty(n, np.int32)
-        _check(N.sm_world_get_particle_objects(self._h(), 0, n, out.ctypes.data_as(ctypes.POINTER(ctypes.c_int32))))
+        with self._using() as h:
+            n = N.sm_world_get_counts(h).particles
+            out = np.empty(n, np.int32)
+            _check(N.sm_world_get_particle_objects(h, 0, n, out.ctypes.data_as(ctypes.POINTER(ctypes.c_int32))))
         return out
 
     # -- stepping
 
     def cancel(self):
         """sm_world_cancel(): the step in progress (another thread's) or the next raises Cancelled
-        before its next solver step; safe to call from any thread."""
-        N.sm_world_cancel(self._h())
+        before its next solver step; safe to call from any thread, also while close() waits for
+        that step."""
+        with self._using(while_closing=True) as h:
+            N.sm_world_cancel(h)
 
     def step(self, steps=1, dt=None, substeps=None):
         """Steps `steps` times: the scene's step (its springs applied, its dt and substeps) unless
         dt or substeps are given, then sm_world_step() with them."""
         steps = _int32(steps, "steps", 0)
         scene_step = dt is None and substeps is None
-        dt = float(self.scene.dt if dt is None else dt)
+        dt = self.scene.dt if dt is None else _real(dt, "dt")
         substeps = _int32(self.scene.substeps if substeps is None else substeps, "substeps")
         for _ in range(steps):
             if scene_step:
-                _check(N.sm_scene_step(self.scene._handle, self._h()))
+                with self._using() as h, self._scene_using() as scene_handle:
+                    _check(N.sm_scene_step(scene_handle, h))
             else:
-                _check(N.sm_world_step(self._h(), dt, substeps))
+                with self._using() as h:
+                    _check(N.sm_world_step(h, dt, substeps))
 
     def run(self, steps=None, every=1, progress=None):
         """Runs `steps` scene steps (default: the scene's) and returns the trajectory, float64
         (frames, particles, 3): the state before the first step, then every `every` steps, as
         `shapematch run --out` writes it. progress: a tqdm bar (when tqdm is installed) or a line
-        on stderr; None: only on a terminal."""
+        on stderr; None: only on a terminal.
+
+        When a step fails (Diverged, NotFinite, Cancelled, ...) or the run is interrupted
+        (KeyboardInterrupt), the exception carries the frames collected so far as `frames`
+        (float64 (k, particles, 3): the first state and every `every` steps until then); the
+        world keeps the state it reached."""
         steps = self.scene.steps if steps is None else _int32(steps, "steps", 0)
         every = _int32(every, "every", 1)
-        n = self.particle_count
-        frames = np.empty((steps // every + 1, n, 3), np.float64)
-        frames[0] = self.positions
+        frames = np.empty((steps // every + 1, self.particle_count, 3), np.float64)
+        filled = 0
         bar = _progress(steps, progress)
         try:
+            frames[0] = self.positions
+            filled = 1
             for s in range(1, steps + 1):
-                _check(N.sm_scene_step(self.scene._handle, self._h()))
+                with self._using() as h, self._scene_using() as scene_handle:
+                    _check(N.sm_scene_step(scene_handle, h))
                 if s % every == 0:
                     frames[s // every] = self.positions
+                    filled = s // every + 1
                 bar.update(1)
+        except BaseException as error:
+            try:
+                error.frames = frames[:filled]
+            except AttributeError:  # (an exception that takes no attributes)
+                pass
+            raise
         finally:
             bar.close()
         return frames
 
+    def _check_state(self, what):
+        """The state check `shapematch run` makes at the end of a run, from the host: every
+        position and velocity finite (else NotFinite), no particle faster than the world's
+        check_speed (else Diverged)."""
+        x, v = self.positions, self.velocities
+        for name, values in (("position", x), ("velocity", v)):
+            bad = np.flatnonzero(~np.isfinite(values).all(axis=1))
+            if bad.size:
+                p = int(bad[0])
+                raise NotFinite(6, "%s: particle %d (object %d) has a non-finite %s at %g s"
+                                % (what, p, self.particle_objects()[p], name, self.time))
+        speeds = _norms(v)
+        if self._check_speed > 0 and speeds.size and speeds.max() > self._check_speed:
+            p = int(np.argmax(speeds))
+            raise Diverged(7, "%s: particle %d (object %d) moves at %g m/s at %g s, faster than check_speed "
+                           "(%g m/s): the simulation diverged"
+                           % (what, p, self.particle_objects()[p], speeds[p], self.time, self._check_speed))
+
     # -- particle state
 
     def _get(self, function, width=3):
-        n = self.particle_count
-        out = np.empty((n, width), np.float64)
-        _check(function(self._h(), 0, n, out.ctypes.data_as(ctypes.POINTER(ctypes.c_double))))
+        with self._using() as h:
+            n = N.sm_world_get_counts(h).particles
+            out = np.empty((n, width), np.float64)
+            _check(function(h, 0, n, out.ctypes.data_as(ctypes.POINTER(ctypes.c_double))))
         return out
 
-    def _set(self, function, values):
-        n = self.particle_count
-        values = _real_array(values, (n, 3), "values")
-        _check(function(self._h(), 0, n, values.ctypes.data_as(ctypes.POINTER(ctypes.c_double))))
+    def _set(self, function, values, what="values"):
+        with self._using() as h:
+            n = N.sm_world_get_counts(h).particles
+            values = _real_array(values, (n, 3), what)
+            _check(function(h, 0, n, values.ctypes.data_as(ctypes.POINTER(ctypes.c_double))))
 
     @property
     def positions(self):
@@ -421,18 +623,15 @@ class World(_Owned):
 
     @property
     def forces(self):
-        """(n, 3) float64, N: the external force of every particle, applied in each step; settable."""
+        """(n, 3) float64, N: the external force of every particle, applied in each step; settable,
+        in one call (sm_world_set_forces(): on OpenCL one write to the device), refused whole
+        (InvalidArgument, no force changed) when a value is not finite or, on OpenCL, beyond the
+        float range."""
         return self._get(N.sm_world_get_forces)
 
     @forces.setter
     def forces(self, values):
-        values = _real_array(values, (self.particle_count, 3), "forces")
-        if not np.isfinite(values).all():
-            # refused whole, before any particle's force changes (the library checks one at a time)
-            bad = int(np.flatnonzero(~np.isfinite(values).all(axis=1))[0])
-            raise InvalidArgument(N.ERROR_INVALID_ARGUMENT, "forces: particle %d's force must be finite (no force changed)" % bad)
-        for i, f in enumerate(values):
-            _check(N.sm_world_set_force(self._h(), i, N.Vec3(*f)))
+        self._set(N.sm_world_set_forces, values, "forces")
 
     @property
     def targets(self):
@@ -442,7 +641,9 @@ class World(_Owned):
 
     def set_target(self, particle, target, stiffness):
         """Pulls `particle` toward `target` with `stiffness` N/m (shapematch.PIN pins it, 0 frees it)."""
-        _check(N.sm_world_set_target(self._h(), _int32(particle, "particle"), _vec3(target, "target"), float(stiffness)))
+        particle, target, stiffness = _int32(particle, "particle"), _vec3(target, "target"), _real(stiffness, "stiffness")
+        with self._using() as h:
+            _check(N.sm_world_set_target(h, particle, target, stiffness))
 
     def float4(self, field="position"):
         """(n, 4) float32 of "position" (w: mass), "velocity" or "goal", read straight from an
@@ -450,35 +651,44 @@ class World(_Owned):
         fields = {"position": N.FIELD_POSITION, "velocity": N.FIELD_VELOCITY, "goal": N.FIELD_GOAL}
         if field not in fields:
             raise ValueError("field must be one of %s, got %r" % (", ".join(fields), field))
-        n = self.particle_count
-        out = np.empty((n, 4), np.float32)
-        _check(N.sm_world_get_float4(self._h(), fields[field], 0, n, out.ctypes.data_as(ctypes.POINTER(ctypes.c_float))))
+        with self._using() as h:
+            n = N.sm_world_get_counts(h).particles
+            out = np.empty((n, 4), np.float32)
+            _check(N.sm_world_get_float4(h, fields[field], 0, n, out.ctypes.data_as(ctypes.POINTER(ctypes.c_float))))
         return out
 
     # -- edits
 
     def reset_object(self, obj):
         """Puts object `obj` back at rest where it was created."""
-        _check(N.sm_world_reset_object(self._h(), _int32(obj, "object")))
+        obj = _int32(obj, "object")
+        with self._using() as h:
+            _check(N.sm_world_reset_object(h, obj))
 
     def cut(self, obj, point, normal):
         """Cuts object `obj` in two along the plane through `point` with `normal`; returns what
         the cut did (sm_cut_info as a dict)."""
         info = N.CutInfo()
+        obj = _int32(obj, "object")
         plane = N.Plane(_vec3(point, "point"), _vec3(normal, "normal"))
-        _check(N.sm_world_cut(self._h(), _int32(obj, "object"), plane, ctypes.byref(info)))
+        with self._using() as h:
+            _check(N.sm_world_cut(h, obj, plane, ctypes.byref(info)))
         return {name: getattr(info, name) for name, _ in N.CutInfo._fields_}
 
     def copy_state_from(self, other):
         """Takes the state of `other`, a world of the same scene (sm_world_copy_state())."""
-        _check(N.sm_world_copy_state(self._h(), other._h()))
+        if not isinstance(other, World):
+            raise TypeError("copy_state_from needs a World, got %r" % type(other).__name__)
+        with self._using() as h, other._using("the world to copy from is closed") as source:
+            _check(N.sm_world_copy_state(h, source))
 
     # -- measurements
 
     @property
     def profile(self):
         """Milliseconds per pass, the step total, steps, host transfers and kernel launches."""
-        p = N.sm_world_get_profile(self._h())
+        with self._using() as h:
+            p = N.sm_world_get_profile(h)
         return {
             "pass_ms": {name: p.pass_ms[i] for i, name in enumerate(N.PASS_NAMES)},
             "step_ms": p.step_ms,
@@ -491,8 +701,18 @@ class World(_Owned):
     @property
     def contact_stats(self):
         s = N.ContactStats()
-        _check(N.sm_world_get_contact_stats(self._h(), ctypes.byref(s)))
+        with self._using() as h:
+            _check(N.sm_world_get_contact_stats(h, ctypes.byref(s)))
         return {name: getattr(s, name) for name, _ in N.ContactStats._fields_}
+
+
+def _norms(v):
+    """The Euclidean norm of every row of (n, 3) `v`, without overflow (np.linalg.norm squares:
+    1e300 m/s would read inf)."""
+    v = np.asarray(v, np.float64)
+    if not v.size:
+        return np.zeros(v.shape[0])
+    return np.hypot(np.hypot(v[:, 0], v[:, 1]), v[:, 2])
 
 
 PIN = N.TARGET_PIN
@@ -502,17 +722,17 @@ PIN = N.TARGET_PIN
 
 
 class _Line:
-    """A progress line on stderr, at most four times a second."""
+    """A progress line on stderr, at most four times a second, counting `unit`s (steps, runs)."""
 
-    def __init__(self, total):
-        self.total, self.done, self.start, self.last = total, 0, time.monotonic(), 0.0
+    def __init__(self, total, unit="step"):
+        self.total, self.done, self.start, self.last, self.unit = total, 0, time.monotonic(), 0.0, unit
 
     def update(self, k):
         self.done += k
         now = time.monotonic()
         if now - self.last >= 0.25 or self.done == self.total:
             rate = self.done / max(now - self.start, 1e-9)
-            sys.stderr.write("\rstep %d/%d  %.1f steps/s   " % (self.done, self.total, rate))
+            sys.stderr.write("\r%s %d/%d  %.1f %ss/s   " % (self.unit, self.done, self.total, rate, self.unit))
             sys.stderr.flush()
             self.last = now
 
@@ -529,7 +749,9 @@ class _Silent:
         pass
 
 
-def _progress(total, progress):
+def _progress(total, progress, unit="step"):
+    """A progress bar over `total` `unit`s: tqdm's where installed, else a line on stderr; none
+    when `progress` is false, or None and stderr is no terminal."""
     if progress is None:
         progress = sys.stderr.isatty()
     if not progress or total <= 0:
@@ -537,31 +759,35 @@ def _progress(total, progress):
     try:
         from tqdm import tqdm  # pylint: disable=import-outside-toplevel
 
-        return tqdm(total=total, unit="step")
+        return tqdm(total=total, unit=unit)
     except ImportError:
-        return _Line(total)
+        return _Line(total, unit)
 
 
 # ---- Both backends -------------------------------------------------------------------------
 
 
 def compare(scene, steps=None, every=10, device=None):
-    """Runs `scene` on the CPU reference and on OpenCL side by side, as `shapematch compare` does:
-    returns a list of {"step", "max", "mean"}, the largest and the mean distance between the two
-    positions of each particle, every `every` steps and at the last, in metres."""
-    if isinstance(scene, str):
-        scene = Scene.load(scene)
-    steps = scene.steps if steps is None else _int32(steps, "steps", 0)
-    every = _int32(every, "every", 1)
-    rows = []
-    with scene.world(backend="cpu") as cpu, scene.world(backend="opencl", device=device) as gpu:
-        for s in range(1, steps + 1):
-            cpu.step()
-            gpu.step()
-            if s % every == 0 or s == steps:
-                d = np.linalg.norm(cpu.positions - gpu.positions, axis=1)
-                rows.append({"step": s, "max": float(d.max(initial=0.0)), "mean": float(d.mean()) if d.size else 0.0})
-    return rows
+    """Runs `scene` (a Scene, a dict in the scene format or the path of a scene file) on the CPU
+    reference and on OpenCL side by side, as `shapematch compare` does: returns a list of
+    {"step", "max", "mean"}, the largest and the mean distance between the two positions of each
+    particle, every `every` steps and at the last, in metres."""
+    scene, made = _scene_of(scene)
+    try:
+        steps = scene.steps if steps is None else _int32(steps, "steps", 0)
+        every = _int32(every, "every", 1)
+        rows = []
+        with scene.world(backend="cpu") as cpu, scene.world(backend="opencl", device=device) as gpu:
+            for s in range(1, steps + 1):
+                cpu.step()
+                gpu.step()
+                if s % every == 0 or s == steps:
+                    d = np.linalg.norm(cpu.positions - gpu.positions, axis=1)
+                    rows.append({"step": s, "max": float(d.max(initial=0.0)), "mean": float(d.mean()) if d.size else 0.0})
+        return rows
+    finally:
+        if made:
+            scene.close()
 
 
 def devices():
