@@ -19,6 +19,12 @@ static sm_world *new_world(sm_backend backend, bool ground)
     return world;
 }
 
+/// A 0.8 m cube's corners and triangles (outward), for a skinned surface.
+static const sm_vec3 cube_corners[8] = {{-0.4, -0.4, -0.4}, {0.4, -0.4, -0.4}, {0.4, 0.4, -0.4}, {-0.4, 0.4, -0.4},
+                                        {-0.4, -0.4, 0.4},  {0.4, -0.4, 0.4},  {0.4, 0.4, 0.4},  {-0.4, 0.4, 0.4}};
+static const int32_t cube_triangles[36] = {0, 3, 2, 0, 2, 1, 4, 5, 6, 4, 6, 7, 0, 1, 5, 0, 5, 4,
+                                           3, 7, 6, 3, 6, 2, 0, 4, 7, 0, 7, 3, 1, 2, 6, 1, 6, 5};
+
 /// A 1 m box of 8 x 8 x 8 particles at `position`, 2 x 2 x 2 clusters.
 static sm_object_def box_def(sm_vec3 position)
 {
@@ -125,6 +131,10 @@ static void other_objects_are_untouched_bit_for_bit(void)
                 sm_object_def od = box_def((sm_vec3){2.0 * o, 1.0 + 0.5 * o, 0.0});
                 od.mode = o == 2 ? SM_MODE_QUADRATIC : SM_MODE_LINEAR;
                 od.angular_velocity = (sm_vec3){0.0, 1.0, 2.0};
+                if (o == 2) { // a skinned surface, whose positions and normals are kept too
+                    od.surface.vertices = cube_corners, od.surface.vertex_count = 8;
+                    od.surface.triangles = cube_triangles, od.surface.triangle_count = 12;
+                }
                 ENSURE_OK(sm_world_add_object(worlds[w], &od, NULL));
             }
         }
@@ -138,8 +148,26 @@ static void other_objects_are_untouched_bit_for_bit(void)
         int differ = 0;
         for (int32_t i = 0; i < 512; i++)
             for (int k = 0; k < 3; k++) differ += x[0][3 * i + k] != x[1][3 * i + k] || x[0][3 * (1024 + i) + k] != x[1][3 * (1024 + i) + k];
-        printf("  %s: 60 steps after the cut, %d coordinates of the other two objects differ from the uncut run\n",
-               backends[b] == SM_BACKEND_CPU ? "cpu" : "opencl", differ);
+        // and the surface of object 2, right after a cut and 60 steps later
+        for (int when = 0; when < 2; when++) {
+            if (when == 0) ENSURE_OK(sm_world_cut(worlds[1], 0, (sm_plane){{0.0, 0.0, 0.0}, {0.0, 1.0, 0.0}}, NULL));
+            else {
+                ENSURE_OK(sm_world_cut(worlds[0], 0, (sm_plane){{0.0, 0.0, 0.0}, {0.0, 1.0, 0.0}}, NULL));
+                for (int w = 0; w < 2; w++) ENSURE_OK(sm_world_step(worlds[w], 1.0 / 60.0, 1));
+            }
+            for (int field = 0; field < 2; field++) {
+                float surface[2][8 * 4];
+                for (int w = 0; w < 2; w++) {
+                    sm_object_info info;
+                    ENSURE_OK(sm_world_get_object(worlds[w], 2, &info));
+                    ENSURE_OK(sm_world_get_float4(worlds[w], field == 0 ? SM_FIELD_SURFACE_POSITION : SM_FIELD_SURFACE_NORMAL,
+                                                  info.first_surface_vertex, 8, surface[w]));
+                }
+                differ += memcmp(surface[0], surface[1], sizeof surface[0]) != 0;
+            }
+        }
+        printf("  %s: 60 steps after the cut, %d coordinates of the other two objects (and their surface) differ from "
+               "the uncut run\n", backends[b] == SM_BACKEND_CPU ? "cpu" : "opencl", differ);
         ENSURE(differ == 0);
         free(x[0]), free(x[1]);
         sm_world_destroy(worlds[0]), sm_world_destroy(worlds[1]);
@@ -838,6 +866,137 @@ static void a_scene_cut_that_misses_shifts_no_later_cut(void)
     sm_scene_destroy(scene);
 }
 
+/// sm_scene_apply() makes each of the scene's cuts once: called twice before a step (a caller's
+/// retry, or a cancelled step) it cut the back piece again, found nothing to cut, and lost the id
+/// of the front piece that a later cut names.
+static void a_scene_applied_twice_cuts_once(void)
+{
+    static const char *json =
+        "{\"dt\": 0.05, \"gravity\": [0, 0, 0], \"objects\": [{\"shape\": \"box\", \"resolution\": [4, 4, 4]}],"
+        " \"cuts\": [{\"time\": 0, \"object\": 0, \"point\": [0, 0, 0], \"normal\": [1, 0, 0]},"
+        "          {\"time\": 0.05, \"object\": 1, \"point\": [0, 0, 0], \"normal\": [0, 1, 0]}]}";
+    sm_scene *scene = NULL;
+    ENSURE_OK(sm_scene_load_string(json, "applied twice", &scene));
+    if (!scene) return;
+    for (int b = 0; b < 2; b++) {
+        sm_world *world = NULL;
+        ENSURE_OK(create_world(scene, backends[b], &world));
+        if (!world) continue;
+        for (int s = 0; s < 3; s++) {
+            ENSURE_OK(sm_scene_apply(scene, world));
+            ENSURE_OK(sm_scene_apply(scene, world));
+            ENSURE_OK(sm_world_step(world, 0.05, 1));
+        }
+        const sm_cut_info *cuts = NULL;
+        int32_t count = 0;
+        ENSURE_OK(sm_world_get_cuts(world, &cuts, &count));
+        printf("  %s: %d cuts, %d objects\n", sm_world_backend_name(world), count, sm_world_get_counts(world).objects);
+        ENSURE(count == 2 && sm_world_get_counts(world).objects == 3 && cuts[1].back_object == 1);
+        sm_world_destroy(world);
+    }
+    sm_scene_destroy(scene);
+}
+
+/// A cut rebuilds the objects and nothing else: names taken before it stay valid (the same
+/// strings, sm_object_info.name "valid while the world lives"), the state check keeps its count
+/// of steps (a world cut every 5 steps was checked at step 39 instead of 10), and a cancel asked
+/// for before it still stops the next step. (Each was lost when a cut swapped in a whole new
+/// world record.) Both backends.
+static void a_cut_keeps_names_checks_and_cancels(void)
+{
+    for (int b = 0; b < 2; b++) {
+        sm_world_def wd = sm_world_def_default();
+        wd.backend = backends[b];
+        wd.gravity = (sm_vec3){0.0, 0.0, 0.0};
+        wd.check_interval = 10;
+        sm_world *world = NULL;
+        ENSURE_OK(sm_world_create(&wd, &world));
+        if (!world) continue;
+        const char *names[2] = {"first", "second"};
+        for (int o = 0; o < 2; o++) {
+            sm_object_def od = box_def((sm_vec3){3.0 * o, 0.0, 0.0});
+            od.name = names[o];
+            ENSURE_OK(sm_world_add_object(world, &od, NULL));
+        }
+        sm_object_info before[2], after[2];
+        for (int o = 0; o < 2; o++) ENSURE_OK(sm_world_get_object(world, o, &before[o]));
+        // object 1 faster than check_speed (1e5 m/s); object 0 loses a sliver every 5 steps
+        const int32_t n = sm_world_get_counts(world).particles;
+        double *v = calloc(3 * (size_t)n, sizeof(double));
+        for (int32_t i = 512; i < 1024; i++) v[3 * i] = 2e5;
+        ENSURE_OK(sm_world_set_velocities(world, 0, n, v));
+        free(v);
+        sm_result r = SM_OK;
+        int step = 0;
+        while (r == SM_OK && step < 40) {
+            if (++step % 5 == 0) ENSURE_OK(sm_world_cut(world, 0, (sm_plane){{-0.45 + 0.02 * step, 0.0, 0.0}, {-1.0, 0.0, 0.0}}, NULL));
+            r = sm_world_step(world, 1e-6, 1);
+        }
+        printf("  %s: %d objects; the state check stopped it at step %d (%s)\n", sm_world_backend_name(world),
+               sm_world_get_counts(world).objects, step, sm_result_name(r));
+        ENSURE(r == SM_ERROR_DIVERGED && step == 10 && sm_world_get_counts(world).objects > 2);
+        for (int o = 0; o < 2; o++) {
+            ENSURE_OK(sm_world_get_object(world, o, &after[o]));
+            ENSURE(after[o].name == before[o].name && strcmp(before[o].name, names[o]) == 0);
+        }
+        // a cancel before a cut stops the step after it
+        sm_world_cancel(world);
+        ENSURE_OK(sm_world_cut(world, 1, (sm_plane){{3.0, 0.0, 0.0}, {1.0, 0.0, 0.0}}, NULL));
+        ENSURE(sm_world_step(world, 1e-6, 4) == SM_ERROR_CANCELLED);
+        sm_world_destroy(world);
+    }
+}
+
+/// A surface of points (vertices and no triangle) is cut like the particles, every vertex going
+/// to its side's piece; so are the vertices of a surface that no triangle uses (they were
+/// dropped, and a surface of points could not be cut at all).
+static void a_surface_of_points_is_cut(void)
+{
+    sm_vec3 corners[9];
+    memcpy(corners, cube_corners, sizeof cube_corners);
+    corners[8] = (sm_vec3){0.3, 0.0, 0.0};
+    const int32_t *cube = cube_triangles;
+    for (int b = 0; b < 2; b++) {
+        for (int k = 0; k < 2; k++) { // 8 points alone; the cube's 12 triangles and a ninth vertex of none
+            sm_world *world = new_world(backends[b], false);
+            if (!world) continue;
+            sm_object_def od = box_def((sm_vec3){0.0, 0.0, 0.0});
+            od.surface.vertices = corners;
+            od.surface.vertex_count = k == 0 ? 8 : 9;
+            od.surface.triangles = k == 0 ? NULL : cube;
+            od.surface.triangle_count = k == 0 ? 0 : 12;
+            ENSURE_OK(sm_world_add_object(world, &od, NULL));
+            ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
+            sm_cut_info info;
+            ENSURE_OK(sm_world_cut(world, 0, (sm_plane){{0.1, 0.0, 0.0}, {1.0, 0.0, 0.0}}, &info));
+            sm_object_info pieces[2] = {{0}, {0}};
+            ENSURE(info.cut);
+            ENSURE_OK(sm_world_get_object(world, 0, &pieces[0]));
+            ENSURE_OK(sm_world_get_object(world, 1, &pieces[1]));
+            printf("  %s, %s: the pieces' surfaces hold %d and %d vertices, %d and %d triangles\n", sm_world_backend_name(world),
+                   k == 0 ? "8 points" : "a cube and a lone vertex", pieces[0].surface_vertex_count, pieces[1].surface_vertex_count,
+                   pieces[0].surface_triangle_count, pieces[1].surface_triangle_count);
+            if (k == 0) ENSURE(pieces[0].surface_vertex_count == 4 && pieces[1].surface_vertex_count == 4);
+            else {
+                // the lone vertex (x 0.3) is the front piece's: the cube's four front corners, the
+                // cut points and it
+                float *x = malloc(sizeof(float) * 4 * (size_t)sm_world_get_surface_vertex_count(world));
+                ENSURE_OK(sm_world_get_float4(world, SM_FIELD_SURFACE_POSITION, 0, sm_world_get_surface_vertex_count(world), x));
+                bool lone = false;
+                for (int32_t j = 0; j < pieces[1].surface_vertex_count; j++) {
+                    const float *p = x + 4 * (pieces[1].first_surface_vertex + j);
+                    lone = lone || (fabs(p[0] - 0.3) < 0.05 && fabs(p[1]) < 0.05 && fabs(p[2]) < 0.05);
+                }
+                ENSURE(lone && pieces[1].surface_triangle_count > 0 && pieces[0].surface_triangle_count > 0);
+                free(x);
+            }
+            ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
+            ENSURE(all_finite(world));
+            sm_world_destroy(world);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     const sm_test_case tests[] = {
@@ -852,6 +1011,9 @@ int main(int argc, char **argv)
         TEST(scenes_cut_on_time),
         TEST(particles_on_the_plane_go_behind_it_on_both_backends),
         TEST(a_scene_cut_that_misses_shifts_no_later_cut),
+        TEST(a_cut_keeps_names_checks_and_cancels),
+        TEST(a_scene_applied_twice_cuts_once),
+        TEST(a_surface_of_points_is_cut),
         TEST(a_piece_without_clusters),
         TEST(copies_need_surfaces_cut_alike),
     };

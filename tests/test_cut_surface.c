@@ -797,8 +797,8 @@ static void degenerate_input_is_refused(void)
     mesh cube = make_cube(1);
     sm_cut_piece back, front;
     sm_cut_input in = {cube.position, NULL, 8, cube.triangles, 12, v3(0.5, 0.5, 0.5), v3(0.0, 1.0, 0.0)};
-    sm_cut_input empty = in;
-    empty.triangle_count = 0;
+    sm_cut_input empty = in; // (a surface of points, vertices without triangles, is cut: test_cut)
+    empty.vertex_count = empty.triangle_count = 0;
     ENSURE(sm_cut_surface(&empty, &back, &front, NULL) == SM_ERROR_INVALID_ARGUMENT);
     ENSURE(strlen(sm_last_error()) > 10);
     ENSURE(back.triangle_count == 0 && back.position == NULL && front.position == NULL);

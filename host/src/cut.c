@@ -136,9 +136,15 @@ static sm_result copy_object(sm_world *next, const sm_world *world, int32_t j)
     result = grow_skin_centers(next);
     if (result != SM_OK || source->surface_vertex_count == 0) return result;
     const int32_t v0 = source->first_surface_vertex;
-    return add_surface(next, index, world->surface_rest + v0, world->surface_position + v0, source->surface_vertex_count,
-                       world->surface_triangles_local + 3 * (size_t)source->first_surface_triangle,
-                       source->surface_triangle_count);
+    result = add_surface(next, index, world->surface_rest + v0, world->surface_position + v0, source->surface_vertex_count,
+                         world->surface_triangles_local + 3 * (size_t)source->first_surface_triangle,
+                         source->surface_triangle_count);
+    // its normals as they were (on OpenCL the device's, which the host's formula rounds otherwise)
+    const sm_object *copied = &next->objects[index];
+    if (result == SM_OK && copied->surface_vertex_count == source->surface_vertex_count)
+        memcpy(next->surface_normal + copied->first_surface_vertex, world->surface_normal + v0,
+               sizeof(sm_vec3) * (size_t)source->surface_vertex_count);
+    return result;
 }
 
 /// The clusters of a piece, as lists of indices into `piece` (its particles' old world indices,
@@ -283,8 +289,6 @@ static sm_result add_piece(sm_world *next, const sm_world *world, int32_t o, con
     return result;
 }
 
-/// Moves `next`'s objects, particles, clusters and surfaces into `world`, freeing the old ones;
-/// everything else of `world` (its def, colliders, pusher, time, profile, backend) stays.
 /// For each cluster of `next` (the world after a cut) the cluster of `world` it continues: a
 /// copied object's clusters their own, a piece's the old cluster of its first particle (-1:
 /// none); malloc'd, NULL when out of memory.
@@ -310,27 +314,21 @@ static int32_t *cluster_origins(const sm_world *next, const sm_world *world, int
     return from;
 }
 
+/// Moves `next`'s objects, particles, clusters and surfaces into `world`, freeing the old ones
+/// (sm_world_take_objects()); everything else of `world` (its def, colliders, pusher, time,
+/// cuts, profile, step count, cancel request, backend) stays.
 static void swap_in(sm_world *world, sm_world *next)
 {
-    sm_world old = *world;
-    *world = *next;
-    world->def = old.def;
-    world->backend_name = old.backend_name;
-    world->pusher = old.pusher;
-    world->collider_count = old.collider_count;
-    world->collider_capacity = old.collider_capacity;
-    world->colliders = old.colliders;
-    world->time = old.time;
-    world->cuts = old.cuts;
-    world->cut_count = old.cut_count;
-    world->cut_capacity = old.cut_capacity;
-    world->scene_cut_front = old.scene_cut_front;
-    world->scene_cut_count = old.scene_cut_count;
-    world->profile = old.profile;
-    world->cl = old.cl;
+    // the objects that were there keep their name strings (sm_object_info.name stays valid while
+    // the world lives): next's copies of them go, the originals move over
+    for (int32_t o = 0; o < world->object_count; o++) {
+        free(next->objects[o].name);
+        next->objects[o].name = world->objects[o].name;
+        world->objects[o].name = NULL;
+    }
+    sm_world_take_objects(world, next);
     world->map_dirty = true;
     world->grid_dirty = true;
-    sm_world_free_objects(&old);
     free(next);
 }
 

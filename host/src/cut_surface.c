@@ -95,7 +95,7 @@ static sm_vec3 lerp(sm_vec3 a, sm_vec3 b, double t) { return v3_add(v3_scale(a, 
 static sm_result check_input(const sm_cut_input *in, const sm_cut_piece *back, const sm_cut_piece *front)
 {
     if (!in || !back || !front) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_cut_surface: the input and both pieces must be given");
-    if (in->vertex_count <= 0 || in->triangle_count <= 0 || !in->position || !in->triangles)
+    if (in->vertex_count <= 0 || in->triangle_count < 0 || !in->position || (in->triangle_count > 0 && !in->triangles))
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_cut_surface: the surface is empty (%d vertices, %d triangles)",
                        in->vertex_count, in->triangle_count);
     // the pieces' worst cases (every triangle straddling: 2 triangles each, 2 cut points each,
@@ -906,6 +906,8 @@ static sm_result run_cut(cutter *c, sm_cut_piece *back, sm_cut_piece *front, int
     }
     for (int32_t t = 0; t < in->triangle_count; t++)
         if (!clip_triangle(c, &in->triangles[3 * t])) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "sm_cut_surface: out of memory");
+    // vertices of no triangle (a surface of points, or strays) go to their side's piece too
+    for (int32_t v = 0; v < in->vertex_count; v++) input_vertex(c, &c->side[side_of(c, v)], v);
 
     layout_cut_points(c);
     cap_frame frames[2];
@@ -918,7 +920,7 @@ static sm_result run_cut(cutter *c, sm_cut_piece *back, sm_cut_piece *front, int
     if (out_open_loops) *out_open_loops = open[BACK] > open[FRONT] ? open[BACK] : open[FRONT];
     // an empty side is an empty piece
     for (int s = 0; s < 2; s++)
-        if (pieces[s]->triangle_count == 0) sm_cut_piece_free(pieces[s]);
+        if (pieces[s]->vertex_count == 0) sm_cut_piece_free(pieces[s]);
     return SM_OK;
 }
 

@@ -38,8 +38,10 @@ typedef struct sm_cut_piece {
 /// the front one, so that a closed, consistently oriented input gives closed, consistently
 /// oriented pieces. Chains along the plane that do not close (an open input) stay open: their
 /// number (each piece has the same ones, counted once) goes to *out_open_loops (may be NULL).
-/// A side with no triangle gives an empty piece (0 vertices, 0 triangles, NULL arrays).
-/// Fails with SM_ERROR_INVALID_ARGUMENT on an empty surface, an index out of range, a
+/// Vertices of no triangle (a surface of points, or strays) go to the piece of their side as
+/// well, after those of its triangles. A side with no vertex gives an empty piece (0 vertices,
+/// 0 triangles, NULL arrays).
+/// Fails with SM_ERROR_INVALID_ARGUMENT on a surface without vertices, an index out of range, a
 /// non-finite position, rest position or plane, or a zero normal; SM_ERROR_OUT_OF_MEMORY when
 /// an allocation fails. On failure both pieces are empty. Free the pieces with sm_cut_piece_free().
 sm_result sm_cut_surface(const sm_cut_input *in, sm_cut_piece *back, sm_cut_piece *front, int32_t *out_open_loops);

@@ -1340,6 +1340,7 @@ sm_result sm_scene_apply(const sm_scene *scene, sm_world *world)
     for (int32_t i = 0; i < scene->cut_count; i++) {
         const scene_cut *cut = &scene->cuts[i];
         if (!(cut->time < t + margin && cut->time >= t - scene->info.dt + margin)) continue;
+        if (world->scene_cut_front[i] != -2) continue; // made already (sm_scene_apply() called again before the step)
         // the file numbers the front pieces of its cuts after its objects, one per cut: the
         // world's ids differ once a cut has cut nothing (its piece does not exist: nothing to cut)
         int32_t object = cut->object;

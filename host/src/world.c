@@ -203,6 +203,40 @@ void sm_world_free_objects(sm_world *world)
     free(world->particle_member_offsets), free(world->particle_members);
 }
 
+void sm_world_take_objects(sm_world *world, sm_world *from)
+{
+    sm_world_free_objects(world);
+    // objects
+    world->object_count = from->object_count, world->object_capacity = from->object_capacity;
+    world->objects = from->objects;
+    // particles
+    world->particle_count = from->particle_count, world->particle_capacity = from->particle_capacity;
+    world->position = from->position, world->velocity = from->velocity, world->rest_position = from->rest_position;
+    world->goal = from->goal, world->force = from->force, world->mass = from->mass, world->fixed = from->fixed;
+    world->particle_object = from->particle_object, world->object_particles = from->object_particles;
+    world->radius = from->radius, world->target = from->target, world->target_count = from->target_count;
+    // clusters and memberships, and the inverse map
+    world->cluster_count = from->cluster_count, world->cluster_capacity = from->cluster_capacity;
+    world->clusters = from->clusters;
+    world->membership_count = from->membership_count, world->membership_capacity = from->membership_capacity;
+    world->member_particle = from->member_particle, world->member_cluster = from->member_cluster;
+    world->member_rest = from->member_rest, world->member_q = from->member_q;
+    world->map_dirty = from->map_dirty;
+    world->particle_member_offsets = from->particle_member_offsets, world->particle_members = from->particle_members;
+    // the contact grid
+    world->grid_dirty = from->grid_dirty, world->grid = from->grid;
+    // surfaces
+    world->surface_vertex_count = from->surface_vertex_count, world->surface_triangle_count = from->surface_triangle_count;
+    world->surface_binding_count = from->surface_binding_count;
+    world->surface_rest = from->surface_rest, world->surface_position = from->surface_position;
+    world->surface_normal = from->surface_normal;
+    world->surface_binding_offsets = from->surface_binding_offsets, world->surface_binding_cluster = from->surface_binding_cluster;
+    world->surface_binding_rest = from->surface_binding_rest;
+    world->surface_triangles = from->surface_triangles, world->surface_triangles_local = from->surface_triangles_local;
+    world->surface_incident_offsets = from->surface_incident_offsets, world->surface_incident = from->surface_incident;
+    world->skin_center = from->skin_center;
+}
+
 void sm_world_destroy(sm_world *world)
 {
     if (!world) return;

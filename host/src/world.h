@@ -197,6 +197,11 @@ bool sm_grow(void **array, size_t element, size_t capacity);
 /// Frees the world's objects, particles, clusters, memberships, grid and surfaces (not the
 /// world record itself, its colliders or its backend).
 void sm_world_free_objects(sm_world *world);
+/// Replaces `world`'s objects, particles, clusters, memberships, surfaces and contact grid (what
+/// sm_world_free_objects() frees, which it does to `world`'s) by `from`'s, which `world` owns
+/// from then on; every other field of `world` (its def, colliders, time, cuts, profile, step
+/// count, cancel request, device) stays. (`from`'s struct is the caller's to free.)
+void sm_world_take_objects(sm_world *world, sm_world *from);
 /// Grows the world's arrays to hold `particles`, `clusters` and `memberships` and one more object.
 sm_result sm_world_reserve(sm_world *w, int64_t particles, int64_t clusters, int64_t memberships);
 

@@ -721,7 +721,9 @@ typedef struct sm_cut_info {
 /// mass-weighted mean of its particles' old plastic states. A skinned surface is cut with the
 /// particles: triangles that straddle the plane are clipped, the cross-section is sealed (holes
 /// and concave outlines respected), and every vertex is bound to its piece's clusters again.
-/// Every other object's state is kept bit for bit. A cut that leaves one side empty changes
+/// Every other object's state is kept bit for bit (on OpenCL, a plastic object's rest data are
+/// taken again from its plastic state S_p, in double, as any read-back of the device does:
+/// equal to float rounding). A cut that leaves one side empty changes
 /// nothing (out->cut false, a notice in the log). On OpenCL the world is read back and uploaded
 /// again (its buffers are made anew: take them again with sm_world_get_cl_state()): a cut is rare.
 SM_API sm_result sm_world_cut(sm_world *world, int32_t object, sm_plane plane, sm_cut_info *out);
@@ -931,7 +933,8 @@ SM_API const sm_object_def *sm_scene_object_def(const sm_scene *scene, int32_t i
 SM_API sm_result sm_scene_create_world(const sm_scene *scene, const sm_world_def *def, sm_world **out_world);
 
 /// Applies what the scene scripts for the world's current time t (sm_world_get_time()): its cuts
-/// with t - dt < time <= t (dt: the scene's), by sm_world_cut(); its springs set the target of
+/// with t - dt < time <= t (dt: the scene's), by sm_world_cut(), each once (calling it again at
+/// the same time cuts nothing more); its springs set the target of
 /// each particle they pull (sm_world_set_target(): the sum of the active springs' stiffnesses,
 /// toward the mean of their targets weighted by stiffness; none outside their time windows) and
 /// its external force (its share of its object's force, minus the springs' damping c times its
