@@ -4,9 +4,12 @@
  * double where the device has it, for the next step. */
 #include "sm_math.h"
 
+/// The pseudo-inverse of a cluster's 3x3 moments, flat below SM_FLAT_THRESHOLD as on the host.
+SM_DEFINE_SYM_PINV(sm_sym_pinv_flat_r, sm_real, sm_sym_eigen_r, SM_FLAT_THRESHOLD)
+
 /// The rest-data formulas (kernels/sm_formulas.h) in sm_real: sm_rest_scaled_terms,
 /// sm_rest_metric_roots, sm_rest_linear_rest, sm_rest_quadratic_metric and sm_rest_null_fit.
-SM_DEFINE_REST_FORMULAS(sm_rest, sm_real, sm_sym_eigen_r, sm_sym_pinv_r, SM_PINV_THRESHOLD)
+SM_DEFINE_REST_FORMULAS(sm_rest, sm_real, sm_sym_eigen_r, sm_sym_pinv_r, SM_PINV_THRESHOLD, sm_sym_pinv_flat_r)
 
 /// Stores a 3x3 of sm_real (row-major) as a float matrix.
 inline void sm_store_real_mat3(__global sm_k_mat3 *s, const sm_real *a)

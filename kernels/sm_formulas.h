@@ -76,20 +76,17 @@ SM_DEFINE_SYM_EIGEN(sm_sym_eigen_s, sm_scalar, SM_SCALAR_EPSILON)
 
 /* ---- Inverted clusters (the time step, step 2) ---------------------------------------------- */
 
-/// Whether a cluster's match is inverted, so that it keeps its previous rotation r0: when its
-/// rest shape spans all three directions (`span` I), det(A_pq A_qq) = det A_pq det A_qq below
-/// -SM_INVERTED_VOLUME; a flat or colinear cluster's match has determinant 0, and it is completed
-/// in the missing rest directions by r0 first, det(A_pq A_qq + r0 (I - span)): the cluster is
-/// inverted when it was turned over within its plane (or along its line) relative to r0.
+/// Whether a cluster's match is inverted, so that it keeps its previous rotation r0: when
+/// det(A_pq A_qq + r0 (I - span)) is below -SM_INVERTED_VOLUME. A cluster whose rest shape spans
+/// all three directions (`span` I) has det(A_pq A_qq); a flat or colinear cluster's match has
+/// determinant 0, and it is completed in the missing rest directions by r0 first: the cluster is
+/// inverted when it was turned over within its plane (or along its line) relative to r0. The
+/// determinant is of the product, whose entries are about 1: det A_pq det A_qq, equal in exact
+/// arithmetic, takes the determinant of A_qq's entries of about 1 / (M s^2) for the thinnest
+/// extent s, which float rounds to nothing (for a cluster 0.4% as thick as wide it was wrong in
+/// sign on the device, which kept the last rotation).
 SM_FORMULA bool sm_match_inverted(const sm_scalar *apq, const sm_scalar *aqq, const sm_scalar *span, const sm_scalar *r0)
 {
-    bool full = true;
-    for (int i = 0; i < 9; i++) full = full && span[i] == (i % 4 == 0 ? 1 : 0);
-    const sm_scalar det_apq = apq[0] * (apq[4] * apq[8] - apq[5] * apq[7]) - apq[1] * (apq[3] * apq[8] - apq[5] * apq[6]) +
-                              apq[2] * (apq[3] * apq[7] - apq[4] * apq[6]);
-    const sm_scalar det_aqq = aqq[0] * (aqq[4] * aqq[8] - aqq[5] * aqq[7]) - aqq[1] * (aqq[3] * aqq[8] - aqq[5] * aqq[6]) +
-                              aqq[2] * (aqq[3] * aqq[7] - aqq[4] * aqq[6]);
-    if (full) return det_apq * det_aqq < -SM_INVERTED_VOLUME;
     sm_scalar m[9];
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) {
@@ -427,10 +424,11 @@ SM_FORMULA bool sm_plastic_update(const sm_scalar *r, const sm_scalar *fit, sm_s
  *                 terms of q (mean: the mass-weighted means of qx^2, qy^2, qz^2, qx qy, qy qz,
  *                 qz qx) over the radius;
  *   METRIC_ROOTS  W^1/2 and W^-1/2 of the moments W scaled to determinant 1, root and root_inv
- *                 (row-major), for the nearest fit of determinant 1; I when W is singular (its
- *                 eigenvalues below THRESHOLD times the largest);
+ *                 (row-major), for the nearest fit of determinant 1; I when W is flat (an
+ *                 eigenvalue below SM_FLAT_THRESHOLD times the largest);
  *   LINEAR_REST   A_qq = pinv(W) inv^2 and the span A_qq W (I when W has full rank) from the
- *                 scaled 3x3 moments mqq; returns the rank;
+ *                 scaled 3x3 moments mqq, by PINV_FLAT (flat below SM_FLAT_THRESHOLD); returns
+ *                 the rank;
  *   QUADRATIC_METRIC  from pinv, the pseudo-inverse of the scaled 9x9 moments (~A_qq = D^-1 pinv
  *                 D^-1): the linear block's metric, the Schur complement S of ~A_qq's quadratic
  *                 block, through METRIC_ROOTS, and the coupling S ~A_qq[0:3, 3:9];
@@ -440,7 +438,7 @@ SM_FORMULA bool sm_plastic_update(const sm_scalar *r, const sm_scalar *fit, sm_s
  *                 step 3); 0 where the null space has no linear part (its trace over the linear
  *                 block at most THRESHOLD: modes that are quadratic only, as in a cluster two
  *                 particles wide). */
-#define SM_DEFINE_REST_FORMULAS(PREFIX, T, EIGEN, PINV, THRESHOLD)                                      \
+#define SM_DEFINE_REST_FORMULAS(PREFIX, T, EIGEN, PINV, THRESHOLD, PINV_FLAT)                           \
     SM_FORMULA void PREFIX##_scaled_terms(const T *q, const T *mean, T inv, T *u)                        \
     {                                                                                                    \
         const T inv2 = inv * inv;                                                                        \
@@ -456,7 +454,7 @@ SM_FORMULA bool sm_plastic_update(const sm_scalar *r, const sm_scalar *fit, sm_s
         EIGEN(3, a, values, vectors);                                                                    \
         const T largest = fmax(values[0], fmax(values[1], values[2]));                                   \
         for (int k = 0; k < 3; k++)                                                                      \
-            if (!(values[k] > THRESHOLD * largest)) return;                                              \
+            if (!(values[k] > SM_FLAT_THRESHOLD * largest)) return;                                      \
         /* W^1/2 = E diag(sqrt(l)) E^T over the cube root of its determinant */                        \
         const T g = cbrt(sqrt(values[0] * values[1] * values[2]));                                       \
         for (int i = 0; i < 9; i++) root[i] = root_inv[i] = 0;                                           \
@@ -473,7 +471,7 @@ SM_FORMULA bool sm_plastic_update(const sm_scalar *r, const sm_scalar *fit, sm_s
     {                                                                                                    \
         T a[9], pinv[9];                                                                                 \
         for (int i = 0; i < 9; i++) a[i] = mqq[i];                                                       \
-        const int rank = PINV(3, a, pinv);                                                               \
+        const int rank = PINV_FLAT(3, a, pinv);                                                          \
         for (int i = 0; i < 3; i++)                                                                      \
             for (int j = 0; j < 3; j++) {                                                                \
                 aqq[i * 3 + j] = pinv[i * 3 + j] * inv * inv;                                            \

@@ -7,17 +7,16 @@
 #include "sm_formulas.h"
 
 /* Precision of the rare rest-data refresh after a plastic update: double where the device
- * has it (the pseudo-inverse threshold is then the reference's), else float. */
+ * has it, else float; the pseudo-inverse threshold is the reference's either way. */
 #ifdef SM_K_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 typedef double sm_real;
 #define SM_REAL_EPSILON DBL_EPSILON
-#define SM_PINV_THRESHOLD 1e-9
 #else
 typedef float sm_real;
 #define SM_REAL_EPSILON FLT_EPSILON
-#define SM_PINV_THRESHOLD 1e-6f
 #endif
+#define SM_PINV_THRESHOLD ((sm_real)SM_MOMENT_THRESHOLD)
 
 /// s + e = a + b exactly (Knuth's TwoSum): s the rounded sum, e its rounding error. (No fast-math
 /// option is given to the compiler, which would break it.)

@@ -35,6 +35,22 @@ typedef float sm_float;
 #define SM_K_SELF_COLLIDE 8 /* its particles collide with each other (rest neighbours excepted) */
 #define SM_K_VOLUME_SCALE 16 /* volume preservation by the paper's A / cbrt(det A) instead */
 
+/* The pseudo-inverse of a cluster's moments (A_qq, and ~A_qq in quadratic mode) counts an
+ * eigenvalue below this times the largest as zero, of the moments of its offsets over its RMS
+ * radius, on both backends (float devices cannot use less). The float kernels' fit loses
+ * accuracy as the moments' condition number grows: at 1e-9, a quadratic cluster of 10 random
+ * points (9 modes, one of 1e-8) had its goal transform 3e-3 from the reference's in one step. */
+#define SM_MOMENT_THRESHOLD 1e-6
+
+/* A cluster is flat (or colinear) where an eigenvalue of its 3x3 moments sum m q q^T is below
+ * this times the largest: thinner than about 1% of its width. Its pseudo-inverse A_qq and its
+ * metric then leave that direction out, on both backends. The float kernels apply a thinner
+ * one's linear fit A_pq A_qq to about FLT_EPSILON times the moments' condition number: one step
+ * of a cluster 1.3% as thick as wide landed 5e-5 of its size from the reference's, and at a
+ * threshold of 1e-9 a cluster of 4 points 5e-4 as thick as wide 9 cm (test_opencl's
+ * single_steps_agree_for_clusters_of_any_shape). */
+#define SM_FLAT_THRESHOLD 1e-4
+
 /* Rotation (step 2): a cluster whose linear match A_pq A_qq has a determinant below minus this
  * (turned inside out by more than 0.1% of its volume) keeps its rotation of the step before. */
 #define SM_INVERTED_VOLUME 0.001f

@@ -24,7 +24,8 @@ void sm_sym_eigen(int n, const double *a_in, double *values, double *vectors)
     sm_sym_eigen_s(n, a, values, vectors); // kernels/sm_formulas.h, shared with the kernels
 }
 
-SM_DEFINE_SYM_PINV(sym_pinv_in_place, double, sm_sym_eigen_s, 1e-9) // kernels/sm_formulas.h, shared with the kernels
+SM_DEFINE_SYM_PINV(sym_pinv_in_place, double, sm_sym_eigen_s, SM_MOMENT_THRESHOLD) // kernels/sm_formulas.h, shared with the kernels
+SM_DEFINE_SYM_PINV(sym_pinv_flat, double, sm_sym_eigen_s, SM_FLAT_THRESHOLD) // a cluster's 3x3 moments
 
 int sm_sym_pinv(int n, const double *a, double *out)
 {
@@ -52,7 +53,7 @@ sm_mat3 sm_closest_rotation(sm_mat3 a)
 }
 
 // the rest-data formulas (kernels/sm_formulas.h), in double, shared with the kernels' refresh
-SM_DEFINE_REST_FORMULAS(rest, double, sm_sym_eigen_s, sym_pinv_in_place, 1e-9)
+SM_DEFINE_REST_FORMULAS(rest, double, sm_sym_eigen_s, sym_pinv_in_place, SM_MOMENT_THRESHOLD, sym_pinv_flat)
 
 void sm_metric_roots(const double *mqq, sm_mat3 *root, sm_mat3 *root_inv)
 {
