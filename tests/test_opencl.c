@@ -494,7 +494,7 @@ static void single_steps_agree_for_every_mode(void)
 /// width, turned at random, 0.1 to 10 m across, in 1 to 8 clusters of every mode, β and volume
 /// treatment, spinning and scrambled: 30 steps each, within 1e-4 of the diagonal. A thin
 /// cluster's linear fit A_pq A_qq is applied in float to about FLT_EPSILON times its moments'
-/// condition number: the largest error over 1,050 draws was 5.1e-5, a cluster 1.3% as thick as
+/// condition number: the largest error over 1,200 draws was 5.1e-5, a cluster 1.3% as thick as
 /// wide. Thinner ones count as flat (SM_FLAT_THRESHOLD), and modes below SM_MOMENT_THRESHOLD are
 /// left out: at 1e-9 for both, a cluster of 4 points 5e-4 as thick as wide had its match's
 /// determinant wrong in sign on the device (one step 9 cm from the reference's), and a quadratic
