@@ -38,7 +38,8 @@ void sm_cpu_ground(sm_world *world, double h)
 {
     const sm_ground ground = world->def.ground;
     const sm_pusher pusher = world->pusher;
-    // the colliders where they are at the end of this step
+    // the colliders where they are at the end of this step (world->time + h: the sum the OpenCL
+    // backend forms too, sm_cl_write_collider_states())
     sm_vec3 center[SM_MAX_COLLIDERS], velocity[SM_MAX_COLLIDERS];
     for (int32_t c = 0; c < world->collider_count; c++)
         sm_collider_state(&world->colliders[c], world->time + h, &center[c], &velocity[c]);

@@ -758,10 +758,16 @@ sm_result sm_cl_write_collider_states(sm_world *world, double h, int32_t substep
     }
     sm_k_collider_state *k = staging(sizeof *k, count);
     if (!k) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory moving the colliders");
+    // each step's end time summed as the world's time is, step by step, so that both backends
+    // sample a collider at the same double: t0 + (s + 1) h rounds differently, and where a
+    // keyframe falls on a step's end one backend saw the collider still moving and the other
+    // stopped (an object thrown 0.55 m apart in a second)
+    double t = world->time;
     for (int32_t s = 0; s < substeps; s++) {
+        t += h;
         for (int32_t c = 0; c < world->collider_count; c++) {
             sm_vec3 center, velocity;
-            sm_collider_state(&world->colliders[c], world->time + (s + 1) * h, &center, &velocity);
+            sm_collider_state(&world->colliders[c], t, &center, &velocity);
             sm_k_collider_state *out = &k[(int64_t)s * world->collider_count + c];
             const cl_float4 hi = f4(center, 0.0), lo = f4_lo(center), v = f4(velocity, 0.0);
             memcpy(out->center, hi.s, sizeof out->center);
