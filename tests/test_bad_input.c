@@ -806,7 +806,7 @@ static void unreadable_scene_and_mesh_files_are_refused(void)
 /// Finite values beyond the float range (3.4e38) that the OpenCL kernels would turn into
 /// infinities are refused on OpenCL, naming the field and the object: particles' placements,
 /// velocities and accelerations, gravity, the ground's height, a collider's position (with its
-/// motion), a skinned surface's vertices, and collider sizes beyond 1e18 m (squared in the
+/// motion) and its motion's speed, a skinned surface's vertices, and collider sizes beyond 1e18 m (squared in the
 /// kernels); the CPU reference, in double, takes them and stays finite. (Masses have their own range on both backends,
 /// zero_and_negative_masses_are_refused.) Forces set by sm_world_set_force() or
 /// sm_world_set_forces() beyond it, or whose acceleration is, are refused too: 1e300 N turned
@@ -835,6 +835,14 @@ static void values_beyond_the_device_float_range_are_refused_on_opencl(void)
          "sm_world_add_collider", "box's edge"},
         {"{\"objects\": [{\"shape\": \"box\"}], \"colliders\": [{\"shape\": \"mesh\", \"mesh\": \"" SM_SCENES_DIR
          "/meshes/bowl.obj\", \"position\": [0, -1e19, 0], \"scale\": 1e19}]}", "sm_world_add_collider", "the mesh reaches"},
+        // a motion whose speed is beyond float (a swing's amplitude 2 pi frequency, a key's
+        // offset over its span): its velocity turned a box on the plane NaN in 7 steps
+        {"{\"objects\": [{\"shape\": \"box\"}], \"colliders\": [{\"shape\": \"plane\", \"position\": [0, -1, 0], \"motion\":"
+         " {\"type\": \"sinusoidal\", \"amplitude\": [1e20, 0, 0], \"frequency\": 1e20}}]}", "sm_world_add_collider",
+         "motion's speed"},
+        {"{\"objects\": [{\"shape\": \"box\"}], \"colliders\": [{\"shape\": \"box\", \"position\": [0, -3, 0], \"motion\":"
+         " {\"type\": \"linear\", \"times\": [0, 1e-30], \"offsets\": [[0, 0, 0], [1e10, 0, 0]]}}]}", "sm_world_add_collider",
+         "motion's speed"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         sm_scene *scene = NULL;

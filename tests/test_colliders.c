@@ -256,6 +256,9 @@ static void bad_colliders_are_refused(void)
         {"{\"colliders\": [{\"shape\": \"box\", \"frition\": 0.1}], \"objects\": [{\"shape\": \"box\"}]}", "did you mean \"friction\""},
         {"{\"springs\": [{\"object\": 1, \"particle\": 0, \"target\": [0, 0, 0]}], \"objects\": [{\"shape\": \"box\"}]}",
          "spring 0: field \"object\""},
+        // a number refused for its range is shown as it was given, not rounded onto the bound
+        {"{\"colliders\": [{\"shape\": \"plane\", \"restitution\": 1.0000001}], \"objects\": [{\"shape\": \"box\"}]}",
+         "got 1.0000001"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         sm_scene *scene = NULL;
@@ -290,6 +293,24 @@ static void bad_colliders_are_refused(void)
     ENSURE(strstr(sm_last_error(), "spring 0") != NULL);
     sm_scene_destroy(scene);
     sm_world_destroy(world);
+    // a plane's normal of any finite length but zero: 1e200 once overflowed its length, turning
+    // the normal to 0 and the plane off (the box fell through); 1e-200 was refused as zero
+    for (int k = 0; k < 2; k++) {
+        char json[256];
+        snprintf(json, sizeof json, "{\"colliders\": [{\"shape\": \"plane\", \"normal\": [0, %s, 0]}],"
+                 " \"objects\": [{\"shape\": \"box\", \"position\": [0, 1, 0]}]}", k == 0 ? "1e200" : "1e-200");
+        sm_world *plane = world_from_json(json);
+        if (!plane) continue;
+        sm_collider_info info;
+        ENSURE_OK(sm_world_get_collider(plane, 0, &info));
+        ENSURE_SMALL(info.axes.m[1][1] - 1.0, 1e-15);
+        for (int s = 0; s < 120; s++) ENSURE_OK(sm_world_step(plane, 1.0 / 60.0, 1));
+        double *x = get_positions(plane), lowest = INFINITY;
+        for (int32_t i = 0; i < 64; i++) lowest = fmin(lowest, x[3 * i + 1]);
+        ENSURE(lowest > -1e-3);
+        free(x);
+        sm_world_destroy(plane);
+    }
 }
 
 /// A scene spring pulls its particle toward the target while active: it sets the particle's

@@ -48,14 +48,17 @@ static sm_result check_def(const sm_collider_def *d)
             return BAD("a mesh's thickness must be finite and >= 0 (got %g)", d->thickness);
     }
     if (!v3_is_finite(d->position) || !v3_is_finite(d->rotation)) return BAD("position and rotation must be finite");
-    if (d->shape == SM_COLLIDER_PLANE && !(v3_length(d->normal) > 1e-12 && v3_is_finite(d->normal)))
+    sm_vec3 unit; // (any length: 1e200 overflowed its length to infinity and the normal to 0)
+    if (d->shape == SM_COLLIDER_PLANE && !v3_direction(d->normal, &unit))
         return BAD("a plane's normal must be finite and non-zero");
     if (d->shape == SM_COLLIDER_BOX && !(d->size.x > 0.0 && d->size.y > 0.0 && d->size.z > 0.0 && v3_is_finite(d->size)))
         return BAD("a box's size must be finite and > 0 (got %g, %g, %g)", d->size.x, d->size.y, d->size.z);
     if (d->shape == SM_COLLIDER_SPHERE && !(d->radius > 0.0 && isfinite(d->radius)))
         return BAD("a sphere's radius must be finite and > 0 (got %g)", d->radius);
-    if (!(d->restitution >= 0.0 && d->restitution <= 1.0)) return BAD("restitution must be in [0, 1] (got %g)", d->restitution);
-    if (!(d->friction >= 0.0 && d->friction <= 1.0)) return BAD("friction must be in [0, 1] (got %g)", d->friction);
+    char got[32];
+    if (!(d->restitution >= 0.0 && d->restitution <= 1.0))
+        return BAD("restitution must be in [0, 1] (got %s)", sm_number_text(d->restitution, got));
+    if (!(d->friction >= 0.0 && d->friction <= 1.0)) return BAD("friction must be in [0, 1] (got %s)", sm_number_text(d->friction, got));
     const sm_motion *m = &d->motion;
     switch (m->type) {
     case SM_MOTION_STATIC: break;
@@ -174,6 +177,19 @@ static sm_result check_device_range(const sm_world *world, const sm_collider_def
     if (!sm_fits_device(world, reach))
         return BAD("its position, with its motion, reaches (%g, %g, %g) m, beyond the float range of the OpenCL backend "
                    "(%g)", reach.x, reach.y, reach.z, (double)FLT_MAX);
+    // and its velocity: a swing's amplitude times 2 pi its frequency, a key's offset over its span
+    double speed = 0.0;
+    if (d->motion.type == SM_MOTION_SINUSOIDAL)
+        speed = 2.0 * SM_PI * d->motion.frequency *
+                fmax(fabs(d->motion.amplitude.x), fmax(fabs(d->motion.amplitude.y), fabs(d->motion.amplitude.z)));
+    for (int32_t k = 1; d->motion.type == SM_MOTION_LINEAR && k < d->motion.keyframe_count; k++) {
+        const sm_vec3 o = v3_sub(d->motion.offsets[k], d->motion.offsets[k - 1]);
+        const double span = d->motion.times[k] - d->motion.times[k - 1];
+        if (span > 0.0) speed = fmax(speed, fmax(fabs(o.x), fmax(fabs(o.y), fabs(o.z))) / span);
+    }
+    if (!(speed <= FLT_MAX))
+        return BAD("its motion's speed reaches %g m/s, beyond the float range of the OpenCL backend (%g)", speed,
+                   (double)FLT_MAX);
     const double size = d->shape == SM_COLLIDER_BOX      ? fmax(d->size.x, fmax(d->size.y, d->size.z))
                         : d->shape == SM_COLLIDER_SPHERE ? d->radius
                                                          : 0.0;
@@ -243,7 +259,8 @@ sm_result sm_world_add_collider(sm_world *world, const sm_collider_def *def, int
     }
     if (def->shape == SM_COLLIDER_PLANE) {
         // an orthonormal frame whose second column is the normal, for drawing
-        const sm_vec3 n = v3_scale(def->normal, 1.0 / v3_length(def->normal));
+        sm_vec3 n;
+        v3_direction(def->normal, &n); // (checked: finite and non-zero)
         const sm_vec3 t = fabs(n.x) < 0.9 ? v3(1.0, 0.0, 0.0) : v3(0.0, 0.0, 1.0);
         const sm_vec3 u = v3_cross(t, n);
         const sm_vec3 a = v3_scale(u, 1.0 / v3_length(u)), b = v3_cross(n, a);

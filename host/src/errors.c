@@ -3,10 +3,21 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static _Thread_local char last_error[2048];
 
 const char *sm_last_error(void) { return last_error; }
+
+const char *sm_number_text(double value, char text[32])
+{
+    static const int digits[] = {6, 9, 12, 15, 17};
+    for (size_t k = 0; k < sizeof digits / sizeof digits[0]; k++) {
+        snprintf(text, 32, "%.*g", digits[k], value);
+        if (strtod(text, NULL) == value) break;
+    }
+    return text;
+}
 
 const char *sm_result_name(sm_result result)
 {

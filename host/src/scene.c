@@ -204,8 +204,10 @@ static sm_result read_range(const context *ctx, const cJSON *item, const char *f
     if (r != SM_OK) return r;
     bool ok = (open_lo ? *out > lo : *out >= lo) && *out <= hi;
     if (ok) return SM_OK;
-    if (isinf(hi)) return field_error(ctx, field, "must be %s %g%s%s, got %g", open_lo ? ">" : ">=", lo, *unit ? " " : "", unit, *out);
-    return field_error(ctx, field, "must be in %c%g, %g]%s%s, got %g", open_lo ? '(' : '[', lo, hi, *unit ? " " : "", unit, *out);
+    char got[32];
+    sm_number_text(*out, got);
+    if (isinf(hi)) return field_error(ctx, field, "must be %s %g%s%s, got %s", open_lo ? ">" : ">=", lo, *unit ? " " : "", unit, got);
+    return field_error(ctx, field, "must be in %c%g, %g]%s%s, got %s", open_lo ? '(' : '[', lo, hi, *unit ? " " : "", unit, got);
 }
 
 static sm_result read_int(const context *ctx, const cJSON *item, const char *field, int64_t lo, int64_t hi, int32_t *out)
@@ -859,7 +861,8 @@ static sm_result parse_collider(const context *ctx, const cJSON *item, scene_col
             if (!cJSON_IsString(e)) r = field_error(ctx, f, "must be a string, got %s", GOT(e));
         } else if (strcmp(f, "position") == 0) r = read_vec3(ctx, e, f, &d->position);
         else if (strcmp(f, "normal") == 0) {
-            if ((r = read_vec3(ctx, e, f, &d->normal)) == SM_OK && !(v3_length(d->normal) > 0.0))
+            sm_vec3 unit; // (any length but zero: v3_direction scales it first)
+            if ((r = read_vec3(ctx, e, f, &d->normal)) == SM_OK && !v3_direction(d->normal, &unit))
                 r = field_error(ctx, f, "must not be zero");
         } else if (strcmp(f, "rotation") == 0) r = read_vec3(ctx, e, f, &d->rotation);
         else if (strcmp(f, "size") == 0) {
