@@ -580,6 +580,51 @@ static void keyframes_on_step_ends_agree_on_both_backends(void)
     printf("  16 plates keyed on step ends: the backends at most %.3g m apart after 60 steps\n", worst);
 }
 
+/// A closed mesh holds what falls on it, whatever else its file holds: a cube with a triangle of
+/// no area on its top face (its corners on a line: it bounds nothing) is still closed, so solid
+/// (its three edges once opened it into a shell a box fell through), and a closed slab of 1 cm,
+/// thinner than the field's cells of 6.25 cm, has no node inside it and is taken as a shell, with
+/// a warning (its field said nothing was inside, and a box fell through it).
+static void degenerate_and_thin_closed_meshes_hold(void)
+{
+    const char *path = SM_TEST_TMP "/closed.obj";
+    static const char *const meshes[2] = {
+        "v -0.5 -0.5 -0.5\nv 0.5 -0.5 -0.5\nv 0.5 0.5 -0.5\nv -0.5 0.5 -0.5\nv -0.5 -0.5 0.5\nv 0.5 -0.5 0.5\nv 0.5 0.5 0.5\n"
+        "v -0.5 0.5 0.5\nv 0 0.5 0\nv 0.25 0.5 0\nv 0.3 0.5 0\nf 1 3 2\nf 1 4 3\nf 5 6 7\nf 5 7 8\nf 1 2 6\nf 1 6 5\n"
+        "f 4 8 7\nf 4 7 3\nf 1 5 8\nf 1 8 4\nf 2 3 7\nf 2 7 6\nf 9 10 11\n",
+        "v -2 -0.005 -2\nv 2 -0.005 -2\nv 2 0.005 -2\nv -2 0.005 -2\nv -2 -0.005 2\nv 2 -0.005 2\nv 2 0.005 2\n"
+        "v -2 0.005 2\nf 1 3 2\nf 1 4 3\nf 5 6 7\nf 5 7 8\nf 1 2 6\nf 1 6 5\nf 4 8 7\nf 4 7 3\nf 1 5 8\nf 1 8 4\n"
+        "f 2 3 7\nf 2 7 6\n"};
+    for (int k = 0; k < 2; k++) {
+        ENSURE(write_text_file(path, meshes[k]));
+        char json[1024];
+        snprintf(json, sizeof json,
+                 "{\"ground\": {\"height\": -3}, \"colliders\": [{\"shape\": \"mesh\", \"mesh\": \"%s\", \"restitution\": 0%s}],"
+                 " \"objects\": [{\"shape\": \"box\", \"size\": [0.2, 0.2, 0.2], \"resolution\": [3, 3, 3],"
+                 " \"position\": [0.05, %s, 0.05], \"damping\": 1}]}",
+                 path, k == 1 ? ", \"cell\": 0.0625" : "", k == 0 ? "0.75" : "0.2");
+        sm_world *world = world_from_json(json);
+        remove(path);
+        if (!world) continue;
+        sm_collider_info info;
+        ENSURE_OK(sm_world_get_collider(world, 0, &info));
+        ENSURE(info.closed == (k == 0));
+        for (int s = 0; s < 120; s++) ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
+        double *x = get_positions(world), lowest = INFINITY;
+        for (int32_t i = 0; i < 27; i++) lowest = fmin(lowest, x[3 * i + 1]);
+        printf("  %s: the box's lowest particle at %.4f m\n", k == 0 ? "a cube with a sliver (solid)" : "a slab of 1 cm (a shell)",
+               lowest);
+        ENSURE(lowest > (k == 0 ? 0.45 : 0.0)); // on the cube's top (0.5 m), on the slab's shell
+        free(x);
+        sm_world_destroy(world);
+    }
+    // the library's count of open edges leaves the sliver out
+    const sm_vec3 v[4] = {{0, 0, 0}, {1, 0, 0}, {2, 0, 0}, {0, 1, 0}};
+    const int32_t sliver[3] = {0, 1, 2}, real[3] = {0, 1, 3};
+    const sm_mesh line = {(sm_vec3 *)v, 4, (int32_t *)sliver, 1}, triangle = {(sm_vec3 *)v, 4, (int32_t *)real, 1};
+    ENSURE(sm_mesh_open_edges(&line) == 0 && sm_mesh_open_edges(&triangle) == 3);
+}
+
 /// An open mesh is a shell: a box dropped on a single square (two triangles, open at its four
 /// edges) of thickness 0.1 m rests on its upper face, half the thickness above the square.
 static void an_open_mesh_is_a_shell(void)
@@ -738,6 +783,7 @@ int main(int argc, char **argv)
         TEST(a_kinematic_mesh_carries_what_rests_on_it),
         TEST(the_tunnelling_bound_holds),
         TEST(keyframes_on_step_ends_agree_on_both_backends),
+        TEST(degenerate_and_thin_closed_meshes_hold),
         TEST(an_open_mesh_is_a_shell),
         TEST(bad_mesh_colliders_are_refused),
         TEST(a_mesh_field_of_unbounded_work_is_refused),

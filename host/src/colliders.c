@@ -110,6 +110,15 @@ static double default_cell(const sm_world *world, const sm_collider_def *def, bo
     return cell;
 }
 
+/// Whether some node of the field lies inside its mesh (a negative value).
+static bool sdf_has_inside(const sm_sdf *sdf)
+{
+    const int64_t total = (int64_t)sdf->nodes[0] * sdf->nodes[1] * sdf->nodes[2];
+    for (int64_t n = 0; n < total; n++)
+        if (sdf->value[n] < 0.0f) return true;
+    return false;
+}
+
 /// Loads a mesh collider's file, places its vertices (scaled, centred) and builds its field.
 static sm_result add_mesh(sm_world *world, sm_collider *c, const sm_collider_def *def)
 {
@@ -134,18 +143,29 @@ static sm_result add_mesh(sm_world *world, sm_collider *c, const sm_collider_def
     for (int32_t i = 0; i < mesh.vertex_count; i++) mesh.vertices[i] = v3_sub(mesh.vertices[i], middle);
     c->closed = sm_mesh_open_edges(&mesh) == 0;
     const double cell = def->cell > 0.0 ? def->cell : default_cell(world, def, c->closed, v3_sub(hi, lo), &mesh);
-    const double thickness = shell_thickness(def, c->closed, cell);
-    c->def.cell = cell, c->def.thickness = thickness;
-    // the field against the memory budget, before it is built (a field past the limit of nodes
-    // is refused by sm_sdf_build(), naming the limit)
-    const double nodes = sm_sdf_nodes(v3_sub(hi, lo), cell, thickness);
-    if (nodes <= (double)SM_MESH_COLLIDER_MAX_NODES) {
-        const sm_footprint field = {.field_nodes = (int64_t)nodes};
-        result = sm_check_memory(world, &field, what);
+    // a closed mesh's field is signed; where no node lies inside it (a solid thinner than a cell,
+    // or two faces back to back) it says nothing is, and the mesh is taken as a shell instead
+    for (int attempt = 0; attempt < 2 && result == SM_OK; attempt++) {
+        const double thickness = shell_thickness(def, c->closed, cell);
+        c->def.cell = cell, c->def.thickness = thickness;
+        // the field against the memory budget, before it is built (a field past the limit of
+        // nodes is refused by sm_sdf_build(), naming the limit)
+        const double nodes = sm_sdf_nodes(v3_sub(hi, lo), cell, thickness);
+        if (nodes <= (double)SM_MESH_COLLIDER_MAX_NODES) {
+            const sm_footprint field = {.field_nodes = (int64_t)nodes};
+            result = sm_check_memory(world, &field, what);
+        }
+        if (result == SM_OK)
+            result = sm_sdf_build(mesh.vertices, mesh.vertex_count, mesh.triangles, mesh.triangle_count, cell, thickness,
+                                  SM_MESH_COLLIDER_MAX_NODES, what, &c->sdf);
+        if (result != SM_OK || !c->closed || sdf_has_inside(&c->sdf)) break;
+        sm_log(world, SM_LOG_WARNING,
+               "%s: %s is closed, but no node of its field (cells of %g m) lies inside it: it is thinner than a cell, "
+               "so it is taken as a shell %g m thick (give a smaller cell to keep it solid)", what, def->mesh, cell,
+               shell_thickness(def, false, cell));
+        sm_sdf_free(&c->sdf);
+        c->closed = false;
     }
-    if (result == SM_OK)
-        result = sm_sdf_build(mesh.vertices, mesh.vertex_count, mesh.triangles, mesh.triangle_count, cell, thickness,
-                              SM_MESH_COLLIDER_MAX_NODES, what, &c->sdf);
     if (result != SM_OK) {
         sm_mesh_free(&mesh);
         return result;

@@ -680,17 +680,30 @@ int32_t sm_mesh_open_edges(const sm_mesh *mesh)
         sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory counting the open edges of %d triangles", mesh->triangle_count);
         return -1;
     }
-    // each undirected edge as (smaller index, larger index), sorted so that equal edges are adjacent
-    for (size_t i = 0; i < count; i++) {
-        const size_t t = i / 3, c = i % 3;
-        uint32_t a = (uint32_t)mesh->triangles[3 * t + c], b = (uint32_t)mesh->triangles[3 * t + (c + 1) % 3];
-        keys[i] = a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a;
+    // each undirected edge of a triangle with an area as (smaller index, larger index), sorted so
+    // that equal edges are adjacent; a triangle of no area (a sliver on a line, or repeated
+    // corners) bounds nothing, and its edges do not open a closed mesh
+    size_t used = 0;
+    for (int32_t t = 0; t < mesh->triangle_count; t++) {
+        const int32_t *tri = &mesh->triangles[3 * (size_t)t];
+        bool valid = mesh->vertices != NULL;
+        for (int c = 0; c < 3; c++) valid = valid && tri[c] >= 0 && tri[c] < mesh->vertex_count;
+        if (valid) { // (a triangle naming no vertex of the mesh keeps its edges)
+            const sm_vec3 p = mesh->vertices[tri[0]], e1 = v3_sub(mesh->vertices[tri[1]], p),
+                          e2 = v3_sub(mesh->vertices[tri[2]], p);
+            if (!(v3_length(v3_cross(e1, e2)) > 1e-12 * v3_length(e1) * v3_length(e2))) continue;
+        }
+        for (int c = 0; c < 3; c++) {
+            const uint32_t a = (uint32_t)tri[c], b = (uint32_t)tri[(c + 1) % 3];
+            keys[used++] = a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a;
+        }
     }
-    qsort(keys, count, sizeof *keys, compare_u64);
+    qsort(keys, used, sizeof *keys, compare_u64);
     int32_t open = 0;
-    for (size_t i = 0; i < count;) {
+    const size_t count_used = used;
+    for (size_t i = 0; i < count_used;) {
         size_t j = i;
-        while (j < count && keys[j] == keys[i]) j++;
+        while (j < count_used && keys[j] == keys[i]) j++;
         open += j - i != 2;
         i = j;
     }

@@ -742,7 +742,9 @@ typedef enum sm_collider_shape {
     SM_COLLIDER_SPHERE, ///< a ball of `radius` centred on `position`
     /// a triangle mesh read from the file `mesh`, scaled by `scale`, turned by `rotation` and
     /// placed at `position`, held as a signed distance field (docs/algorithm.md step 7a): a closed
-    /// mesh (every edge shared by two triangles) is solid, an open one a shell of `thickness`
+    /// mesh (every edge shared by two triangles, triangles of no area aside) is solid, an open
+    /// one, or a closed one thinner than a cell of its field (a warning in the log), a shell of
+    /// `thickness`
     SM_COLLIDER_MESH,
 } sm_collider_shape;
 
@@ -967,7 +969,8 @@ SM_API sm_result sm_mesh_load_file(const char *path, sm_mesh *out_mesh);
 /// Frees the arrays of a mesh and zeroes it. NULL is allowed.
 SM_API void sm_mesh_free(sm_mesh *mesh);
 
-/// The number of edges not shared by exactly two triangles (0: the mesh is closed).
+/// The number of edges not shared by exactly two triangles (0: the mesh is closed); triangles of
+/// no area (corners on a line, or repeated) are left out, as they bound nothing.
 SM_API int32_t sm_mesh_open_edges(const sm_mesh *mesh);
 
 /// The generalised winding number of point p (about 1 inside a closed, outward-oriented mesh, 0
