@@ -35,10 +35,10 @@ inline bool sm_push_out(__global const sm_k_collider *c, __global const float *f
     if (c->shape == SM_K_COLLIDER_MESH) { // in the mesh's unturned frame, out along the field's gradient
         const int nodes[3] = {c->nodes[0], c->nodes[1], c->nodes[2]};
         const float origin[3] = {c->origin[0], c->origin[1], c->origin[2]};
-        float depth, n[3];
-        if (!sm_sdf_push(fields + c->field_first, nodes, origin, c->origin[3], along, &depth, n)) return false;
+        float move[3], n[3];
+        if (!sm_sdf_push_out(fields + c->field_first, nodes, origin, c->origin[3], along, move, n)) return false;
         *normal = n[0] * a0 + n[1] * a1 + n[2] * a2;
-        *push = -depth * *normal;
+        *push = move[0] * a0 + move[1] * a1 + move[2] * a2;
         return true;
     }
     int best = -1;

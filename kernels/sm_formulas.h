@@ -543,6 +543,22 @@ SM_FORMULA bool sm_plastic_update(const sm_scalar *r, const sm_scalar *fit, sm_s
         for (int a = 0; a < 3; a++) normal[a] = length > 0 ? g[a] / length : (a == 1 ? 1 : 0);           \
         *depth = value;                                                                                  \
         return true;                                                                                     \
+    }                                                                                                    \
+    /* Where p lies inside: the move out, push, and the normal where it entered (false outside). A  \
+     * move of the depth along the gradient ends on the surface where the field is a plane's, but   \
+     * near an edge or a corner the gradient blends the faces' and the move falls short (a particle \
+     * two cells inside an edge went on through the solid): moves again from where it ends, at most\
+     * SM_SDF_PUSH_MOVES in all. */                                                                  \
+    SM_FORMULA bool NAME##_out(SPACE const float *field, const int *nodes, const sm_scalar *origin, sm_scalar cell, \
+                               const sm_scalar *p, sm_scalar *push, sm_scalar *normal)                    \
+    {                                                                                                    \
+        sm_scalar depth, n[3], q[3] = {p[0], p[1], p[2]};                                                \
+        if (!NAME(field, nodes, origin, cell, q, &depth, normal)) return false;                          \
+        for (int a = 0; a < 3; a++) q[a] -= depth * normal[a];                                           \
+        for (int move = 1; move < SM_SDF_PUSH_MOVES && NAME(field, nodes, origin, cell, q, &depth, n); move++) \
+            for (int a = 0; a < 3; a++) q[a] -= depth * n[a];                                            \
+        for (int a = 0; a < 3; a++) push[a] = q[a] - p[a];                                               \
+        return true;                                                                                     \
     }
 
 /* Horn (1987): the unit quaternion q = (w, x, y, z) of the proper rotation maximising

@@ -51,6 +51,10 @@ typedef float sm_float;
  * single_steps_agree_for_clusters_of_any_shape). */
 #define SM_FLAT_THRESHOLD 1e-4
 
+/* The most moves along a mesh collider's field that take a particle out of it (sm_formulas.h's
+ * SM_DEFINE_SDF_PUSH): one where the field is a plane's, more near an edge or a corner. */
+#define SM_SDF_PUSH_MOVES 4
+
 /* Rotation (step 2): a cluster whose linear match A_pq A_qq has a determinant below minus this
  * (turned inside out by more than 0.1% of its volume) keeps its rotation of the step before. */
 #define SM_INVERTED_VOLUME 0.001f

@@ -368,10 +368,10 @@ bool sm_collider_push_out(const sm_collider *c, sm_vec3 d, sm_vec3 *push, sm_vec
         // in the mesh's unturned frame, out along the field's gradient by its depth
         const sm_vec3 local = m3_apply(m3_transpose(c->axes), d);
         const double p[3] = {local.x, local.y, local.z}, origin[3] = {c->sdf.origin.x, c->sdf.origin.y, c->sdf.origin.z};
-        double depth, n[3];
-        if (!sdf_push(c->sdf.value, c->sdf.nodes, origin, c->sdf.cell, p, &depth, n)) return false;
+        double move[3], n[3];
+        if (!sdf_push_out(c->sdf.value, c->sdf.nodes, origin, c->sdf.cell, p, move, n)) return false;
         *normal = m3_apply(c->axes, v3(n[0], n[1], n[2]));
-        *push = v3_scale(*normal, -depth);
+        *push = m3_apply(c->axes, v3(move[0], move[1], move[2]));
         return true;
     }
     }
