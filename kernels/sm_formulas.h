@@ -83,7 +83,7 @@ SM_DEFINE_SYM_EIGEN(sm_sym_eigen_s, sm_scalar, SM_SCALAR_EPSILON)
 /// inverted when it was turned over within its plane (or along its line) relative to r0. The
 /// determinant is of the product, whose entries are about 1: det A_pq det A_qq, equal in exact
 /// arithmetic, takes the determinant of A_qq's entries of about 1 / (M s^2) for the thinnest
-/// extent s, which float rounds to nothing (for a cluster 0.4% as thick as wide it was wrong in
+/// extent s, which float rounds to nothing (for a cluster 0.3% as thick as wide it was wrong in
 /// sign on the device, which kept the last rotation).
 SM_FORMULA bool sm_match_inverted(const sm_scalar *apq, const sm_scalar *aqq, const sm_scalar *span, const sm_scalar *r0)
 {
