@@ -35,6 +35,18 @@ static double triangle_distance(sm_vec3 p, sm_vec3 a, sm_vec3 b, sm_vec3 c)
     return best;
 }
 
+/// Writes a box of half extents (x, y, z) centred on the origin as an OBJ file at `path`, its
+/// faces wound outward; false when it cannot.
+static bool write_box_obj(const char *path, double x, double y, double z)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "v %g %g %g\nv %g %g %g\nv %g %g %g\nv %g %g %g\nv %g %g %g\nv %g %g %g\nv %g %g %g\nv %g %g %g\n"
+             "f 1 3 2\nf 1 4 3\nf 5 6 7\nf 5 7 8\nf 1 2 6\nf 1 6 5\nf 4 8 7\nf 4 7 3\nf 1 5 8\nf 1 8 4\nf 2 3 7\nf 2 7 6\n",
+             -x, -y, -z, x, -y, -z, x, y, -z, -x, y, -z, -x, -y, z, x, -y, z, x, y, z, -x, y, z);
+    return write_text_file(path, text);
+}
+
 /// How deep p lies inside mesh collider c of the world: its distance to the nearest triangle when
 /// the mesh's winding number about it (sm_mesh_winding_number()) says inside, else 0.
 static double mesh_depth(const sm_world *world, int32_t c, const sm_collider_info *info, const double *x)
@@ -485,10 +497,7 @@ static void a_kinematic_mesh_carries_what_rests_on_it(void)
 static void the_tunnelling_bound_holds(void)
 {
     const char *slab = SM_TEST_TMP "/slab.obj";
-    // a 4 x 0.4 x 4 m box, its faces wound outward
-    const bool written = write_text_file(
-        slab, "v -2 -0.2 -2\nv 2 -0.2 -2\nv 2 0.2 -2\nv -2 0.2 -2\nv -2 -0.2 2\nv 2 -0.2 2\nv 2 0.2 2\nv -2 0.2 2\n"
-              "f 1 3 2\nf 1 4 3\nf 5 6 7\nf 5 7 8\nf 1 2 6\nf 1 6 5\nf 4 8 7\nf 4 7 3\nf 1 5 8\nf 1 8 4\nf 2 3 7\nf 2 7 6\n");
+    const bool written = write_box_obj(slab, 2.0, 0.2, 2.0); // a 4 x 0.4 x 4 m box
     ENSURE(written);
     if (!written) return;
     const double thickness = 0.4, cell = 0.02, h = 1.0 / 60.0;
@@ -537,9 +546,7 @@ static void the_tunnelling_bound_holds(void)
 static void the_tunnelling_bound_holds_at_edges(void)
 {
     const char *cube = SM_TEST_TMP "/cube2.obj";
-    const bool written = write_text_file(
-        cube, "v -1 -1 -1\nv 1 -1 -1\nv 1 1 -1\nv -1 1 -1\nv -1 -1 1\nv 1 -1 1\nv 1 1 1\nv -1 1 1\n"
-              "f 1 3 2\nf 1 4 3\nf 5 6 7\nf 5 7 8\nf 1 2 6\nf 1 6 5\nf 4 8 7\nf 4 7 3\nf 1 5 8\nf 1 8 4\nf 2 3 7\nf 2 7 6\n");
+    const bool written = write_box_obj(cube, 1.0, 1.0, 1.0);
     ENSURE(written);
     if (!written) return;
     const double h = 1.0 / 60.0, cell = 2.0 / 64.0;
@@ -593,15 +600,13 @@ static void the_tunnelling_bound_holds_at_edges(void)
 static void degenerate_and_thin_closed_meshes_hold(void)
 {
     const char *path = SM_TEST_TMP "/closed.obj";
-    static const char *const meshes[2] = {
+    // a 1 m cube and a sliver on its top face's line y = 0.5; a slab 4 m wide and 1 cm thick
+    static const char cube_and_sliver[] =
         "v -0.5 -0.5 -0.5\nv 0.5 -0.5 -0.5\nv 0.5 0.5 -0.5\nv -0.5 0.5 -0.5\nv -0.5 -0.5 0.5\nv 0.5 -0.5 0.5\nv 0.5 0.5 0.5\n"
         "v -0.5 0.5 0.5\nv 0 0.5 0\nv 0.25 0.5 0\nv 0.3 0.5 0\nf 1 3 2\nf 1 4 3\nf 5 6 7\nf 5 7 8\nf 1 2 6\nf 1 6 5\n"
-        "f 4 8 7\nf 4 7 3\nf 1 5 8\nf 1 8 4\nf 2 3 7\nf 2 7 6\nf 9 10 11\n",
-        "v -2 -0.005 -2\nv 2 -0.005 -2\nv 2 0.005 -2\nv -2 0.005 -2\nv -2 -0.005 2\nv 2 -0.005 2\nv 2 0.005 2\n"
-        "v -2 0.005 2\nf 1 3 2\nf 1 4 3\nf 5 6 7\nf 5 7 8\nf 1 2 6\nf 1 6 5\nf 4 8 7\nf 4 7 3\nf 1 5 8\nf 1 8 4\n"
-        "f 2 3 7\nf 2 7 6\n"};
+        "f 4 8 7\nf 4 7 3\nf 1 5 8\nf 1 8 4\nf 2 3 7\nf 2 7 6\nf 9 10 11\n";
     for (int k = 0; k < 2; k++) {
-        ENSURE(write_text_file(path, meshes[k]));
+        ENSURE(k == 0 ? write_text_file(path, cube_and_sliver) : write_box_obj(path, 2.0, 0.005, 2.0));
         char json[1024];
         snprintf(json, sizeof json,
                  "{\"ground\": {\"height\": -3}, \"colliders\": [{\"shape\": \"mesh\", \"mesh\": \"%s\", \"restitution\": 0%s}],"

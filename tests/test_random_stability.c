@@ -518,9 +518,8 @@ static bool rigidly_joined(const sm_world *world, int32_t a, int32_t b, const do
     return false;
 }
 
-/// The radius of particles `list` at x: the largest distance from their mass-weighted centre
-/// (NaN when a position is not finite).
-static double radius_of(const int32_t *list, int32_t count, const double *x, const double *m)
+/// The mass-weighted centre of particles `list` at x.
+static sm_vec3 center_of(const int32_t *list, int32_t count, const double *x, const double *m)
 {
     sm_vec3 c = {0, 0, 0};
     double total = 0.0;
@@ -528,7 +527,14 @@ static double radius_of(const int32_t *list, int32_t count, const double *x, con
         const int32_t i = list[k];
         c = v3_add(c, v3_scale(v3(x[3 * i], x[3 * i + 1], x[3 * i + 2]), m[i])), total += m[i];
     }
-    c = v3_scale(c, 1.0 / total);
+    return v3_scale(c, 1.0 / total);
+}
+
+/// The radius of particles `list` at x: the largest distance from their mass-weighted centre
+/// (NaN when a position is not finite).
+static double radius_of(const int32_t *list, int32_t count, const double *x, const double *m)
+{
+    const sm_vec3 c = center_of(list, count, x, m);
     double r = 0.0;
     for (int32_t k = 0; k < count; k++) {
         const int32_t i = list[k];
@@ -702,13 +708,7 @@ static bool cut_object(sm_world *world, const draw *d, int k, int *objects, int 
     int32_t listed = 0;
     ENSURE_OK(sm_world_get_positions(world, 0, n, x));
     ENSURE_OK(sm_world_get_object_particles(world, o, &list, &listed));
-    sm_vec3 c = {0, 0, 0};
-    double total = 0.0;
-    for (int32_t j = 0; j < listed; j++) {
-        const int32_t i = list[j];
-        c = v3_add(c, v3_scale(v3(x[3 * i], x[3 * i + 1], x[3 * i + 2]), m[i])), total += m[i];
-    }
-    c = v3_scale(c, 1.0 / total);
+    const sm_vec3 c = center_of(list, listed, x, m);
     const double radius = radius_of(list, listed, x, m);
     const sm_plane plane = {v3_add(c, v3_scale(d->cut_normal[k], d->cut_offset[k] * (isfinite(radius) ? radius : 0.0))),
                             d->cut_normal[k]};

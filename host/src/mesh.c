@@ -700,10 +700,9 @@ int32_t sm_mesh_open_edges(const sm_mesh *mesh)
     }
     qsort(keys, used, sizeof *keys, compare_u64);
     int32_t open = 0;
-    const size_t count_used = used;
-    for (size_t i = 0; i < count_used;) {
+    for (size_t i = 0; i < used;) {
         size_t j = i;
-        while (j < count_used && keys[j] == keys[i]) j++;
+        while (j < used && keys[j] == keys[i]) j++;
         open += j - i != 2;
         i = j;
     }

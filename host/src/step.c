@@ -108,14 +108,15 @@ static sm_result check_state(sm_world *world)
                            i, object, name ? ", " : "", name ? name : "", steps, world->time);
         // on OpenCL, float rounding alone moves the particles of a large object fast: say so where
         // the speed is within 100 times that
-        const double rounding = world->cl && steps > 0 ? FLT_EPSILON * object_size(world, object) * steps / world->time : 0.0;
+        const double size = world->cl ? object_size(world, object) : 0.0;
+        const double rounding = steps > 0 ? FLT_EPSILON * size * steps / world->time : 0.0;
         const double v = v3_length(world->velocity[i]);
         char hint[256] = "";
         if (v <= 100.0 * rounding)
             snprintf(hint, sizeof hint,
                      " (or it is the OpenCL backend's float rounding: at these steps it alone moves the particles of "
                      "clusters of %.4g m at about %.4g m/s; raise check_speed or use the CPU backend)",
-                     object_size(world, object), rounding);
+                     size, rounding);
         return sm_fail(SM_ERROR_DIVERGED,
                        "sm_world_step: particle %d (object %d%s%s) moves at %.4g m/s after %lld steps (%g s), faster than "
                        "check_speed (%g m/s): the simulation diverged%s",
