@@ -7,9 +7,11 @@
 
 #include <assimp/cfileio.h>
 #include <assimp/cimport.h>
+#include <assimp/importerdesc.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,14 +106,17 @@ static const char *signed_note(unsigned index, char *buffer, size_t size)
     return buffer;
 }
 
-/// Our own checks of the scene as the file's reader built it, before any post-processing step
-/// reads it: at least one mesh; in every mesh, vertices and faces; in every face, at least one
-/// index, each below the mesh's vertex count, each vertex finite; then every vertex finite (the
-/// faces' first, so that the message names the face: OBJ's reader numbers vertices per face
-/// corner, not as the file does). assimp's validation checks the indices too (and much that we do
-/// not use: nodes, bones, materials), but not that coordinates are finite, and its messages name
-/// neither the mesh nor the index. Faces and meshes are numbered from 0, as assimp stores them:
-/// for a PLY or OFF file, in the file's order.
+/// Our own checks of the scene as the file's reader built it, once assimp's validation passed
+/// it and before any post-processing step reads it: at least one mesh; in every mesh, vertices
+/// and faces; in every face, at least one index, each below the mesh's vertex count, each vertex
+/// finite; then every vertex finite (the faces' first, so that the message names the face: OBJ's
+/// reader numbers vertices per face corner, not as the file does). assimp's validation checks the
+/// meshes, faces and indices first (and much that we do not use: nodes, bones, materials; a file
+/// that fails it fails with assimp's message, which names the face, not the mesh nor the index:
+/// a scene that failed it is never read again, see sm_mesh_load_file_listed()); what we read is
+/// checked again all the same, and validation does not check that coordinates are finite. Faces
+/// and meshes are numbered from 0, as assimp stores them: for a PLY or OFF file, in the file's
+/// order.
 static sm_result check_scene(const char *path, const struct aiScene *scene)
 {
     if (scene->mNumMeshes == 0 || !scene->mMeshes)
@@ -351,35 +356,14 @@ static bool same_letters(const char *a, const char *b)
     return *a == *b;
 }
 
-/// Whether assimp would hand the file to its PLY reader: by its extension .ply (in any case),
-/// or, when no reader claims its extension, when "ply" (in any case) is in its first 200 bytes
-/// once NUL bytes are dropped, as assimp's signature search looks for it. A file that fuzzing
-/// made start with NUL bytes and a digit before "ply" crashed that reader.
-static bool read_as_ply(const char *path, const char *head, size_t length)
-{
-    const char *extension = extension_of(path);
-    if (same_letters(extension, "ply")) return true;
-    char dotted[64];
-    if (*extension && strlen(extension) < sizeof dotted - 1) {
-        snprintf(dotted, sizeof dotted, ".%s", extension);
-        if (aiIsExtensionSupported(dotted)) return false;
-    }
-    char squeezed[201];
-    size_t n = 0;
-    for (size_t i = 0; i < length && i < 200; i++)
-        if (head[i] != '\0') squeezed[n++] = (char)(head[i] | (head[i] >= 'A' && head[i] <= 'Z' ? 0x20 : 0));
-    squeezed[n] = '\0';
-    return strstr(squeezed, "ply") != NULL;
-}
-
 /// Refuses a PLY file that assimp 5.2's PLY reader would not survive, or whose header declares
 /// more elements than the bytes after it can hold. That reader takes a lot on trust (found by
 /// fuzzing): it never returns from a header without "end_header" or with a NUL byte, crashes on
 /// some files with NUL bytes before "ply", and allocates each element's arrays from the header's
 /// count before it reads a byte of data (a 220-byte binary file declaring 400 million vertices
 /// made it allocate 4.7 GB and run for 15 s; 4 billion faces end in std::bad_alloc or the OOM
-/// killer). So a file that assimp would take for PLY (read_as_ply()) must start with "ply", have a format line (ascii,
-/// binary_little_endian or binary_big_endian), a number for each element's count, no NUL byte
+/// killer). So a .ply file (the only files assimp's PLY reader gets: check_format()) must
+/// start with "ply", have a format line (ascii, binary_little_endian or binary_big_endian), a number for each element's count, no NUL byte
 /// in its header, and an "end_header" line; other lines are ignored, as assimp ignores them
 /// (Blender 2.47 wrote a comment without "comment"). Lines end in "\n", "\r\n", "\r" or a form
 /// feed, as assimp reads them. Then an element takes at least the bytes of its scalar
@@ -387,7 +371,7 @@ static bool read_as_ply(const char *path, const char *head, size_t length)
 /// in an ASCII file (a digit and a separator; the file's last value needs none).
 static sm_result check_ply_header(const char *path, const char *head, size_t length, long long size)
 {
-    if (!read_as_ply(path, head, length)) return SM_OK;
+    if (!same_letters(extension_of(path), "ply")) return SM_OK;
     if (length < 3 || (head[0] | 0x20) != 'p' || (head[1] | 0x20) != 'l' || (head[2] | 0x20) != 'y')
         return sm_fail(SM_ERROR_IO, "mesh file \"%s\": a PLY file must start with \"ply\"", path);
     sm_text t = {head, head + length};
@@ -482,9 +466,10 @@ static void off_next_token(const char **at, const char *end)
 /// 30-byte file declaring 4 billion of each ends in std::bad_alloc or the OOM killer); each
 /// vertex and each face takes a line, at least 2 bytes. The header is read as assimp reads it:
 /// an optional keyword [ST][C][N][4][n]OFF (with the dimension after "nOFF"), then the counts.
-/// Without the keyword, assimp reads a file as OFF only by its extension .off.
+/// Only .off files get to assimp's OFF reader (check_format()).
 static sm_result check_off_header(const char *path, const char *head, size_t length, long long size)
 {
+    if (!same_letters(extension_of(path), "off")) return SM_OK;
     const char *at = head, *end = head + length;
     off_next_token(&at, end);
     const char *keyword = at;
@@ -502,7 +487,6 @@ static sm_result check_off_header(const char *path, const char *head, size_t len
             off_next_token(&at, end);
         }
     } else {
-        if (!same_letters(extension_of(path), "off")) return SM_OK;
         at = keyword;
     }
     const double vertices = read_count(&at, end);
@@ -515,10 +499,397 @@ static sm_result check_off_header(const char *path, const char *head, size_t len
     return SM_OK;
 }
 
-/// assimp refused the file. When its validation did (its message names the face, not the mesh
-/// or the index), the file is read again without validation and without any post-processing
-/// step, for check_scene() to say which mesh, face and index; otherwise, or when check_scene()
-/// finds nothing, assimp's own message.
+/* ---- The formats read ----------------------------------------------------------------------------
+ * assimp 5.2 has some 50 readers, and fuzzing crashed many of those we do not need (Half-Life
+ * MDL, ASE, OpenGEX, 3MF, MD5, LWS, LWO, 3DS: segfaults, failed assertions that abort, gigabytes
+ * allocated for a few bytes, loops without end). So a file is read only when its extension
+ * (in any case) names one of the formats below, and assimp must hand it to that format's reader.
+ * assimp picks a reader by the end of the path: when one reader claims the extension it reads the
+ * file whatever it holds; when several do (glTF 1 and glTF 2 both claim .gltf and .glb), each is
+ * asked whether the content is its own, and when none says yes, or no reader claims the extension
+ * (or the path has none), every reader is asked: the first whose signature test passes reads it
+ * (a .gltf holding a Half-Life model reached the MDL reader and crashed it). So:
+ * - formats_claimed() checks, in the assimp linked, that the extension's readers are the expected
+ *   ones (a later assimp adding a second reader for .obj would reopen that search: refused);
+ * - a .gltf or .glb file must be one that the glTF 2 reader's own test accepts (check_gltf()). */
+
+/// The extensions read (lower case), each with the name of the assimp reader it must go to and
+/// how many readers may claim it (assimp 5.2: glTF 1 and glTF 2 claim .gltf and .glb).
+static const struct {
+    const char *extension, *reader;
+    int readers;
+} sm_mesh_formats[] = {{"obj", "Wavefront Object", 1}, {"ply", "Stanford Polygon Library", 1},
+                       {"off", "OFF Importer", 1},     {"stl", "Stereolithography", 1},
+                       {"dae", "Collada", 1},          {"gltf", "glTF", 2},
+                       {"glb", "glTF", 2}};
+
+/// Whether, in the assimp linked, 1 to `readers` readers claim `extension` (lower case), each
+/// with `reader` in its name: so that the file goes to that reader (glTF: to one of the glTF
+/// readers, and check_gltf() makes it the glTF 2 one), never to a search across all readers.
+static bool formats_claimed(const char *extension, const char *reader, int readers)
+{
+    const size_t length = strlen(extension);
+    int claimed = 0;
+    for (size_t i = 0; i < aiGetImportFormatCount(); i++) {
+        const struct aiImporterDesc *desc = aiGetImportFormatDescription(i);
+        if (!desc || !desc->mFileExtensions) continue;
+        for (const char *at = desc->mFileExtensions; *at;) { // space-separated, lower case
+            while (*at == ' ') at++;
+            const char *start = at;
+            while (*at && *at != ' ') at++;
+            // assimp compares the end of the path with "." + each extension: "mesh.xml" claims
+            // "a.mesh.xml"; only an extension equal to ours, or ending in "." + ours, claims ours
+            const size_t n = (size_t)(at - start);
+            if (n >= length && strncmp(at - length, extension, length) == 0 &&
+                (n == length || at[-(ptrdiff_t)length - 1] == '.')) {
+                if (!desc->mName || !strstr(desc->mName, reader)) return false;
+                claimed++;
+                break;
+            }
+        }
+    }
+    return claimed >= 1 && claimed <= readers;
+}
+
+/// Refuses a file whose extension is none of sm_mesh_formats (or that has none), or whose
+/// readers in the assimp linked are not the expected ones.
+static sm_result check_format(const char *path)
+{
+    const char *extension = extension_of(path);
+    char lower[8] = "";
+    const size_t length = strlen(extension);
+    for (size_t i = 0; i < length && length < sizeof lower; i++)
+        lower[i] = (char)(extension[i] >= 'A' && extension[i] <= 'Z' ? extension[i] | 0x20 : extension[i]);
+    if (length < sizeof lower) lower[length] = '\0';
+    for (size_t f = 0; f < sizeof sm_mesh_formats / sizeof sm_mesh_formats[0]; f++) {
+        if (length >= sizeof lower || strcmp(lower, sm_mesh_formats[f].extension) != 0) continue;
+        if (formats_claimed(sm_mesh_formats[f].extension, sm_mesh_formats[f].reader, sm_mesh_formats[f].readers))
+            return SM_OK;
+        return sm_fail(SM_ERROR_IO, "mesh file \"%s\": the assimp linked does not read .%s files with its %s reader "
+                       "alone, and no other reader is trusted", path, sm_mesh_formats[f].extension,
+                       sm_mesh_formats[f].reader);
+    }
+    if (!*extension)
+        return sm_fail(SM_ERROR_IO, "mesh file \"%s\": the file name has no extension (refused before assimp reads "
+                       "it): the format is known by its extension, one of " SM_MESH_FORMATS, path);
+    return sm_fail(SM_ERROR_IO, "mesh file \"%s\": the format \".%.*s\" is not read (refused before assimp reads "
+                   "it): the mesh formats read are " SM_MESH_FORMATS, path, length > 32 ? 32 : (int)length, extension);
+}
+
+/* ---- glTF: the JSON that the glTF 2 reader accepts -----------------------------------------------
+ * assimp's glTF 2 reader says a file is its own (Asset::CanRead) when rapidjson parses its JSON
+ * (the whole .gltf file; a .glb file's JSON chunk, after a header of magic "glTF", version 2),
+ * the root is an object, its first "asset" member is an object, and that object's first
+ * "version" is a string starting with '2' and its first "profile", if any, an object. A file that
+ * fails the test is offered to every reader. So a .gltf or .glb file is read only when it passes
+ * a stricter test of our own: strict JSON (RFC 8259: UTF-8 checked, no NUL byte, numbers of at
+ * most 64 characters, finite, exponents up to 300, nesting up to 64 deep, where rapidjson is
+ * more lenient) and member names "asset", "version" and "profile" written without escapes. A
+ * .glb file's chunks must also fit in the file (assimp allocates each chunk's declared length
+ * before it reads a byte of it). */
+
+/// The start of the message refusing a .gltf or .glb file (its path follows).
+#define GLTF_REFUSED "mesh file \"%s\": not glTF 2 as assimp's glTF 2 reader takes it: "
+
+/// JSON larger than this is refused (glTF keeps its data in buffers: its JSON is small).
+#define SM_GLTF_JSON_MAX (256u << 20)
+/// The deepest nesting of arrays and objects read (rapidjson's parser recurses).
+#define SM_GLTF_JSON_DEPTH 64
+
+typedef struct sm_json {
+    const unsigned char *at, *end;
+} sm_json;
+
+static void json_blank(sm_json *j)
+{
+    while (j->at < j->end && (*j->at == ' ' || *j->at == '\t' || *j->at == '\n' || *j->at == '\r')) j->at++;
+}
+
+static int hex_digit(unsigned char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/// The 4 hex digits after "\u" at j->at (moved past them), or -1.
+static long json_hex4(sm_json *j)
+{
+    if (j->end - j->at < 4) return -1;
+    long value = 0;
+    for (int k = 0; k < 4; k++) {
+        const int d = hex_digit(*j->at++);
+        if (d < 0) return -1;
+        value = value * 16 + d;
+    }
+    return value;
+}
+
+/// The length of the well-formed UTF-8 sequence (RFC 3629: shortest form, no surrogates, at most
+/// U+10FFFF) at p, a byte >= 0x80; 0 if there is none.
+static size_t utf8_length(const unsigned char *p, const unsigned char *end)
+{
+    const unsigned char c = p[0];
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xbf; // the second byte's range
+    if (c >= 0xc2 && c <= 0xdf) n = 2;
+    else if (c >= 0xe0 && c <= 0xef) n = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+    else if (c >= 0xf0 && c <= 0xf4) n = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+    else return 0;
+    if ((size_t)(end - p) < n || p[1] < lo || p[1] > hi) return 0;
+    for (size_t k = 2; k < n; k++)
+        if (p[k] < 0x80 || p[k] > 0xbf) return 0;
+    return n;
+}
+
+/// A string, from its opening quote at j->at; moves past it. *escaped (may be NULL): whether it
+/// holds a backslash. False if malformed.
+static bool json_string(sm_json *j, bool *escaped)
+{
+    if (escaped) *escaped = false;
+    if (j->at >= j->end || *j->at != '"') return false;
+    j->at++;
+    while (j->at < j->end && *j->at != '"') {
+        const unsigned char c = *j->at;
+        if (c < 0x20) return false;
+        if (c >= 0x80) {
+            const size_t n = utf8_length(j->at, j->end);
+            if (n == 0) return false;
+            j->at += n;
+            continue;
+        }
+        j->at++;
+        if (c != '\\') continue;
+        if (escaped) *escaped = true;
+        if (j->at >= j->end) return false;
+        const unsigned char e = *j->at++;
+        if (e == 'u') {
+            const long unit = json_hex4(j);
+            if (unit < 0 || (unit >= 0xdc00 && unit <= 0xdfff)) return false; // a lone low surrogate
+            if (unit >= 0xd800 && unit <= 0xdbff) { // a high one: a low one must follow
+                if (j->end - j->at < 2 || j->at[0] != '\\' || j->at[1] != 'u') return false;
+                j->at += 2;
+                const long low = json_hex4(j);
+                if (low < 0xdc00 || low > 0xdfff) return false;
+            }
+        } else if (!(e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't')) {
+            return false;
+        }
+    }
+    if (j->at >= j->end) return false;
+    j->at++;
+    return true;
+}
+
+static bool json_digits(sm_json *j)
+{
+    const unsigned char *start = j->at;
+    while (j->at < j->end && *j->at >= '0' && *j->at <= '9') j->at++;
+    return j->at > start;
+}
+
+/// A number (RFC 8259's grammar), at most 64 characters, finite, its exponent at most 300.
+static bool json_number(sm_json *j)
+{
+    const unsigned char *start = j->at;
+    if (j->at < j->end && *j->at == '-') j->at++;
+    if (j->at < j->end && *j->at == '0') j->at++;
+    else if (j->at >= j->end || *j->at < '1' || *j->at > '9' || !json_digits(j)) return false;
+    if (j->at < j->end && *j->at == '.') {
+        j->at++;
+        if (!json_digits(j)) return false;
+    }
+    if (j->at < j->end && (*j->at == 'e' || *j->at == 'E')) {
+        j->at++;
+        if (j->at < j->end && (*j->at == '+' || *j->at == '-')) j->at++;
+        const unsigned char *exponent = j->at;
+        if (!json_digits(j) || j->at - exponent > 3) return false;
+        long value = 0;
+        for (const unsigned char *d = exponent; d < j->at; d++) value = value * 10 + (*d - '0');
+        if (value > 300) return false;
+    }
+    const size_t length = (size_t)(j->at - start);
+    if (length > 64) return false;
+    char text[65];
+    memcpy(text, start, length);
+    text[length] = '\0';
+    return isfinite(strtod(text, NULL));
+}
+
+static bool json_value(sm_json *j, int depth);
+
+/// An object or an array, from its opening bracket at j->at.
+static bool json_container(sm_json *j, int depth)
+{
+    if (depth >= SM_GLTF_JSON_DEPTH) return false;
+    const unsigned char close = *j->at == '{' ? '}' : ']';
+    j->at++;
+    json_blank(j);
+    if (j->at < j->end && *j->at == close) {
+        j->at++;
+        return true;
+    }
+    for (;;) {
+        if (close == '}') {
+            if (!json_string(j, NULL)) return false;
+            json_blank(j);
+            if (j->at >= j->end || *j->at++ != ':') return false;
+        }
+        if (!json_value(j, depth + 1)) return false;
+        if (j->at >= j->end) return false;
+        const unsigned char c = *j->at++;
+        if (c == close) return true;
+        if (c != ',') return false;
+        json_blank(j);
+    }
+}
+
+/// A value, blanks before and after it skipped.
+static bool json_value(sm_json *j, int depth)
+{
+    json_blank(j);
+    if (j->at >= j->end) return false;
+    bool ok;
+    const size_t left = (size_t)(j->end - j->at);
+    switch (*j->at) {
+    case '{':
+    case '[': ok = json_container(j, depth); break;
+    case '"': ok = json_string(j, NULL); break;
+    case 't': ok = left >= 4 && memcmp(j->at, "true", 4) == 0, j->at += ok ? 4 : 0; break;
+    case 'f': ok = left >= 5 && memcmp(j->at, "false", 5) == 0, j->at += ok ? 5 : 0; break;
+    case 'n': ok = left >= 4 && memcmp(j->at, "null", 4) == 0, j->at += ok ? 4 : 0; break;
+    default: ok = json_number(j); break;
+    }
+    json_blank(j);
+    return ok;
+}
+
+/// In the (well-formed) object at j.at: the value of its first member named `name`, in *value
+/// (NULL if none). False when a member before it has an escaped name (it might be `name`).
+static bool json_member(sm_json j, const char *name, const unsigned char **value)
+{
+    *value = NULL;
+    const size_t length = strlen(name);
+    j.at++; // '{'
+    json_blank(&j);
+    while (j.at < j.end && *j.at == '"') {
+        const unsigned char *key = j.at + 1;
+        bool escaped;
+        json_string(&j, &escaped);
+        if (escaped) return false;
+        const bool match = (size_t)(j.at - 1 - key) == length && memcmp(key, name, length) == 0;
+        json_blank(&j);
+        j.at++; // ':'
+        json_blank(&j);
+        if (match) {
+            *value = j.at;
+            return true;
+        }
+        json_value(&j, 0);
+        if (j.at < j.end && *j.at == ',') j.at++;
+        json_blank(&j);
+    }
+    return true;
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/// Reads `length` bytes at `offset` of an open file into *out (malloc'd).
+static sm_result read_at(const char *path, FILE *file, long long offset, size_t length, unsigned char **out)
+{
+    *out = malloc(length ? length : 1);
+    if (!*out) return sm_fail(SM_ERROR_OUT_OF_MEMORY, "mesh file \"%s\": out of memory reading %zu bytes", path, length);
+    errno = 0;
+    if (fseek(file, (long)offset, SEEK_SET) != 0 || fread(*out, 1, length, file) != length) {
+        const int saved = errno;
+        free(*out);
+        *out = NULL;
+        return sm_fail(SM_ERROR_IO, "mesh file \"%s\": cannot read: %s", path, saved ? strerror(saved) : "it is shorter "
+                       "than its size");
+    }
+    return SM_OK;
+}
+
+/// The JSON of a glTF file: strict JSON, an object whose "asset" is an object whose "version"
+/// starts with '2' and whose "profile", if any, is an object (see above).
+static sm_result check_gltf_json(const char *path, const unsigned char *json, size_t length)
+{
+    sm_json j = {json, json + length};
+    json_blank(&j);
+    const unsigned char *root = j.at;
+    if (j.at >= j.end || *j.at != '{')
+        return sm_fail(SM_ERROR_IO, GLTF_REFUSED "its JSON is not an object", path);
+    if (!json_value(&j, 0) || j.at != j.end)
+        return sm_fail(SM_ERROR_IO, GLTF_REFUSED "its JSON is malformed, or nested more than %d deep, near byte "
+                       "%zu of the JSON", path, SM_GLTF_JSON_DEPTH, (size_t)(j.at - json));
+    const unsigned char *asset, *version = NULL, *profile = NULL;
+    if (!json_member((sm_json){root, j.end}, "asset", &asset) ||
+        (asset && *asset == '{' &&
+         (!json_member((sm_json){asset, j.end}, "version", &version) ||
+          !json_member((sm_json){asset, j.end}, "profile", &profile))))
+        return sm_fail(SM_ERROR_IO, GLTF_REFUSED "its JSON writes with escapes a member name where \"asset\", "
+                       "\"version\" or \"profile\" is looked for", path);
+    if (!asset || *asset != '{' || !version || version[0] != '"' || version[1] != '2' || (profile && *profile != '{'))
+        return sm_fail(SM_ERROR_IO, GLTF_REFUSED "its JSON has no \"asset\" object whose \"version\" is \"2.x\" "
+                       "(glTF 1 is not read)", path);
+    return SM_OK;
+}
+
+/// Refuses a .gltf or .glb file that assimp's glTF 2 reader would not take for its own (which
+/// would make assimp offer it to every reader), and a .glb file whose chunks do not fit in it.
+static sm_result check_gltf(const char *path, FILE *file, const char *head, size_t length, long long size)
+{
+    long long offset = 0, json_length = size;
+    if (same_letters(extension_of(path), "glb")) {
+        // a 12-byte header (magic, version, length), then chunks: length, type, data padded to 4 bytes
+        const unsigned char *h = (const unsigned char *)head;
+        if (length < 20 || memcmp(h, "glTF", 4) != 0)
+            return sm_fail(SM_ERROR_IO, GLTF_REFUSED "no binary glTF header (\"glTF\", version, length, JSON chunk)", path);
+        if (le32(h + 4) != 2)
+            return sm_fail(SM_ERROR_IO, GLTF_REFUSED "binary glTF version %u (only version 2 is read)", path,
+                           le32(h + 4));
+        if (le32(h + 16) != 0x4E4F534Au) // "JSON"
+            return sm_fail(SM_ERROR_IO, GLTF_REFUSED "its first chunk is not its JSON", path);
+        offset = 20;
+        json_length = le32(h + 12);
+        if (json_length > size - 20)
+            return sm_fail(SM_ERROR_IO, GLTF_REFUSED "its JSON chunk declares %lld bytes, more than "
+                           "the %lld after its header: the file is truncated or its header is wrong", path, json_length,
+                           size - 20);
+        if (json_length <= SM_GLTF_JSON_MAX) {
+            // assimp reads a BIN chunk's header when the file's declared length reaches past it
+            const long long bin = 20 + ((json_length + 3) & ~3LL), body = bin + 8;
+            if ((long long)le32(h + 8) >= body) {
+                unsigned char *chunk = NULL;
+                if (bin + 8 > size)
+                    return sm_fail(SM_ERROR_IO, GLTF_REFUSED "its header declares a BIN chunk past the end of "
+                                   "the file", path);
+                sm_result result = read_at(path, file, bin, 8, &chunk);
+                if (result != SM_OK) return result;
+                const uint32_t bin_length = le32(chunk), type = le32(chunk + 4);
+                free(chunk);
+                if (type != 0x004E4942u) // "BIN\0"
+                    return sm_fail(SM_ERROR_IO, GLTF_REFUSED "its second chunk is not BIN", path);
+                if ((long long)bin_length > size - body)
+                    return sm_fail(SM_ERROR_IO, GLTF_REFUSED "its BIN chunk declares %u bytes, more "
+                                   "than the %lld after its header: the file is truncated or its header is wrong", path,
+                                   bin_length, size - body);
+            }
+        }
+    }
+    if (json_length > SM_GLTF_JSON_MAX)
+        return sm_fail(SM_ERROR_IO, GLTF_REFUSED "its JSON is %lld bytes, over the limit of %u", path,
+                       json_length, SM_GLTF_JSON_MAX);
+    if (json_length < 2) return sm_fail(SM_ERROR_IO, GLTF_REFUSED "its JSON is empty", path);
+    unsigned char *json;
+    sm_result result = read_at(path, file, offset, (size_t)json_length, &json);
+    if (result != SM_OK) return result;
+    result = check_gltf_json(path, json, (size_t)json_length);
+    free(json);
+    return result;
+}
+
 /* ---- The files assimp reads ---------------------------------------------------------------------
  * Every file assimp opens, the mesh file and those it names (an OBJ's materials, a glTF's
  * buffers), goes through sm_open_regular(): a FIFO, a device or a directory is refused instead
@@ -581,28 +952,18 @@ static void io_close(struct aiFileIO *io, struct aiFile *f)
     free(f);
 }
 
-static sm_result refused_by_assimp(const char *path, struct aiFileIO *io)
-{
-    char reason[1024];
-    snprintf(reason, sizeof reason, "%s", aiGetErrorString());
-    if (strncmp(reason, "Validation failed", 17) == 0) {
-        const struct aiScene *raw = aiImportFileEx(path, 0, io);
-        if (raw) {
-            const sm_result result = check_scene(path, raw);
-            aiReleaseImport(raw);
-            if (result != SM_OK) return result;
-        }
-    }
-    return sm_fail(SM_ERROR_IO, "mesh file \"%s\": assimp: %s", path, reason);
-}
-
 /// Reads a mesh file in four checked stages, so that no malformed file crashes assimp or makes
-/// us read out of bounds: (1) the file itself (a regular, non-empty file; a PLY or OFF header's
-/// counts against its size, before assimp allocates from them); (2) assimp's reader with only
-/// its validation (aiProcess_ValidateDataStructure: every index of every face, node, bone and
-/// material) and no other step, then check_scene(), our own checks of the raw scene; (3) the
-/// file read again, validated again, then post-processed (SM_MESH_STEPS); (4) weld_scene(),
-/// which checks every index again. Every file assimp opens is a regular file (io_open()).
+/// us read out of bounds: (1) the file itself: a regular, non-empty file of a format read (by its
+/// extension, check_format()), whose PLY or OFF header's counts fit in its size (before assimp
+/// allocates from them), and a glTF file that only the glTF 2 reader will read (check_gltf());
+/// (2) assimp's reader with only its validation (aiProcess_ValidateDataStructure: every index of
+/// every face, node, bone and material) and no other step, then check_scene(), our own checks
+/// of the raw scene; (3) the file read again, validated again, then post-processed
+/// (SM_MESH_STEPS); (4) weld_scene(), which checks every index again. Every file assimp opens is
+/// a regular file (io_open()). assimp never reads a scene without validating it: even with no
+/// step asked, its scene preprocessor walks the scene on import, and a scene that failed
+/// validation crashed it (an OFF file of 25 bytes, found by fuzzing): a file that fails
+/// validation fails with assimp's message.
 sm_result sm_mesh_load_file_listed(const char *path, sm_mesh *out_mesh, sm_file_list *read)
 {
     if (!out_mesh) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_mesh_load_file: out_mesh is NULL");
@@ -613,6 +974,11 @@ sm_result sm_mesh_load_file_listed(const char *path, sm_mesh *out_mesh, sm_file_
     const char *why = NULL;
     FILE *file = sm_open_regular(path, &why);
     if (!file) return sm_fail(SM_ERROR_IO, "mesh file \"%s\": %s", path, why ? why : "cannot be opened");
+    sm_result result = check_format(path);
+    if (result != SM_OK) {
+        fclose(file);
+        return result;
+    }
     struct stat info;
     if (fstat(fileno(file), &info) != 0) {
         const int saved = errno;
@@ -632,17 +998,19 @@ sm_result sm_mesh_load_file_listed(const char *path, sm_mesh *out_mesh, sm_file_
     errno = 0;
     const size_t length = fread(head, 1, SM_MESH_HEADER_BYTES, file);
     const int saved = errno;
-    const bool failed = ferror(file);
-    fclose(file);
-    sm_result result = failed ? sm_fail(SM_ERROR_IO, "mesh file \"%s\": cannot read: %s", path, strerror(saved))
-                              : check_ply_header(path, head, length, size);
+    result = ferror(file) ? sm_fail(SM_ERROR_IO, "mesh file \"%s\": cannot read: %s", path, strerror(saved))
+                          : check_ply_header(path, head, length, size);
     if (result == SM_OK) result = check_off_header(path, head, length, size);
+    const char *extension = extension_of(path);
+    if (result == SM_OK && (same_letters(extension, "gltf") || same_letters(extension, "glb")))
+        result = check_gltf(path, file, head, length, size);
+    fclose(file);
     free(head);
     if (result != SM_OK) return result;
 
     struct aiFileIO io = {io_open, io_close, (aiUserData)(void *)read};
     const struct aiScene *scene = aiImportFileEx(path, aiProcess_ValidateDataStructure, &io);
-    if (!scene) return refused_by_assimp(path, &io);
+    if (!scene) return sm_fail(SM_ERROR_IO, "mesh file \"%s\": assimp: %s", path, aiGetErrorString());
     result = check_scene(path, scene);
     aiReleaseImport(scene);
     if (result != SM_OK) return result;

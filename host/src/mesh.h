@@ -25,6 +25,12 @@ sm_result sm_mesh_check_lattice(const sm_mesh *mesh, double spacing, int32_t max
 sm_result sm_mesh_sample_lattice(const sm_mesh *mesh, double spacing, int32_t max_candidates, int32_t max_points,
                                  sm_vec3 **out_points, int32_t *out_count);
 
+/// The mesh formats read, by the file's extension (in any case), for messages. Any other
+/// extension, or none, is refused before assimp reads the file: assimp 5.2's other readers crash
+/// on malformed files (found by fuzzing), and the readers of these are the only ones assimp may
+/// use (mesh.c, "The formats read").
+#define SM_MESH_FORMATS "OBJ (.obj), PLY (.ply), OFF (.off), STL (.stl), Collada (.dae) and glTF 2 (.gltf, .glb)"
+
 /// sm_mesh_load_file(), adding every file assimp opened for it (the mesh file, and the files it
 /// names: an OBJ's materials, a glTF's buffers) to `read` (may be NULL). Each is opened only if it
 /// is a regular file (sm_open_regular()).

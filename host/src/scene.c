@@ -398,7 +398,7 @@ static sm_result load_mesh(const context *ctx, const cJSON *item, sm_vec3 scale,
                            sm_shape *shape)
 {
     if (!item)
-        return field_error(ctx, "mesh", "is required for shape \"mesh\": the path of a mesh file (OBJ, PLY, glTF, ...)");
+        return field_error(ctx, "mesh", "is required for shape \"mesh\": the path of a mesh file (OBJ, PLY, OFF, STL, Collada or glTF 2)");
     const char *name = item->valuestring;
     const char *folder = name[0] != '/' && ctx->folder ? ctx->folder : "";
     const size_t length = strlen(folder) + strlen(name) + 1;
@@ -839,7 +839,7 @@ static sm_result parse_collider(const context *ctx, const cJSON *item, scene_col
     if (d->shape == SM_COLLIDER_MESH) {
         const cJSON *mesh = cJSON_GetObjectItemCaseSensitive(item, "mesh");
         if (!cJSON_IsString(mesh))
-            return field_error(ctx, "mesh", "is required for shape \"mesh\": the path of a mesh file (OBJ, PLY, glTF, ...), got %s",
+            return field_error(ctx, "mesh", "is required for shape \"mesh\": the path of a mesh file (OBJ, PLY, OFF, STL, Collada or glTF 2), got %s",
                                mesh ? GOT(mesh) : "nothing");
         const char *folder = mesh->valuestring[0] != '/' && ctx->folder ? ctx->folder : "";
         const size_t length = strlen(folder) + strlen(mesh->valuestring) + 1;

@@ -793,7 +793,7 @@ typedef struct sm_collider_def {
     double restitution;      ///< in [0, 1], default 0.3
     double friction;         ///< in [0, 1], default 0.2
     sm_motion motion;        ///< default static
-    /// mesh: the path of a mesh file assimp reads (OBJ, PLY, STL, glTF, ...; sm_mesh_load_file())
+    /// mesh: the path of a mesh file (OBJ, PLY, OFF, STL, Collada or glTF 2; sm_mesh_load_file())
     const char *mesh;
     sm_vec3 scale;           ///< mesh: multiplies the file's coordinates, each > 0, default (1, 1, 1)
     /// mesh: true (default): the mesh's bounding-box centre is placed at `position`; false: the
@@ -959,8 +959,10 @@ typedef struct sm_mesh {
     int32_t triangle_count; ///< number of triangles
 } sm_mesh;
 
-/// Reads every mesh of a file through assimp (OBJ, PLY, STL, glTF, Collada and whatever else
-/// assimp reads), triangulated, with the node transforms applied and the vertices welded:
+/// Reads every mesh of a file through assimp, in one of the formats it accepts by the file's
+/// extension: OBJ (.obj), PLY (.ply), OFF (.off), STL (.stl), Collada (.dae) and glTF 2 (.gltf,
+/// .glb); any other is refused before assimp opens it (some of assimp's other readers crash on
+/// malformed files). Triangulated, with the node transforms applied and the vertices welded:
 /// vertices within 1e-6 of the bounding box's diagonal of each other (split by normals or
 /// texture seams in the file) become one. Errors name the file and what assimp said. Free the
 /// result with sm_mesh_free().
