@@ -5,7 +5,8 @@
  * inverted, or no convergence) it is Horn's quaternion eigenproblem warm-started from the
  * previous step: with R0 the last rotation, the rotation closest to R0^T A_pq is R0^T R, near
  * the identity, so the Jacobi sweeps on the nearly diagonal 4x4 matrix converge at once and
- * R = R0 R'. An inverted cluster (sm_match_inverted) keeps R0, as the reference does. */
+ * R = R0 R'. An inverted cluster (sm_match_inverted, tested first) keeps R0, as the reference
+ * does. */
 #include "sm_math.h"
 
 /// The orthogonal factor u of a = u h (h symmetric positive definite) by the iteration
@@ -95,9 +96,14 @@ __kernel void sm_rotation(const int cluster_count, __global const sm_k_cluster_r
     sm_load_mat3(&rest[c].span, span);
     float4 q = q0;
     sm_quat_to_mat3(q0, r0);
-    if (sm_polar_rotation(a, u)) {
+    // inverted first, as on the reference: det A_pq > 0 (the polar route's test) does not rule it
+    // out for a flat or colinear cluster, whose match is completed by r0 (sm_match_inverted): one
+    // 0.6% as thick as wide, turned over, took the polar factor where the reference kept r0
+    if (sm_match_inverted(a, aqq, span, r0)) {
+        // keeps q0
+    } else if (sm_polar_rotation(a, u)) {
         q = sm_mat3_to_quat(u);
-    } else if (!sm_match_inverted(a, aqq, span, r0)) {
+    } else {
         float a0[9];
         sm_mul3_tn(r0, a, a0);
         q = normalize(sm_quat_mul(q0, sm_closest_rotation_quat(a0)));

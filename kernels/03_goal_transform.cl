@@ -82,13 +82,15 @@ inline bool sm_volume_fixed_point(float *a, const float det, __global const sm_k
 }
 
 /// Volume treatment and soft cap of the linear block a (in place), given the cluster's r;
-/// projected gets the change the volume projection made (zero otherwise).
+/// projected gets the change the volume projection made (zero otherwise). flat: a has rank below
+/// 3 by construction (a flat or colinear cluster's A_pq A_qq), so its determinant is 0, not the
+/// float rounding of it (sm_spans_volume), as on the reference.
 inline void sm_treat_linear_block(float *a, const float *r, const sm_k_object object,
-                                  __global const sm_k_cluster_rest *rest, float *projected)
+                                  __global const sm_k_cluster_rest *rest, const bool flat, float *projected)
 {
     for (int i = 0; i < 9; i++) projected[i] = 0.0f;
     if (object.flags & SM_K_VOLUME) {
-        const float d = sm_det3(a);
+        const float d = flat ? 0.0f : sm_det3(a);
         // an inverted or flattened match never drives the goal (Henriques & Wuensche 3.2)
         if (!(d > SM_K_DET_MIN)) {
             for (int i = 0; i < 9; i++) a[i] = r[i];
@@ -181,8 +183,9 @@ __kernel void sm_goal_transform(const int cluster_count, __global const sm_k_clu
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 3; j++) t[i * 9 + j] = r[i * 3 + j];
     } else if (object.mode == SM_K_MODE_LINEAR) {
-        float projected[9];
-        sm_treat_linear_block(fit, r, object, &rest[c], projected);
+        float projected[9], span[9];
+        sm_load_mat3(&rest[c].span, span);
+        sm_treat_linear_block(fit, r, object, &rest[c], !sm_spans_volume(span), projected);
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 3; j++) t[i * 9 + j] = beta * fit[i * 3 + j] + (1.0f - beta) * r[i * 3 + j];
     } else {
@@ -200,7 +203,7 @@ __kernel void sm_goal_transform(const int cluster_count, __global const sm_k_clu
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 3; j++) a[i * 3 + j] = full[i * 9 + j];
         float projected[9];
-        sm_treat_linear_block(a, r, object, &rest[c], projected);
+        sm_treat_linear_block(a, r, object, &rest[c], false, projected); // (completed by R Z where flat)
         // the quadratic block refitted to the projected linear one: [Q M] += (A' - A) C
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 6; j++)

@@ -98,6 +98,20 @@ SM_FORMULA bool sm_match_inverted(const sm_scalar *apq, const sm_scalar *aqq, co
     return det < -SM_INVERTED_VOLUME;
 }
 
+/// Whether a cluster's rest shape spans all three directions (`span`, A_qq W, is I: the rest data
+/// stores it exactly so then), so that its linear fit A_pq A_qq can have a volume. A flat or
+/// colinear cluster's fit has rank below 3 and determinant 0 in exact arithmetic: its volume
+/// treatment (step 3) takes R. Its computed determinant is rounding only (1e-14 in double, up to
+/// 1e-5 in float, past SM_K_DET_MIN), so both backends take 0 for it instead: the device
+/// projected such fits onto determinant 1, a cluster 1e-4 as thick as wide stepping 3% of the
+/// scene's diagonal from the reference (test_opencl's single_steps_agree_for_clusters_of_any_shape).
+SM_FORMULA bool sm_spans_volume(const sm_scalar *span)
+{
+    for (int i = 0; i < 9; i++)
+        if (span[i] != (i % 4 == 0 ? 1 : 0)) return false;
+    return true;
+}
+
 /* ---- The deformation limit (the time step, step 3) ------------------------------------------ */
 
 /// Whether every eigenvalue of the symmetric 3x3 c lies strictly between lo2 and hi2: both

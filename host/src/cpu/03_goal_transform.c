@@ -3,13 +3,16 @@
 #include "cpu_passes.h"
 
 /// Volume treatment and deformation cap of a linear block A, given the cluster. `projected`
-/// gets the change the volume projection made (zero otherwise).
-static sm_mat3 treat_linear_block(sm_mat3 a, const sm_cluster *cluster, const sm_object *object, sm_mat3 *projected)
+/// gets the change the volume projection made (zero otherwise). `flat`: A has rank below 3 by
+/// construction (a flat or colinear cluster's A_pq A_qq), so its determinant is 0, not what
+/// rounding makes of it (sm_spans_volume).
+static sm_mat3 treat_linear_block(sm_mat3 a, const sm_cluster *cluster, const sm_object *object, bool flat,
+                                  sm_mat3 *projected)
 {
     const sm_mat3 r = cluster->rotation;
     *projected = m3_zero();
     if (object->volume_preservation) {
-        double d = m3_det(a);
+        double d = flat ? 0.0 : m3_det(a);
         // an inverted or flattened match never drives the goal (Henriques & Wuensche 3.2)
         if (!(d > SM_K_DET_MIN)) {
             a = r;
@@ -75,7 +78,8 @@ void sm_cpu_goal_transform(sm_world *world, double h)
             break;
         case SM_MODE_LINEAR: {
             sm_mat3 projected;
-            sm_mat3 a = treat_linear_block(cluster->linear_fit, cluster, object, &projected);
+            sm_mat3 a = treat_linear_block(cluster->linear_fit, cluster, object, !sm_spans_volume(&cluster->span.m[0][0]),
+                                           &projected);
             sm_mat3 blended = m3_lerp(r, a, beta);
             for (int i = 0; i < 3; i++)
                 for (int j = 0; j < 3; j++) t[i][j] = blended.m[i][j];
@@ -95,7 +99,7 @@ void sm_cpu_goal_transform(sm_world *world, double h)
             for (int i = 0; i < 3; i++)
                 for (int j = 0; j < 3; j++) a.m[i][j] = fit[i][j];
             sm_mat3 projected;
-            a = treat_linear_block(a, cluster, object, &projected);
+            a = treat_linear_block(a, cluster, object, false, &projected); // (completed by R Z where flat)
             // the quadratic block refitted to the projected linear one: [Q M] += (A' - A) C
             for (int i = 0; i < 3; i++)
                 for (int j = 0; j < 6; j++)
