@@ -29,24 +29,14 @@ static int compare_region_member(const void *a, const void *b)
     return (x->particle > y->particle) - (x->particle < y->particle);
 }
 
-/// The grid over an object's rest bounding box.
-typedef struct grid_frame {
-    double lo[3], cell[3], overlap, eps;
-    int32_t n[3];
-} grid_frame;
-
-/// Does region index i along axis a hold coordinate x? Grown cells, boundaries inclusive up to
-/// round-off in the lattice coordinates.
-static bool region_holds(const grid_frame *g, int a, int64_t i, double x)
+bool sm_grid_region_holds(const sm_grid_frame *g, int a, int64_t i, double x)
 {
     double lo = g->lo[a] + ((double)i - g->overlap) * g->cell[a] - g->eps;
     double hi = g->lo[a] + ((double)i + 1.0 + g->overlap) * g->cell[a] + g->eps;
     return x >= lo && x <= hi;
 }
 
-/// The contiguous range [first, last] of region indices along axis a that hold x (empty when
-/// first > last). Candidates come from the cell arithmetic with a margin; the exact test decides.
-static void region_range(const grid_frame *g, int a, double x, int64_t *first, int64_t *last)
+void sm_grid_region_range(const sm_grid_frame *g, int a, double x, int64_t *first, int64_t *last)
 {
     int64_t lo = 0, hi = g->n[a] - 1;
     if (g->cell[a] > 0.0) {
@@ -54,8 +44,8 @@ static void region_range(const grid_frame *g, int a, double x, int64_t *first, i
         lo = (int64_t)fmax(0.0, floor(t - 1.0 - g->overlap) - 1.0);
         hi = (int64_t)fmin((double)(g->n[a] - 1), ceil(t + g->overlap) + 1.0);
     }
-    while (lo <= hi && !region_holds(g, a, lo, x)) lo++;
-    while (hi >= lo && !region_holds(g, a, hi, x)) hi--;
+    while (lo <= hi && !sm_grid_region_holds(g, a, lo, x)) lo++;
+    while (hi >= lo && !sm_grid_region_holds(g, a, hi, x)) hi--;
     *first = lo;
     *last = hi;
 }
@@ -71,7 +61,7 @@ sm_result sm_clusters_from_grid(const sm_vec3 *local, int32_t count, const int32
             lo[a] = fmin(lo[a], x);
             hi[a] = fmax(hi[a], x);
         }
-    grid_frame g = {.overlap = overlap};
+    sm_grid_frame g = {.overlap = overlap};
     double largest = 0.0;
     for (int a = 0; a < 3; a++) largest = fmax(largest, hi[a] - lo[a]);
     if (!isfinite(largest)) return sm_fail(SM_ERROR_INVALID_ARGUMENT, "the object's extent is not finite");
@@ -89,7 +79,7 @@ sm_result sm_clusters_from_grid(const sm_vec3 *local, int32_t count, const int32
         int64_t span = 1;
         for (int a = 0; a < 3; a++) {
             int64_t first, last;
-            region_range(&g, a, v3_get(local[i], a), &first, &last);
+            sm_grid_region_range(&g, a, v3_get(local[i], a), &first, &last);
             span *= last >= first ? last - first + 1 : 0;
         }
         total += span;
@@ -111,7 +101,7 @@ sm_result sm_clusters_from_grid(const sm_vec3 *local, int32_t count, const int32
     int64_t used = 0;
     for (int32_t i = 0; i < count; i++) {
         int64_t first[3], last[3];
-        for (int a = 0; a < 3; a++) region_range(&g, a, v3_get(local[i], a), &first[a], &last[a]);
+        for (int a = 0; a < 3; a++) sm_grid_region_range(&g, a, v3_get(local[i], a), &first[a], &last[a]);
         for (int64_t iz = first[2]; iz <= last[2]; iz++)
             for (int64_t iy = first[1]; iy <= last[1]; iy++)
                 for (int64_t ix = first[0]; ix <= last[0]; ix++)

@@ -5,6 +5,19 @@
 
 #include "world.h"
 
+/// The grid over an object's rest bounding box: n regions an axis from lo, cells of `cell`, each
+/// region its cell grown by `overlap` cells on every side, eps the round-off allowed at its faces.
+typedef struct sm_grid_frame {
+    double lo[3], cell[3], overlap, eps;
+    int32_t n[3];
+} sm_grid_frame;
+/// Does region index i along axis a hold coordinate x? Grown cells, boundaries inclusive up to
+/// round-off in the lattice coordinates.
+bool sm_grid_region_holds(const sm_grid_frame *g, int a, int64_t i, double x);
+/// The contiguous range [first, last] of region indices along axis a that hold x (empty when
+/// first > last). Candidates come from the cell arithmetic with a margin; the exact test decides.
+void sm_grid_region_range(const sm_grid_frame *g, int a, double x, int64_t *first, int64_t *last);
+
 /// Builds the grid clusters of an object from its local (unrotated) points: returns CSR lists
 /// in *out_offsets / *out_indices (malloc'd) and the count.
 sm_result sm_clusters_from_grid(const sm_vec3 *local, int32_t count, const int32_t grid[3], double overlap,

@@ -9,8 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/// Is the lattice point p inside the (non-box) shape? Boundaries count as inside.
-static bool inside(const sm_shape *shape, sm_vec3 p, double eps)
+bool sm_shape_lattice_inside(const sm_shape *shape, sm_vec3 p, double eps)
 {
     switch (shape->type) {
     case SM_SHAPE_SPHERE:
@@ -70,7 +69,7 @@ static sm_result count_lattice(const sm_shape *shape, int64_t *out_count)
     for (int64_t k = -n[2]; k <= n[2]; k++)
         for (int64_t j = -n[1]; j <= n[1]; j++)
             for (int64_t i = -n[0]; i <= n[0]; i++)
-                count += inside(shape, v3((double)i * h, (double)j * h, (double)k * h), eps);
+                count += sm_shape_lattice_inside(shape, v3((double)i * h, (double)j * h, (double)k * h), eps);
     if (count > SM_MAX_OBJECT_PARTICLES)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "a %s with spacing %g has over %d particles", sm_shape_name(shape->type),
                        h, SM_MAX_OBJECT_PARTICLES);
@@ -93,7 +92,7 @@ static sm_result sample_lattice(const sm_shape *shape, sm_vec3 **out_points, int
         for (int64_t j = -n[1]; j <= n[1]; j++)
             for (int64_t i = -n[0]; i <= n[0]; i++) {
                 sm_vec3 p = v3((double)i * h, (double)j * h, (double)k * h);
-                if (!inside(shape, p, eps)) continue;
+                if (!sm_shape_lattice_inside(shape, p, eps)) continue;
                 if (count == SM_MAX_OBJECT_PARTICLES) {
                     free(points);
                     return sm_fail(SM_ERROR_INVALID_ARGUMENT, "a %s with spacing %g has over %d particles",

@@ -15,6 +15,9 @@ sm_result sm_shape_sample(const sm_shape *shape, double total_mass, sm_vec3 **ou
 /// checks the memory budget again with the count sampled); a mesh that sm_shape_sample() would
 /// refuse before sampling its lattice (sm_mesh_check_lattice()) is refused here.
 sm_result sm_shape_count(const sm_shape *shape, int64_t *out_count);
+/// Whether lattice point p (in the object's frame) is inside a sphere, capsule or torus, up to
+/// eps: the test sm_shape_sample() samples them by (false for other shapes).
+bool sm_shape_lattice_inside(const sm_shape *shape, sm_vec3 p, double eps);
 /// The lattice spacing of a sampled shape, m: the smallest particle distance along a box's axes,
 /// `spacing` for the lattice shapes, the median nearest-neighbour distance for points; 0 for a
 /// single particle.
