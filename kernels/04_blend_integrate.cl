@@ -36,7 +36,8 @@ inline float3 sm_cluster_goal_offset(int c, float3 q, float3 x_hi, float3 x_lo, 
 /// mass) keep their state. `inputs` (SM_K_INPUT_*) adds the caller's forces and the targets: a
 /// target of stiffness k > 0 takes the particle's move and velocity backward Euler's share of the
 /// way to a pin's (sm_spring_share); a pinned particle ends on its target with velocity
-/// (target - x) / h.
+/// (target - x) / h. start: the velocity each free particle began the step with, and in w its
+/// slack (pass 7).
 __kernel void sm_blend_integrate(const int particle_count, const float h, const float4 gravity,
                                  __global const int *particle_object, __global const sm_k_object *objects,
                                  __global const int *particle_member_offsets, __global const float4 *particle_member_q,
@@ -46,7 +47,7 @@ __kernel void sm_blend_integrate(const int particle_count, const float h, const 
                                  __global const sm_k_mat39 *transform, __global const float4 *force,
                                  const int inputs, __global const float4 *input_force, __global const float4 *target,
                                  __global float4 *position, __global float4 *position_lo,
-                                 __global float4 *velocity, __global float4 *goal)
+                                 __global float4 *velocity, __global float4 *goal, __global float4 *start)
 {
     const int i = get_global_id(0);
     if (i >= particle_count) return;
@@ -80,7 +81,8 @@ __kernel void sm_blend_integrate(const int particle_count, const float h, const 
 
     const float alpha = sm_step_alpha(object.alpha, object.tau, h);
     const float damping = fmax(0.0f, 1.0f - object.damping * h);
-    float3 v = velocity[i].xyz;
+    const float3 v_start = velocity[i].xyz;
+    float3 v = v_start;
     v += d * (alpha / h);
     v += (gravity.xyz + f.xyz * f.w) * h;
     v *= damping;
@@ -102,11 +104,15 @@ __kernel void sm_blend_integrate(const int particle_count, const float h, const 
         v += (to_target / h - v) * share;
     }
     velocity[i] = (float4)(v, 0.0f);
+    // for pass 7: the velocity the step began with, and how far x - h v may lie from where it
+    // began (the motion limit shortens the move more than the velocity)
+    start[i] = (float4)(v_start, length(v * h - move));
     // x += the move in double-float
     float4 hi = x, lo = (float4)(x_lo, 0.0f);
     sm_add_pair(&hi, &lo, move);
     if (t.w == SM_K_TARGET_PIN) {
         velocity[i] = (float4)(to_target / h, 0.0f);
+        start[i] = (float4)(v_start, 0.0f);
         hi = (float4)(t.xyz, x.w);
         lo = (float4)(0.0f);
     }

@@ -147,7 +147,7 @@ inline void sm_contact(const float w, const float h, const int respond, const fl
     if (!(dot(d, d) < reach * reach)) return;
     const float depth = reach - dot(d, n);
     if (!(depth > 0.0f)) return;
-    const float target = sm_contact_target(depth, reach, before_length, push);
+    const float target = sm_overlap_target(depth, reach - before_length, push);
     if (target > 0.0f) {
         // pushed apart along n, and the pair's sliding over the step (its relative motion h v_rel
         // across n) taken back as far as friction allows
@@ -236,7 +236,7 @@ __kernel void sm_find_contacts(const int particle_count, const float h, const in
 /// corrections of a pair on both its particles' lists change no momentum, and Σ_j s_ij <= 1
 /// bounds a particle's correction by its deepest contact's.
 /// contact = (rest position, radius); force.w: inverse mass; push = push_speed h / relaxation
-/// (sm_contact_target). Particles that do not collide or are fixed have no correction.
+/// (sm_overlap_target). Particles that do not collide or are fixed have no correction.
 __kernel void sm_collide(const int particle_count, const int sweep, const float h, const float restitution,
                          const float friction, const float relaxation, const float push,
                          __global const float4 *contact, __global const int *list, __global const int *count,

@@ -2,7 +2,9 @@
  * are put back on the plane, their downward speed reflected with restitution and their
  * tangential velocity reduced by friction, within the friction limit; then particles inside a
  * collider (a plane, box, sphere or mesh where the host says it is at the end of this step) are
- * moved out the shortest way and their velocity relative to it is treated like the ground's; then
+ * moved out the shortest way and their velocity relative to it is treated like the ground's.
+ * Depth a particle was in at the step's start leaves at no more than push_speed (sm_overlap_target).
+ * Then
  * particles inside the pusher sphere are put on its surface and lose the inward part of their
  * velocity relative to it. */
 #include "sm_math.h"
@@ -78,14 +80,19 @@ inline float sm_particle_friction(const int i, const float friction, const float
 /// positions; pusher = (centre, radius) and pusher_lo = (the centre's remainder, 0), a
 /// double-float pair like the positions; pusher_velocity = (velocity, 0); `flags` holds
 /// SM_K_GROUND and SM_K_PUSHER for the parts that are on; collider_state[state_first + c] is
-/// where collider c is at the end of this step. Friction is held to the friction limit of the
+/// where collider c is at the start of this step, collider_state[state_first + collider_count +
+/// c] where it is at its end. step_start: the velocity the particle began the step with (for
+/// restitution, sm_rebound) and its slack (pass 4). limit = push_speed h: the most of the depth a particle began the
+/// step in that leaves in it (sm_overlap_target). Friction is held to the friction limit of the
 /// particle's object and clusters (particle_object, objects, particle_member_offsets,
 /// particle_member_q and rest as in pass 4).
 __kernel void sm_ground(const int particle_count, const int flags, const float4 ground, const float4 pusher,
                         const float4 pusher_lo, const float4 pusher_velocity, const int collider_count,
                         __global const sm_k_collider *colliders, __global const float *fields, const int state_first,
                         __global const sm_k_collider_state *collider_state,
-                        __global const float4 *force, const float h, __global const float4 *moved_by_contact,
+                        __global const float4 *force, __global const float4 *step_start, const float h,
+                        const float limit,
+                        __global const float4 *moved_by_contact,
                         __global const float4 *dv, __global const int *particle_object,
                         __global const sm_k_object *objects, __global const int *particle_member_offsets,
                         __global const float4 *particle_member_q, __global const sm_k_cluster_rest *rest,
@@ -106,30 +113,59 @@ __kernel void sm_ground(const int particle_count, const int flags, const float4 
             moved = true;
         }
     }
-    if ((flags & SM_K_GROUND) && (x.y - ground.x) + (x_lo.y - ground.w) < 0.0f) {
-        x.y = ground.x;
-        x_lo.y = ground.w;
-        if (v.y < 0.0f) v.y = -ground.y * v.y;
-        const float share = sm_particle_friction(i, ground.z, hypot(v.x, v.z), h, particle_object, objects,
-                                                 particle_member_offsets, particle_member_q, rest);
-        v.x *= 1.0f - share;
-        v.z *= 1.0f - share;
-        moved = true;
+    // the step moved the particle by h v (contact's corrections moved both alike): where it began
+    // is x - h v, taken relative to each solid below, within its slack (pass 4's, and contact's
+    // velocity change): the depth it began in, at least
+    const float3 motion = v.xyz * h;
+    const float3 entry = x.xyz, entry_lo = x_lo.xyz; // (x - motion: where it began)
+    const float4 began = step_start[i]; // (velocity, slack)
+    float slack = began.w;
+    if (flags & SM_K_CONTACTS_MADE) slack += h * length(dv[i].xyz);
+    if (flags & SM_K_GROUND) {
+        const float depth = -((x.y - ground.x) + (x_lo.y - ground.w));
+        if (depth > 0.0f) {
+            const float before = (motion.y - ((entry.y - ground.x) + (entry_lo.y - ground.w))) - slack;
+            const float target = sm_overlap_target(depth, before, limit);
+            if (target >= depth) {
+                x.y = ground.x;
+                x_lo.y = ground.w;
+            } else if (target > 0.0f) {
+                sm_add_pair(&x, &x_lo, (float3)(0.0f, target, 0.0f));
+            }
+            if (v.y < 0.0f) v.y = sm_rebound(ground.y, -v.y, -began.y);
+            const float share = sm_particle_friction(i, ground.z, hypot(v.x, v.z), h, particle_object, objects,
+                                                     particle_member_offsets, particle_member_q, rest);
+            v.x *= 1.0f - share;
+            v.z *= 1.0f - share;
+            moved = true;
+        }
     }
     for (int c = 0; c < collider_count; c++) {
-        __global const sm_k_collider_state *state = &collider_state[state_first + c];
+        __global const sm_k_collider_state *start = &collider_state[state_first + c];
+        __global const sm_k_collider_state *state = &collider_state[state_first + collider_count + c];
         const float3 center = (float3)(state->center[0], state->center[1], state->center[2]);
         const float3 center_lo = (float3)(state->center_lo[0], state->center_lo[1], state->center_lo[2]);
         const float3 d = (x.xyz - center) + (x_lo.xyz - center_lo);
         float3 push, n;
         if (!sm_push_out(&colliders[c], fields, d, &push, &n)) continue;
-        sm_add_pair(&x, &x_lo, push);
+        // where the particle began the step, from where the collider was then
+        const float3 offset = ((entry - (float3)(start->center[0], start->center[1], start->center[2])) +
+                              (entry_lo - (float3)(start->center_lo[0], start->center_lo[1], start->center_lo[2]))) -
+                             motion;
+        float3 push_before, n_before;
+        const float before = sm_push_out(&colliders[c], fields, offset, &push_before, &n_before)
+                                 ? length(push_before) - slack
+                                 : 0.0f;
+        const float depth = length(push), target = sm_overlap_target(depth, before, limit);
+        if (target >= depth) sm_add_pair(&x, &x_lo, push);
+        else if (target > 0.0f) sm_add_pair(&x, &x_lo, push * (target / depth));
         const float3 solid = (float3)(state->velocity[0], state->velocity[1], state->velocity[2]);
         float3 relative = v.xyz - solid;
         float normal = dot(relative, n);
         if (normal < 0.0f) {
-            relative -= ((1.0f + colliders[c].restitution) * normal) * n;
-            normal = -colliders[c].restitution * normal;
+            const float rebound = sm_rebound(colliders[c].restitution, -normal, -dot(began.xyz - solid, n));
+            relative += (rebound - normal) * n;
+            normal = rebound;
         }
         const float3 tangential = relative - normal * n;
         relative -= sm_particle_friction(i, colliders[c].friction, length(tangential), h, particle_object, objects,

@@ -717,15 +717,29 @@ SM_FORMULA sm_scalar sm_contact_split(sm_scalar depth, sm_scalar inverse_mass_i,
     return depth > 0 && whole > 0 ? inverse_mass_i * depth / whole : 0;
 }
 
-/* How far a pair that overlaps by `depth` along its normal is pushed apart in a sweep: the
- * overlap it had at the start of the step (reach - |before|, `before` its offset then) is
- * removed at no more than `push` a step (push_speed h / relaxation: the sweeps' relaxation
- * makes that push_speed h), the overlap the step's own motion made whole, so that bodies that
- * start inside each other separate at a bounded speed. */
-SM_FORMULA sm_scalar sm_contact_target(sm_scalar depth, sm_scalar reach, sm_scalar before_length, sm_scalar push)
+/* How much of an overlap `depth` a push out removes in a step (a pair's in a sweep, a particle's
+ * out of the ground or a collider): the overlap there was at the step's start (`before`; 0 or
+ * less where it began apart or outside) goes at no more than `push` a step, the overlap the
+ * step's own motion made goes whole, so that bodies that start inside each other or inside a
+ * solid leave it at a bounded speed (`push_speed`). A result below `depth` leaves the rest for
+ * the next steps; one of 0 or less moves nothing. Pairs pass push_speed h / relaxation (the
+ * sweeps' relaxation makes that push_speed h) and before = reach - |d_0|; the ground and the
+ * colliders push_speed h. */
+SM_FORMULA sm_scalar sm_overlap_target(sm_scalar depth, sm_scalar before, sm_scalar push)
 {
-    const sm_scalar excess = reach - before_length - push;
+    const sm_scalar excess = before - push;
     return excess > 0 ? depth - excess : depth;
+}
+
+/* The speed a particle leaves a solid at after the step carried it in at `approach` (its inward
+ * speed relative to the solid, > 0), having begun the step approaching at `approach_start` (0 or
+ * less where it was not): `restitution` times the smaller. The step's own pull (shape matching,
+ * gravity) presses a particle resting on a solid in without a fall behind it; returned with
+ * restitution, that pull pumped energy into bodies at rest or rocking on it. */
+SM_FORMULA sm_scalar sm_rebound(sm_scalar restitution, sm_scalar approach, sm_scalar approach_start)
+{
+    const sm_scalar fall = approach_start > 0 ? approach_start : 0;
+    return restitution * (approach < fall ? approach : fall);
 }
 
 /* Friction (Macklin et al. 2014's, on positions): of the pair's sliding over the step, |slide|

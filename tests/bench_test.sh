@@ -95,8 +95,9 @@ for pass in cluster_moments rotation goal_transform blend_integrate; do
     grep -Eq "^$pass +[0-9.]+ +[0-9.]+%" <<< "$out" || fail "no time for the pass $pass"
 done
 grep -Eq '^floor: copy bandwidth [0-9.]+ GB/s' <<< "$out" || fail "no floor line"
-# the layout: 5 float4 per particle (position, its low half, velocity, goal, force) and 2 ints
-grep -q 'device memory: .* 88.0 bytes per particle' <<< "$out" || fail "not 88 bytes per particle"
+# the layout: 6 float4 per particle (position, its low half, velocity, goal, the velocity the
+# solver step began with, force) and 2 ints
+grep -q 'device memory: .* 104.0 bytes per particle' <<< "$out" || fail "not 104 bytes per particle"
 "$tool" bench scene "$scenes/linear_cube.json" --steps 0 > /dev/null 2>&1 && fail "--steps 0 was accepted"
 # --substeps replaces the scene's: the profiled world then runs that many solver steps a step
 out=$("$tool" bench scene "$scenes/linear_cube.json" --steps 4 --repeat 1 --substeps 7 2>&1) || fail "--substeps 7 exited $?: $out"

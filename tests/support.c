@@ -320,3 +320,36 @@ void random_bodies_inside_each_other(rng *r, bool radius_scales, char *out, size
                                  o ? ", " : "", shape, at.x, at.y, at.z, turn[0], turn[1], turn[2], v.x, v.y, v.z, mass, mode, scale);
     }
 }
+
+const char *const sm_test_solid_names[5] = {"ground", "plane", "box", "sphere", "mesh"};
+
+void write_solid_json(char *json, size_t size, int *o, int kind, sm_vec3 surface, sm_vec3 normal, const char *mesh,
+                      double restitution, double friction)
+{
+    const double half = 10.0; // boxes and meshes 20 m wide, spheres of 10 m radius: deeper than any object
+    const sm_vec3 center = v3_sub(surface, v3_scale(normal, half));
+    // a box's or a mesh's top face is the surface: turned so that its y axis is the normal
+    // (Euler angles of the turn taking y to the normal: about z then about x)
+    const double about_z = -atan2(normal.x, normal.y) * 180.0 / SM_PI;
+    const double about_x = asin(fmax(-1.0, fmin(1.0, normal.z))) * 180.0 / SM_PI;
+    if (kind == 0)
+        *o += snprintf(json + *o, size - (size_t)*o, "\"ground\": {\"height\": %.17g, \"restitution\": %.17g, \"friction\": %.17g}, ",
+                       surface.y, restitution, friction);
+    else if (kind == 1)
+        *o += snprintf(json + *o, size - (size_t)*o,
+                       "\"colliders\": [{\"shape\": \"plane\", \"position\": [%.17g, %.17g, %.17g], \"normal\": [%.17g, %.17g, %.17g], "
+                       "\"restitution\": %.17g, \"friction\": %.17g}], ",
+                       surface.x, surface.y, surface.z, normal.x, normal.y, normal.z, restitution, friction);
+    else if (kind == 3)
+        *o += snprintf(json + *o, size - (size_t)*o,
+                       "\"colliders\": [{\"shape\": \"sphere\", \"position\": [%.17g, %.17g, %.17g], \"radius\": %g, "
+                       "\"restitution\": %.17g, \"friction\": %.17g}], ",
+                       center.x, center.y, center.z, half, restitution, friction);
+    else
+        *o += snprintf(json + *o, size - (size_t)*o,
+                       "\"colliders\": [{\"shape\": \"%s\", %s%s%s\"position\": [%.17g, %.17g, %.17g], "
+                       "\"rotation\": [%.17g, 0, %.17g], \"restitution\": %.17g, \"friction\": %.17g}], ",
+                       kind == 2 ? "box" : "mesh", kind == 4 ? "\"mesh\": \"" : "", kind == 4 ? mesh : "",
+                       kind == 4 ? "\", \"cell\": 0.25, " : "\"size\": [20, 20, 20], ", center.x, center.y, center.z, about_x, about_z, restitution,
+                       friction);
+}

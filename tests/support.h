@@ -77,5 +77,13 @@ bool write_text_file(const char *path, const char *text);
 /// size, turned at random, moving at up to 2 m/s), as the items of a scene's "objects" array
 /// into `out`; with `radius_scales`, each with a contact radius_scale from 0.5 to 1.5.
 void random_bodies_inside_each_other(rng *r, bool radius_scales, char *out, size_t size);
+/// The solids that tests draw objects against: 0 the ground, 1 a plane of any normal, 2 a box, 3
+/// a sphere, 4 a closed mesh (`mesh`, a box's OBJ file of 10 m half extents).
+extern const char *const sm_test_solid_names[5];
+/// Appends to the scene JSON at json + *o the solid `kind` (sm_test_solid_names) whose surface
+/// passes through `surface` with outward unit normal `normal`: boxes and meshes 20 m wide,
+/// spheres of 10 m radius, deeper than any object a test draws; *o moves on past it.
+void write_solid_json(char *json, size_t size, int *o, int kind, sm_vec3 surface, sm_vec3 normal, const char *mesh,
+                      double restitution, double friction);
 
 #endif

@@ -35,6 +35,14 @@ static double triangle_distance(sm_vec3 p, sm_vec3 a, sm_vec3 b, sm_vec3 c)
     return best;
 }
 
+/// A path in the tests' scratch folder for `name`, one per backend: the CPU and OpenCL runs of
+/// this program run side by side.
+static const char *scratch_path(const char *name, char *buffer, size_t size)
+{
+    snprintf(buffer, size, "%s/%s_%s", SM_TEST_TMP, sm_test_backend == SM_BACKEND_OPENCL ? "opencl" : "cpu", name);
+    return buffer;
+}
+
 /// Writes a box of half extents (x, y, z) centred on the origin as an OBJ file at `path`, its
 /// faces wound outward; false when it cannot.
 static bool write_box_obj(const char *path, double x, double y, double z)
@@ -496,7 +504,8 @@ static void a_kinematic_mesh_carries_what_rests_on_it(void)
 /// the bound never pass; at 1.8 times the thickness per step, they all do.
 static void the_tunnelling_bound_holds(void)
 {
-    const char *slab = SM_TEST_TMP "/slab.obj";
+    char slab_path[512];
+    const char *slab = scratch_path("slab.obj", slab_path, sizeof slab_path);
     const bool written = write_box_obj(slab, 2.0, 0.2, 2.0); // a 4 x 0.4 x 4 m box
     ENSURE(written);
     if (!written) return;
@@ -545,7 +554,8 @@ static void the_tunnelling_bound_holds(void)
 /// now repeated from where it ends (SM_SDF_PUSH_MOVES).
 static void the_tunnelling_bound_holds_at_edges(void)
 {
-    const char *cube = SM_TEST_TMP "/cube2.obj";
+    char cube_path[512];
+    const char *cube = scratch_path("cube2.obj", cube_path, sizeof cube_path);
     const bool written = write_box_obj(cube, 1.0, 1.0, 1.0);
     ENSURE(written);
     if (!written) return;
@@ -599,7 +609,8 @@ static void the_tunnelling_bound_holds_at_edges(void)
 /// a warning (its field said nothing was inside, and a box fell through it).
 static void degenerate_and_thin_closed_meshes_hold(void)
 {
-    const char *path = SM_TEST_TMP "/closed.obj";
+    char buffer[512];
+    const char *path = scratch_path("closed.obj", buffer, sizeof buffer);
     // a 1 m cube and a sliver on its top face's line y = 0.5; a slab 4 m wide and 1 cm thick
     static const char cube_and_sliver[] =
         "v -0.5 -0.5 -0.5\nv 0.5 -0.5 -0.5\nv 0.5 0.5 -0.5\nv -0.5 0.5 -0.5\nv -0.5 -0.5 0.5\nv 0.5 -0.5 0.5\nv 0.5 0.5 0.5\n"
@@ -639,7 +650,8 @@ static void degenerate_and_thin_closed_meshes_hold(void)
 /// edges) of thickness 0.1 m rests on its upper face, half the thickness above the square.
 static void an_open_mesh_is_a_shell(void)
 {
-    const char *square = SM_TEST_TMP "/square.obj";
+    char square_path[512];
+    const char *square = scratch_path("square.obj", square_path, sizeof square_path);
     const bool written = write_text_file(square, "v -1 0 -1\nv 1 0 -1\nv 1 0 1\nv -1 0 1\nf 1 3 2\nf 1 4 3\n");
     ENSURE(written);
     if (!written) return;
@@ -710,7 +722,8 @@ static void bad_mesh_colliders_are_refused(void)
     cd.cell = 1e-4;
     ENSURE(sm_world_add_collider(world, &cd, NULL) == SM_ERROR_INVALID_ARGUMENT);
     ENSURE(strstr(sm_last_error(), "a larger cell") != NULL);
-    const char *empty = SM_TEST_TMP "/empty.obj";
+    char empty_path[512];
+    const char *empty = scratch_path("empty.obj", empty_path, sizeof empty_path);
     ENSURE(write_text_file(empty, "v 0 0 0\nv 1 0 0\nv 0 1 0\n"));
     cd.mesh = empty, cd.cell = 0.0;
     ENSURE(sm_world_add_collider(world, &cd, NULL) != SM_OK);
@@ -736,7 +749,8 @@ static void bad_mesh_colliders_are_refused(void)
 /// a 43 s build before the bound.
 static void a_mesh_field_of_unbounded_work_is_refused(void)
 {
-    const char *path = SM_TEST_TMP "/diagonal.obj";
+    char buffer[512];
+    const char *path = scratch_path("diagonal.obj", buffer, sizeof buffer);
     FILE *file = fopen(path, "w");
     ENSURE(file != NULL);
     if (!file) return;
@@ -778,6 +792,168 @@ static void a_mesh_field_of_unbounded_work_is_refused(void)
     remove(path);
 }
 
+/// A particle placed inside a solid at rest leaves it at exactly the push speed: the depth it
+/// began a step in shrinks by push_speed h in that step (sm_overlap_target), whatever the solid,
+/// until the last step takes what is left. Drawn: every solid, any normal, depths of 0.01 to 2
+/// m, push speeds of 0.1 to 30 m/s, steps of 1e-3 to 0.1 s; no gravity.
+/// A random direction.
+static sm_vec3 random_direction(rng *r)
+{
+    sm_vec3 d;
+    while (!v3_direction(rng_in_ball(r, 1.0), &d)) {}
+    return d;
+}
+
+static void particles_placed_inside_a_solid_leave_at_the_push_speed(void)
+{
+    char mesh_path[512];
+    const char *mesh = scratch_path("solid_box.obj", mesh_path, sizeof mesh_path);
+    const bool written = write_box_obj(mesh, 10.0, 10.0, 10.0);
+    ENSURE(written);
+    if (!written) return;
+    rng r = {2026};
+    double worst = 0.0;
+    for (int draw = 0; draw < 40; draw++) {
+        const int kind = draw % 5;
+        const sm_vec3 normal = kind == 0 ? v3(0, 1, 0) : random_direction(&r);
+        const sm_vec3 surface = v3(rng_uniform(&r, -1, 1), rng_uniform(&r, -1, 1), rng_uniform(&r, -1, 1));
+        const double depth = exp(rng_uniform(&r, log(0.01), log(2.0))), push_speed = exp(rng_uniform(&r, log(0.1), log(30.0)));
+        const double h = exp(rng_uniform(&r, log(1e-3), log(0.1)));
+        // within the field's exact part for the mesh: depths under half its width, off its edges
+        const double d = kind == 4 ? fmin(depth, 2.0) : depth;
+        const sm_vec3 x = v3_sub(surface, v3_scale(normal, d));
+        char json[4096];
+        int o = snprintf(json, sizeof json, "{\"gravity\": [0, 0, 0], \"collisions\": {\"enabled\": false, \"push_speed\": %.17g}, ",
+                         push_speed);
+        write_solid_json(json, sizeof json, &o, kind, surface, normal, mesh, rng_uniform(&r, 0, 1), rng_uniform(&r, 0, 1));
+        snprintf(json + o, sizeof json - (size_t)o,
+                 "\"objects\": [{\"shape\": \"points\", \"points\": [[%.17g, %.17g, %.17g]], \"mode\": \"rigid\"}]}", x.x, x.y,
+                 x.z);
+        sm_world *world = world_from_json(json);
+        ENSURE(world != NULL);
+        if (!world) continue;
+        const double p = push_speed * h;
+        const int steps = (int)ceil(d / p) + 2;
+        for (int s = 1; s <= steps && s < 400; s++) {
+            ENSURE_OK(sm_world_step(world, h, 1));
+            double at[3];
+            ENSURE_OK(sm_world_get_positions(world, 0, 1, at));
+            const double left = -v3_dot(v3_sub(v3(at[0], at[1], at[2]), surface), normal);
+            const double expected = fmax(d - s * p, 0.0);
+            // float on OpenCL: of the depth, and of the solids' 10 m about the origin
+            const double error = fabs(left - expected), allowed = tolerance(1e-9 * (d + p), 2e-5 * (d + p) + 1e-5);
+            worst = fmax(worst, error / allowed);
+            if (!(error <= allowed)) {
+                ENSURE(error <= allowed);
+                printf("  draw %d (%s): after %d steps %.9g m inside, expected %.9g (push %.9g a step)\n", draw,
+                       sm_test_solid_names[kind], s, left, expected, p);
+                break;
+            }
+        }
+        sm_world_destroy(world);
+    }
+    printf("  40 particles, every solid: largest error %.3g of the tolerance\n", worst);
+    remove(mesh);
+}
+
+/// Objects placed overlapping a solid are not launched: drawn at random (boxes and spheres of
+/// 0.2 to 2 m, every mode, alpha from 0.05, beta, one cluster or 2x2x2, any orientation) with 5%
+/// to all of their size inside the ground, a plane of any normal, a box, a sphere or a mesh,
+/// gravity of 0 to 20 m/s^2 into it, push speeds of 0.3 to 30 m/s, steps of 1/240 to 1/15 s in 1
+/// to 4 substeps, any restitution and friction: the centre of mass never moves faster than twice
+/// the push speed (plus what gravity gives in a step), and the object ends out of the solid.
+/// Pushed out whole in a step, such objects left at their depth over the step: a box half in the
+/// ground at 1/180 s flew off at 80 m/s.
+static void objects_placed_inside_a_solid_are_not_launched(void)
+{
+    char mesh_path[512];
+    const char *mesh = scratch_path("solid_box2.obj", mesh_path, sizeof mesh_path);
+    const bool written = write_box_obj(mesh, 10.0, 10.0, 10.0);
+    ENSURE(written);
+    if (!written) return;
+    static const char *const modes[] = {"rigid", "linear", "quadratic"};
+    const char *many = getenv("SM_OVERLAP_DRAWS");
+    const int draws = many ? atoi(many) : 30;
+    rng r = {77};
+    double worst = 0.0;
+    for (int draw = 0; draw < draws; draw++) {
+        const int kind = draw % 5;
+        const sm_vec3 normal = kind == 0 ? v3(0, 1, 0) : random_direction(&r);
+        const sm_vec3 surface = v3(rng_uniform(&r, -0.5, 0.5), rng_uniform(&r, -0.5, 0.5), rng_uniform(&r, -0.5, 0.5));
+        const bool sphere = rng_uniform(&r, 0, 1) < 0.5;
+        const double size = exp(rng_uniform(&r, log(0.2), log(2.0))), fraction = rng_uniform(&r, 0.05, 1.0);
+        const double push_speed = exp(rng_uniform(&r, log(0.3), log(30.0))), gravity = rng_uniform(&r, 0.0, 20.0);
+        const double dt = 1.0 / rng_uniform(&r, 15.0, 240.0);
+        const int substeps = 1 + (int)rng_uniform(&r, 0.0, 3.999), mode = (int)rng_uniform(&r, 0.0, 2.999);
+        const double h = dt / substeps;
+        // the object's centre: `fraction` of its size (its bounding sphere's diameter) inside
+        const double radius = sphere ? 0.5 * size : 0.5 * sqrt(3.0) * size;
+        const sm_vec3 center = v3_add(surface, v3_scale(normal, radius * (1.0 - 2.0 * fraction)));
+        char json[8192];
+        int o = snprintf(json, sizeof json,
+                         "{\"gravity\": [%.17g, %.17g, %.17g], \"collisions\": {\"enabled\": false, \"push_speed\": %.17g}, ",
+                         -gravity * normal.x, -gravity * normal.y, -gravity * normal.z, push_speed);
+        write_solid_json(json, sizeof json, &o, kind, surface, normal, mesh, rng_uniform(&r, 0, 1), rng_uniform(&r, 0, 1));
+        o += snprintf(json + o, sizeof json - (size_t)o, "\"objects\": [{");
+        if (sphere)
+            o += snprintf(json + o, sizeof json - (size_t)o, "\"shape\": \"sphere\", \"radius\": %.17g, \"spacing\": %.17g, ",
+                          0.5 * size, size / rng_uniform(&r, 2.5, 5.0));
+        else {
+            const int n = 2 + (int)rng_uniform(&r, 0.0, 3.999);
+            o += snprintf(json + o, sizeof json - (size_t)o, "\"shape\": \"box\", \"size\": [%.17g, %.17g, %.17g], \"resolution\": [%d, %d, %d], ",
+                          size, size, size, n, n, n);
+        }
+        o += snprintf(json + o, sizeof json - (size_t)o,
+                      "\"position\": [%.17g, %.17g, %.17g], \"rotation\": [%.17g, %.17g, %.17g], \"mode\": \"%s\", \"alpha\": %.17g, "
+                      "\"beta\": %.17g%s}]}",
+                      center.x, center.y, center.z, rng_uniform(&r, 0, 360), rng_uniform(&r, 0, 360), rng_uniform(&r, 0, 360),
+                      modes[mode], rng_uniform(&r, 0.05, 1.0), rng_uniform(&r, 0.0, 1.0),
+                      rng_uniform(&r, 0, 1) < 0.5 ? ", \"clusters\": {\"grid\": [2, 2, 2]}" : "");
+        sm_world *world = world_from_json(json);
+        ENSURE(world != NULL);
+        if (!world) {
+            printf("  draw %d: %s\n", draw, sm_last_error());
+            continue;
+        }
+        double *m = get_masses(world);
+        const int32_t n = sm_world_get_counts(world).particles;
+        double mass = 0.0;
+        for (int32_t i = 0; i < n; i++) mass += m[i];
+        free(m);
+        // until 0.2 s after it is out (no particle deeper than gravity pushes one in a step): long
+        // enough to leave at the push speed, and twice that
+        const double resting = gravity * h * h + 1e-6 * size, sphere_center_distance = 10.0;
+        const sm_vec3 sphere_center = v3_sub(surface, v3_scale(normal, sphere_center_distance));
+        const int steps = (int)ceil(2.0 * 2.0 * radius / push_speed / dt) + 1, after = (int)ceil(0.2 / dt);
+        double fastest = 0.0;
+        int out = -1;
+        for (int s = 0; s < steps && (out < 0 || s <= out + after); s++) {
+            const sm_result stepped = sm_world_step(world, dt, substeps);
+            ENSURE_OK(stepped);
+            if (stepped != SM_OK) break;
+            fastest = fmax(fastest, v3_dot(linear_momentum(world, 0), normal) / mass);
+            double *x = get_positions(world), deepest = -INFINITY;
+            for (int32_t i = 0; i < n; i++) {
+                const sm_vec3 at = v3(x[3 * i], x[3 * i + 1], x[3 * i + 2]);
+                deepest = fmax(deepest, kind == 3 ? sphere_center_distance - v3_length(v3_sub(at, sphere_center))
+                                                  : -v3_dot(v3_sub(at, surface), normal));
+            }
+            free(x);
+            if (out < 0 && deepest <= resting) out = s;
+        }
+        const double bound = 4.0 * push_speed + gravity * h;
+        worst = fmax(worst, fastest / bound);
+        ENSURE(out >= 0 && fastest <= bound);
+        if (!(out >= 0 && fastest <= bound))
+            printf("  draw %d (%s, %s %s, %.0f%% inside, push %.3g m/s, h %.3g s): %s, the centre at %.3g m/s\n", draw,
+                   sm_test_solid_names[kind], sphere ? "sphere" : "box", modes[mode], 100.0 * fraction, push_speed, h,
+                   out >= 0 ? "out" : "still inside", fastest);
+        sm_world_destroy(world);
+    }
+    printf("  %d objects placed inside solids: the centre at most %.3f of the bound\n", draws, worst);
+    remove(mesh);
+}
+
 int main(int argc, char **argv)
 {
     static const sm_test_case tests[] = {
@@ -797,6 +973,8 @@ int main(int argc, char **argv)
         TEST(an_open_mesh_is_a_shell),
         TEST(bad_mesh_colliders_are_refused),
         TEST(a_mesh_field_of_unbounded_work_is_refused),
+        TEST(particles_placed_inside_a_solid_leave_at_the_push_speed),
+        TEST(objects_placed_inside_a_solid_are_not_launched),
     };
     return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
 }

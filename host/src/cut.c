@@ -103,6 +103,8 @@ static sm_result copy_particles(sm_world *next, const sm_world *world)
     memcpy(next->radius, world->radius, sizeof(double) * count);
     memcpy(next->particle_object, world->particle_object, sizeof(int32_t) * count);
     memcpy(next->target, world->target, 4 * sizeof(double) * count);
+    memcpy(next->move_slack, world->move_slack, sizeof(double) * count);
+    memcpy(next->start_velocity, world->start_velocity, sizeof(sm_vec3) * count);
     next->particle_count = n;
     next->target_count = world->target_count;
     return SM_OK;

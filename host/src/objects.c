@@ -325,6 +325,8 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
         world->position[first + i] = world->rest_position[first + i] = world->goal[first + i] = x;
         world->mass[first + i] = masses[i];
         world->fixed[first + i] = 0;
+        world->move_slack[first + i] = 0.0;
+        world->start_velocity[first + i] = v3(0.0, 0.0, 0.0);
         total_mass += masses[i];
         com = v3_add(com, v3_scale(x, masses[i]));
     }

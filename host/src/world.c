@@ -122,10 +122,11 @@ sm_result sm_world_create(const sm_world_def *def, sm_world **out_world)
         if (!(c->relaxation >= 1.0 && c->relaxation <= 2.0))
             return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: collision relaxation must be in [1, 2] (got %g)",
                            c->relaxation);
-        if (!(c->push_speed > 0.0 && isfinite(c->push_speed)))
-            return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: collision push_speed must be positive (got %g)",
-                           c->push_speed);
     }
+    // the ground and the colliders use it with contact off too
+    if (!(c->push_speed > 0.0 && isfinite(c->push_speed)))
+        return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: collision push_speed must be positive (got %g)",
+                       c->push_speed);
     if (def->memory_budget < 0)
         return sm_fail(SM_ERROR_INVALID_ARGUMENT, "sm_world_create: memory_budget must be a byte count >= 0 (got %lld)",
                        (long long)def->memory_budget);
@@ -196,6 +197,7 @@ void sm_world_free_objects(sm_world *world)
     free(world->objects);
     free(world->position), free(world->velocity), free(world->rest_position), free(world->goal), free(world->force);
     free(world->mass), free(world->fixed), free(world->particle_object), free(world->object_particles), free(world->radius), free(world->target);
+    free(world->move_slack), free(world->start_velocity);
     sm_grid_free(&world->grid);
     sm_surfaces_free(world);
     free(world->clusters);
@@ -215,6 +217,7 @@ void sm_world_take_objects(sm_world *world, sm_world *from)
     world->goal = from->goal, world->force = from->force, world->mass = from->mass, world->fixed = from->fixed;
     world->particle_object = from->particle_object, world->object_particles = from->object_particles;
     world->radius = from->radius, world->target = from->target, world->target_count = from->target_count;
+    world->move_slack = from->move_slack, world->start_velocity = from->start_velocity;
     // clusters and memberships, and the inverse map
     world->cluster_count = from->cluster_count, world->cluster_capacity = from->cluster_capacity;
     world->clusters = from->clusters;
@@ -280,7 +283,9 @@ sm_result sm_world_reserve(sm_world *w, int64_t particles, int64_t clusters, int
              sm_grow((void **)&w->particle_object, sizeof(int32_t), (size_t)cap) &&
              sm_grow((void **)&w->object_particles, sizeof(int32_t), (size_t)cap) &&
              sm_grow((void **)&w->radius, sizeof(double), (size_t)cap) &&
-             sm_grow((void **)&w->target, 4 * sizeof(double), (size_t)cap);
+             sm_grow((void **)&w->target, 4 * sizeof(double), (size_t)cap) &&
+             sm_grow((void **)&w->move_slack, sizeof(double), (size_t)cap) &&
+             sm_grow((void **)&w->start_velocity, sizeof(sm_vec3), (size_t)cap);
         if (ok) w->particle_capacity = cap;
     }
     if (ok && clusters > w->cluster_capacity) {

@@ -109,6 +109,12 @@ struct sm_world {
     /// 0: none); target_count: particles with a target
     double *target;
     int32_t target_count;
+    /// for pass 7, set by pass 4 each solver step: the velocity a particle began the step with
+    /// (restitution returns no more than its approach then, sm_rebound) and how far, m, x - h v
+    /// may lie from where it began (the motion limit shortens a move more than the velocity;
+    /// contact's velocity change adds to it), to tell the depth it began the step in
+    sm_vec3 *start_velocity;
+    double *move_slack;
 
     // clusters and their memberships (CSR): membership k joins particle member_particle[k]
     // to cluster member_cluster[k] with rest offset member_rest[k] = x0_i - x0_cm and plastic

@@ -117,7 +117,7 @@ typedef enum sm_backend {
 typedef struct sm_ground {
     bool enabled;       ///< default false
     double height;      ///< m, default 0
-    double restitution; ///< in [0, 1]: fraction of the normal speed kept on impact, default 0.3
+    double restitution; ///< in [0, 1]: fraction of the normal speed kept on impact (of the speed the solver step began with, at most), default 0.3
     /// in [0, 1]: fraction of the tangential velocity removed per step in contact, default 0.2;
     /// at most alpha x its clusters' size / h, the speed its shape matching gives back in a step
     /// from one size away (the friction limit, docs/algorithm.md step 7)
@@ -149,7 +149,8 @@ typedef struct sm_collisions {
     /// m/s: the fastest a pair's overlap at the start of a solver step is pushed out, default 3
     /// (> 0). Overlap that the step's own motion makes is removed whole; overlap that was
     /// already there (bodies placed inside each other, or pushed in) goes at this speed, so
-    /// that nothing is launched.
+    /// that nothing is launched. The ground and the colliders push particles out of them the
+    /// same way, with contact off too (so it is checked whether or not `enabled`).
     double push_speed;
 } sm_collisions;
 
@@ -786,10 +787,12 @@ typedef struct sm_motion {
 
 /// A static or kinematic solid that particles cannot enter (docs/algorithm.md step 7a). A particle found
 /// inside after the ground is moved out along the shortest way (the plane's normal, the line from
-/// the sphere's centre, the box's nearest face, a mesh's distance field's gradient), the inward
-/// part of its velocity relative to the collider is reflected with `restitution`, and its
-/// tangential relative velocity is reduced by `friction`, as on the ground (within the same
-/// friction limit). Colliders act on particle centres, like the ground.
+/// the sphere's centre, the box's nearest face, a mesh's distance field's gradient; one that began
+/// the solver step inside at no more than sm_collisions.push_speed), the inward part of its
+/// velocity relative to the collider is turned outward with `restitution` (of the approach it
+/// began the solver step with, at most: a body resting on it does not bounce off its own weight),
+/// and its tangential relative velocity is reduced by `friction`, as on the ground (within the
+/// same friction limit). Colliders act on particle centres, like the ground.
 ///
 /// A mesh collider's field is sampled on a grid of cubic cells of edge `cell` over the mesh's
 /// bounds and 3 cells beyond, 4 bytes a node, at most SM_MESH_COLLIDER_MAX_NODES nodes; exact

@@ -56,6 +56,7 @@ void sm_cpu_blend_integrate(sm_world *world, double h)
             const sm_vec3 f = world->force[i];
             sm_vec3 accel = v3_add(gravity, v3(f.x / m, f.y / m, f.z / m));
             sm_vec3 v = world->velocity[i];
+            world->start_velocity[i] = v;
             v = v3_add(v, v3_scale(v3_sub(goal, world->position[i]), alpha / h));
             v = v3_add(v, v3_scale(accel, h));
             v = v3_scale(v, damping);
@@ -81,9 +82,11 @@ void sm_cpu_blend_integrate(sm_world *world, double h)
             }
             world->velocity[i] = v;
             world->position[i] = v3_add(world->position[i], move);
+            world->move_slack[i] = v3_length(v3_sub(v3_scale(v, h), move));
             if (t[3] == SM_TARGET_PIN) {
                 world->velocity[i] = v3_scale(to_target, 1.0 / h);
                 world->position[i] = v3(t[0], t[1], t[2]);
+                world->move_slack[i] = 0.0;
             }
         }
     }

@@ -92,7 +92,7 @@ static void add_contact(const sm_world *world, int32_t i, int32_t j, double w, s
     const double depth = reach - v3_dot(d, n);
     if (!(depth > 0.0)) return;
     const double push = settings->push_speed * h / settings->relaxation;
-    const double target = sm_contact_target(depth, reach, before_length, push);
+    const double target = sm_overlap_target(depth, reach - before_length, push);
     if (target > 0.0) {
         // pushed apart along n, and the pair's sliding over the step (its relative motion h v_rel
         // across n) taken back as far as friction allows
@@ -158,9 +158,10 @@ void sm_cpu_collide(sm_world *world, double h)
         in = out, out = swap;
     }
     // every particle takes its correction of all the sweeps and the velocity of that move, and the
-    // first sweep's velocity change
+    // first sweep's velocity change (which x - h v then no longer undoes: pass 7's slack)
     for (int32_t i = 0; i < n; i++) {
         world->position[i] = v3_add(world->position[i], in[i]);
         world->velocity[i] = v3_add(world->velocity[i], v3_add(v3_scale(in[i], 1.0 / h), grid->dv[i]));
+        world->move_slack[i] += h * v3_length(grid->dv[i]);
     }
 }

@@ -15,19 +15,24 @@ static double friction_share(const sm_world *world, int32_t i, double friction, 
     return sm_friction_share(friction, slide, alpha, size, h);
 }
 
-/// Moves particle i out of a solid by `push`, then reflects the inward part of its velocity
-/// relative to the solid (moving at `solid_velocity`) with `restitution` and removes `friction`
-/// of the tangential part, within the friction limit (friction_share).
-static void respond(sm_world *world, int32_t i, sm_vec3 push, sm_vec3 n, sm_vec3 solid_velocity, double restitution,
-                    double friction, double h)
+/// Moves particle i out of a solid by `push` (of length `depth`) as far as sm_overlap_target
+/// allows (`before`: the depth it was in at the step's start, `limit`: push_speed h), then turns
+/// the inward part of its velocity relative to the solid (moving at `solid_velocity`) outward,
+/// by `restitution` of it or of the approach it began the step with (sm_rebound), and removes `friction` of the tangential part, within the friction limit
+/// (friction_share).
+static void respond(sm_world *world, int32_t i, sm_vec3 push, double depth, double before, double limit, sm_vec3 n,
+                    sm_vec3 solid_velocity, double restitution, double friction, double h)
 {
     sm_vec3 *x = &world->position[i], *v = &world->velocity[i];
-    *x = v3_add(*x, push);
+    const double target = sm_overlap_target(depth, before, limit);
+    if (target >= depth) *x = v3_add(*x, push);
+    else if (target > 0.0) *x = v3_add(*x, v3_scale(push, target / depth));
     sm_vec3 relative = v3_sub(*v, solid_velocity);
     double normal = v3_dot(relative, n);
     if (normal < 0.0) {
-        relative = v3_sub(relative, v3_scale(n, (1.0 + restitution) * normal));
-        normal = -restitution * normal;
+        const double rebound = sm_rebound(restitution, -normal, -v3_dot(v3_sub(world->start_velocity[i], solid_velocity), n));
+        relative = v3_add(relative, v3_scale(n, rebound - normal));
+        normal = rebound;
     }
     const sm_vec3 tangential = v3_sub(relative, v3_scale(n, normal));
     relative = v3_sub(relative, v3_scale(tangential, friction_share(world, i, friction, v3_length(tangential), h)));
@@ -38,26 +43,41 @@ void sm_cpu_ground(sm_world *world, double h)
 {
     const sm_ground ground = world->def.ground;
     const sm_pusher pusher = world->pusher;
-    // the colliders where they are at the end of this step (world->time + h: the sum the OpenCL
-    // backend forms too, sm_cl_write_collider_states())
-    sm_vec3 center[SM_MAX_COLLIDERS], velocity[SM_MAX_COLLIDERS];
-    for (int32_t c = 0; c < world->collider_count; c++)
+    const double limit = world->def.collisions.push_speed * h;
+    // the colliders where they are at the start and the end of this step (world->time + h: the
+    // sum the OpenCL backend forms too, sm_cl_write_collider_states())
+    sm_vec3 start[SM_MAX_COLLIDERS], center[SM_MAX_COLLIDERS], velocity[SM_MAX_COLLIDERS];
+    for (int32_t c = 0; c < world->collider_count; c++) {
+        sm_vec3 unused;
+        sm_collider_state(&world->colliders[c], world->time, &start[c], &unused);
         sm_collider_state(&world->colliders[c], world->time + h, &center[c], &velocity[c]);
+    }
     for (int32_t i = 0; i < world->particle_count; i++) {
         if (world->fixed[i]) continue;
         sm_vec3 *x = &world->position[i], *v = &world->velocity[i];
+        // where the particle began the step: the step moved it by h v (contact's corrections
+        // moved both alike), within its slack (pass 4); the depth it began in, at least
+        const sm_vec3 began = v3_sub(*x, v3_scale(*v, h));
+        const double slack = world->move_slack[i];
         if (ground.enabled && x->y < ground.height) {
-            x->y = ground.height;
-            if (v->y < 0.0) v->y = -ground.restitution * v->y;
+            const double depth = ground.height - x->y;
+            const double target = sm_overlap_target(depth, ground.height - began.y - slack, limit);
+            if (target >= depth) x->y = ground.height;
+            else if (target > 0.0) x->y += target;
+            if (v->y < 0.0) v->y = sm_rebound(ground.restitution, -v->y, -world->start_velocity[i].y);
             const double share = friction_share(world, i, ground.friction, hypot(v->x, v->z), h);
             v->x *= 1.0 - share;
             v->z *= 1.0 - share;
         }
         for (int32_t c = 0; c < world->collider_count; c++) {
             const sm_collider *collider = &world->colliders[c];
-            sm_vec3 push, n;
-            if (sm_collider_push_out(collider, v3_sub(*x, center[c]), &push, &n))
-                respond(world, i, push, n, velocity[c], collider->def.restitution, collider->def.friction, h);
+            sm_vec3 push, n, push_before, n_before;
+            if (!sm_collider_push_out(collider, v3_sub(*x, center[c]), &push, &n)) continue;
+            const double before = sm_collider_push_out(collider, v3_sub(began, start[c]), &push_before, &n_before)
+                                      ? v3_length(push_before) - slack
+                                      : 0.0;
+            respond(world, i, push, v3_length(push), before, limit, n, velocity[c], collider->def.restitution,
+                    collider->def.friction, h);
         }
         if (pusher.enabled) {
             const sm_vec3 d = v3_sub(*x, pusher.center);

@@ -133,6 +133,7 @@ static size_t plan_buffers(sm_cl_backend *cl, const sm_footprint *f, buffer_plan
         {&b->position_lo, sizeof(cl_float4), n, SM_CL_MEM_PARTICLES},
         {&b->velocity, sizeof(cl_float4), n, SM_CL_MEM_PARTICLES},
         {&b->goal, sizeof(cl_float4), n, SM_CL_MEM_PARTICLES},
+        {&b->step_start, sizeof(cl_float4), n, SM_CL_MEM_PARTICLES},
         {&b->force, sizeof(cl_float4), n, SM_CL_MEM_PARTICLES},
         {&b->particle_object, sizeof(cl_int), n, SM_CL_MEM_PARTICLES},
         {&b->particle_member_offsets, sizeof(cl_int), n + 1, SM_CL_MEM_PARTICLES},

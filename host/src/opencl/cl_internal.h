@@ -51,6 +51,9 @@ typedef struct sm_cl_buffers {
     // membership's q~ with its cluster's index in w, as_int, so that the goal pass reads them in a
     // row); positions are double-float pairs: position (w: mass) + position_lo
     cl_mem position, position_lo, velocity, goal, force, particle_object, particle_member_offsets, particle_member_q;
+    // each free particle's velocity at the start of the solver step, and in w how far x - h v may
+    // lie from where it began it (pass 4 writes them, pass 7 reads them)
+    cl_mem step_start;
     // the collide passes: contact = (rest position, radius) per particle; the grid (each
     // particle's bucket and rank in it, the bucket counts, the buckets' beginnings and objects:
     // sm_k_bucket, the scan's tiles (kernels/05's sm_grid_scan), the memberships (particle,

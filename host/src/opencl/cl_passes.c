@@ -208,11 +208,11 @@ static sm_result blend_integrate(sm_world *world, float h)
     const cl_int inputs = (cl->input_force ? SM_K_INPUT_FORCES : 0) | (targets ? SM_K_INPUT_TARGETS : 0);
     const cl_mem input_force = cl->input_force ? cl->input_force : b->force, target = targets ? targets : b->force;
     const size_t sizes[] = {sizeof n, sizeof h, sizeof gravity, m, m, m, m, m, m, m, m, m, m,
-                            sizeof inputs, m, m, m, m, m, m};
+                            sizeof inputs, m, m, m, m, m, m, m};
     const void *values[] = {&n, &h, &gravity, &b->particle_object, &b->objects, &b->particle_member_offsets,
                             &b->particle_member_q, &b->cluster_rest, &b->center, &b->center_offset,
                             &b->cluster_velocity, &b->transform, &b->force, &inputs, &input_force, &target,
-                            &b->position, &b->position_lo, &b->velocity, &b->goal};
+                            &b->position, &b->position_lo, &b->velocity, &b->goal, &b->step_start};
     return launch(world, SM_PASS_BLEND_INTEGRATE, SM_CLK_BLEND_INTEGRATE, n, COUNT(values), sizes, values);
 }
 
@@ -327,13 +327,15 @@ static sm_result ground(sm_world *world, float h, bool apply_only)
         {sm_cl_low_half(p.center.x), sm_cl_low_half(p.center.y), sm_cl_low_half(p.center.z), 0.0f}};
     const cl_float4 sphere_velocity = {{(float)p.velocity.x, (float)p.velocity.y, (float)p.velocity.z, 0.0f}};
     const cl_int colliders = apply_only ? 0 : world->collider_count, state_first = cl->substep * world->collider_count;
+    const float limit = (float)(world->def.collisions.push_speed * h);
     // the sum of the sweeps' corrections: in the buffer the last sweep wrote
     const cl_mem moved = b->contact_moved[(world->def.collisions.iterations + 1) % 2];
     const size_t m = sizeof(cl_mem);
     const size_t sizes[] = {sizeof n, sizeof flags, sizeof plane, sizeof sphere, sizeof sphere_lo, sizeof sphere_velocity,
-                            sizeof colliders, m, m, sizeof state_first, m, m, sizeof h, m, m, m, m, m, m, m, m, m, m};
+                            sizeof colliders, m, m, sizeof state_first, m, m, m, sizeof h, sizeof limit,
+                            m, m, m, m, m, m, m, m, m, m};
     const void *values[] = {&n, &flags, &plane, &sphere, &sphere_lo, &sphere_velocity, &colliders, &b->colliders,
-                            &b->collider_fields, &state_first, &b->collider_state, &b->force, &h,
+                            &b->collider_fields, &state_first, &b->collider_state, &b->force, &b->step_start, &h, &limit,
                             cl->contacts_pending ? &moved : &b->force, cl->contacts_pending ? &b->contact_dv : &b->force,
                             &b->particle_object, &b->objects, &b->particle_member_offsets, &b->particle_member_q,
                             &b->cluster_rest,

@@ -740,7 +740,8 @@ static void CL_CALLBACK free_staging(cl_event event, cl_int status, void *data)
 sm_result sm_cl_write_collider_states(sm_world *world, double h, int32_t substeps)
 {
     sm_cl_backend *cl = world->cl;
-    const int64_t count = (int64_t)substeps * world->collider_count;
+    // the state at each step's start and end: substeps + 1 of them (step s reads s and s + 1)
+    const int64_t count = (int64_t)(substeps + 1) * world->collider_count;
     if (count == 0) return SM_OK;
     // static colliders are where they were: their states, once written for this many steps, stay
     bool all_static = true;
@@ -763,8 +764,8 @@ sm_result sm_cl_write_collider_states(sm_world *world, double h, int32_t substep
     // keyframe falls on a step's end one backend saw the collider still moving and the other
     // stopped (an object thrown 0.55 m apart in a second)
     double t = world->time;
-    for (int32_t s = 0; s < substeps; s++) {
-        t += h;
+    for (int32_t s = 0; s <= substeps; s++) {
+        if (s > 0) t += h;
         for (int32_t c = 0; c < world->collider_count; c++) {
             sm_vec3 center, velocity;
             sm_collider_state(&world->colliders[c], t, &center, &velocity);
