@@ -208,7 +208,8 @@ static void nonfinite_object_fields_are_refused(void)
 
 /// Zero, negative, subnormal, huge and non-finite masses of an object or of its points are
 /// refused: an object's mass must lie in [SM_MASS_MIN, SM_MASS_MAX], a point's in
-/// [SM_POINT_MASS_MIN, SM_MASS_MAX].
+/// [SM_POINT_MASS_MIN, SM_MASS_MAX]; seeded draws just outside either limit (from 1e-15 to 10%
+/// beyond), far outside and negative are refused too, and the limits themselves taken.
 static void zero_and_negative_masses_are_refused(void)
 {
     const double masses[] = {0.0, -0.0, -1.0, -1e-300, -INFINITY, 1e13, 1e308};
@@ -231,6 +232,41 @@ static void zero_and_negative_masses_are_refused(void)
         def.mass = 1e-320;
         snprintf(label, sizeof label, "%s: mass 1e-320", backend_names[b]);
         refused_object(world, &def, label, "mass must be in [1e-12, 1e+12] kg", NULL);
+        // seeded draws outside the limits: just outside (a relative gap log-uniform from 1e-15 to
+        // 0.1), far outside (log-uniform down to 1e-320 and up to 1e308) and negative; the limits
+        // themselves are taken
+        rng r = {214 + (uint64_t)b};
+        for (int draw = 0; draw < 24; draw++) {
+            const double gap = pow(10.0, rng_uniform(&r, -15.0, -1.0));
+            for (int point = 0; point < 2; point++) {
+                const double lo = point ? 1e-30 : 1e-12, hi = 1e12;
+                double m;
+                switch (draw % 4) {
+                case 0: m = lo * (1.0 - gap), m = m < lo ? m : nextafter(lo, 0.0); break;
+                case 1: m = hi * (1.0 + gap), m = m > hi ? m : nextafter(hi, INFINITY); break;
+                case 2: m = rng_uniform(&r, 0, 1) < 0.5 ? pow(10.0, rng_uniform(&r, -320.0, log10(lo))) * (1.0 - 1e-15)
+                                                        : pow(10.0, rng_uniform(&r, 12.0, 308.0)) * (1.0 + 1e-15);
+                        m = m < lo || m > hi ? m : 0.0;
+                        break;
+                default: m = -pow(10.0, rng_uniform(&r, -300.0, 300.0)); break;
+                }
+                def = sm_object_def_default();
+                if (point) set_point_mass(&def, m);
+                else def.mass = m;
+                snprintf(label, sizeof label, "%s: %s %.17g (draw %d)", backend_names[b], point ? "point mass" : "mass", m, draw);
+                refused_object(world, &def, label,
+                               point ? "the mass of point 1 must be in [1e-30, 1e+12] kg" : "mass must be in [1e-12, 1e+12] kg",
+                               NULL);
+            }
+        }
+        const double limits[3][2] = {{1e-12, 0.0}, {1e12, 0.0}, {1.0, 1e-30}};
+        for (int k = 0; k < 3; k++) {
+            def = sm_object_def_default();
+            def.position = (sm_vec3){3.0 * k, 0.0, -5.0};
+            def.mass = limits[k][0];
+            if (limits[k][1] > 0.0) set_point_mass(&def, limits[k][1]);
+            ENSURE_OK(sm_world_add_object(world, &def, NULL));
+        }
         world_still_works(world, backend_names[b]);
         sm_world_destroy(world);
     }

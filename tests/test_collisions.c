@@ -251,20 +251,31 @@ static void contact_stats_measure_overlaps(void)
 }
 
 /// "Bodies placed inside each other separate at a bounded speed": two particles of random radii
-/// placed overlapping by a random part of their reach, with random push speeds (0.1 to 5 m/s),
-/// relaxations (1 to 2), masses and substeps (1 to 4) drawn from the documented ranges, move apart
-/// at the push speed (within 1e-3 relative, and 2e-3 on OpenCL; an overlap smaller than a solver
-/// step's push goes in that step) and no faster, and stop
-/// overlapping within the time the push speed takes to remove the overlap (plus a solver step).
+/// (log-uniform from 1 mm to 1 m) placed overlapping by 5% to 95% of their reach, with push
+/// speeds log-uniform from 0.01 to 100 m/s, relaxations from 1 to 2, masses log-uniform across
+/// the documented [1e-12, 1e12] kg each, and steps log-uniform from 1e-4 to 1 s in 1 to 4
+/// substeps (seeded), move apart at min(push_speed, relaxation x overlap / h) (an overlap smaller
+/// than a solver step's push goes in that step) and no faster over the first 60 steps: within
+/// 1e-9 of it on the CPU reference, and on OpenCL within 2e-3 of it plus 1e-6 of the pair's
+/// reach a solver step (the float rounding of the positions' moves); and where the push speed
+/// removes the overlap within 60 steps, they stop overlapping in that time (plus a step).
 static void overlapping_bodies_separate_at_the_push_speed(void)
 {
     rng r = {61};
-    double worst = 0.0;
-    for (int draw = 0; draw < 24; draw++) {
-        const double r0 = rng_uniform(&r, 0.05, 0.3), r1 = rng_uniform(&r, 0.05, 0.3);
-        const double overlap = rng_uniform(&r, 0.05, 0.95) * (r0 + r1), push = rng_uniform(&r, 0.1, 5.0);
-        const double relaxation = rng_uniform(&r, 1.0, 2.0), m0 = rng_uniform(&r, 0.5, 4.0), m1 = rng_uniform(&r, 0.5, 4.0);
+    double worst = 0.0, worst_allowed = 0.0;
+    int separated = 0;
+    for (int draw = 0; draw < 32; draw++) {
+        const double r0 = exp(rng_uniform(&r, log(1e-3), log(1.0))), r1 = exp(rng_uniform(&r, log(1e-3), log(1.0)));
+        const double overlap = rng_uniform(&r, 0.05, 0.95) * (r0 + r1), push = exp(rng_uniform(&r, log(0.01), log(100.0)));
+        double relaxation = rng_uniform(&r, 1.0, 2.0), m0 = pow(10.0, rng_uniform(&r, -12.0, 12.0)),
+               m1 = pow(10.0, rng_uniform(&r, -12.0, 12.0));
+        // On OpenCL the masses are rounded to powers of two: a one-particle cluster's centre m x / m
+        // can round off x, and the library then takes that offset (1e-17 m) for its size and
+        // refuses a light particle as below the float range (reported: a point of 1e-6 kg at
+        // [0.1234567, 0.3, 0.7] is refused, at the origin accepted)
+        if (sm_test_backend == SM_BACKEND_OPENCL) m0 = exp2(round(log2(m0))), m1 = exp2(round(log2(m1)));
         const int substeps = 1 + (int)rng_uniform(&r, 0, 3.999);
+        const double dt = substeps * exp(rng_uniform(&r, log(1e-4), log(1.0))), h = dt / substeps;
         const sm_vec3 axis = rng_in_ball(&r, 1.0);
         const double length = sqrt(axis.x * axis.x + axis.y * axis.y + axis.z * axis.z), apart = r0 + r1 - overlap;
         char json[1024];
@@ -275,8 +286,7 @@ static void overlapping_bodies_separate_at_the_push_speed(void)
                  push, relaxation, m0, r0, apart * axis.x / length, apart * axis.y / length, apart * axis.z / length, m1, r1);
         sm_world *world = world_from_json(json);
         if (!world) return;
-        const double dt = 1.0 / 60.0, h = dt / substeps;
-        const int steps = (int)ceil(overlap / push / dt) + 1;
+        const int needed = (int)ceil(overlap / push / dt) + 1, steps = needed < 60 ? needed : 60;
         double fastest = 0.0, x[6];
         sm_contact_stats stats;
         for (int s = 0; s < steps; s++) {
@@ -287,14 +297,27 @@ static void overlapping_bodies_separate_at_the_push_speed(void)
         }
         ENSURE_OK(sm_world_get_positions(world, 0, 2, x));
         ENSURE_OK(sm_world_get_contact_stats(world, &stats));
-        ENSURE(stats.pairs == 0);
-        // (an overlap below push_speed h goes in the first solver step, more slowly)
+        if (needed <= 60) {
+            ENSURE(stats.pairs == 0);
+            separated++;
+        }
+        // (an overlap below push_speed h goes in the first solver step, more slowly); in float a
+        // step's move is rounded to the positions' ulp, 6e-8 of the reach: within 1e-6 reach / h
         const double expected = fmin(push, relaxation * overlap / h);
-        worst = fmax(worst, fabs(fastest / expected - 1.0));
-        ENSURE_RANGE(fastest / expected, 1.0 - tolerance(1e-3, 2e-3), 1.0 + tolerance(1e-3, 2e-3));
+        const double allowed = tolerance(1e-9, 2e-3) * expected + tolerance(0.0, 1e-6 * (r0 + r1) / h);
+        const double error = fabs(fastest - expected);
+        worst = fmax(worst, error / expected);
+        worst_allowed = fmax(worst_allowed, error / allowed);
+        if (!(error <= allowed))
+            fprintf(stderr, "  draw %d: %.9g m/s for %.9g (dt %.3g in %d, reach %.3g m)\n  %s\n", draw, fastest, expected, dt,
+                    substeps, r0 + r1, json);
+        ENSURE(error <= allowed);
         sm_world_destroy(world);
     }
-    printf("  relative speed of separation against push_speed: within %.3g over 24 draws\n", worst);
+    printf("  relative speed of separation against min(push_speed, relaxation overlap / h): within %.3g over 32 draws"
+           " (%.2f of the tolerance; %d separated within 60 steps)\n",
+           worst, worst_allowed, separated);
+    ENSURE(separated >= 8);
 }
 
 /// "A tower of 30 boxes stands": scenes/tower30.json (30 rigid 0.5 m boxes of 4^3 particles,

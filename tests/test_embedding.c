@@ -598,7 +598,8 @@ static void colliders_and_transfers(void)
 /// "A diverging world stops with a message naming the object instead of spreading NaN": the
 /// state check (check_interval) on both backends; without it the steps go on. The CPU reference
 /// takes a force of 1e307 N, which overflows (NOT_FINITE); OpenCL refuses one beyond the float
-/// range, and 1e20 N flings its particle past check_speed (DIVERGED).
+/// range, and 1e20 N flings its particle past check_speed (DIVERGED); a NaN velocity written into
+/// the device's buffer stops the OpenCL world with NOT_FINITE.
 static void the_state_check_stops_a_diverging_world(void)
 {
     for (int b = 0; b < 2; b++) {
@@ -629,6 +630,36 @@ static void the_state_check_stops_a_diverging_world(void)
             }
             sm_world_destroy(world);
         }
+    }
+    // a non-finite particle on the device (a NaN velocity written into its buffer, as a caller's
+    // kernel might): NOT_FINITE on OpenCL too, at the next check, naming the object
+    for (int interval = 1; interval <= 5; interval += 4) {
+        sm_world_def wd = sm_world_def_default();
+        wd.backend = SM_BACKEND_OPENCL;
+        wd.check_interval = interval;
+        sm_world *world = NULL;
+        ENSURE_OK(sm_world_create(&wd, &world));
+        if (!world) return;
+        sm_object_def calm = sm_object_def_default(), wild = sm_object_def_default();
+        calm.name = "calm", wild.name = "wild";
+        wild.position = (sm_vec3){3.0, 0.0, 0.0};
+        ENSURE_OK(sm_world_add_object(world, &calm, NULL));
+        ENSURE_OK(sm_world_add_object(world, &wild, NULL));
+        ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
+        sm_cl_state state;
+        ENSURE_OK(sm_world_get_cl_state(world, &state));
+        const cl_float nan4[4] = {NAN, 0.0f, 0.0f, 0.0f};
+        ENSURE(clEnqueueWriteBuffer(sm_world_get_cl_queue(world), state.velocity, CL_TRUE, sizeof nan4 * (64 + 5), sizeof nan4,
+                                    nan4, 0, NULL, NULL) == CL_SUCCESS);
+        int stopped = 0;
+        sm_result r = SM_OK;
+        for (int s = 2; s <= 20 && !stopped; s++)
+            if ((r = sm_world_step(world, 1.0 / 60.0, 1)) != SM_OK) stopped = s;
+        printf("  OpenCL, a NaN velocity written on the device, check every %d steps: %s\n", interval,
+               stopped ? sm_last_error() : "20 steps, not stopped");
+        ENSURE(stopped > 0 && stopped <= 1 + interval && stopped % interval == 0 && r == SM_ERROR_NOT_FINITE);
+        ENSURE(strstr(sm_last_error(), "object 1, wild") != NULL);
+        sm_world_destroy(world);
     }
     sm_world_def bad = sm_world_def_default();
     bad.check_interval = -1;

@@ -349,10 +349,12 @@ static void cap_bounds_the_linear_block(void)
 /// Quadratic mode holds every rest shape still, singular ones included: objects of one cluster
 /// whose quadratic terms depend on their linear ones (points on two lines, on a plane or two,
 /// on one line, a lattice two layers thick) or not (a generic cloud), drawn at random (seeded:
-/// counts, directions, orientation, a size from 0.1 to 10 m, alpha, beta, the volume treatment,
-/// the cap, the deformation limit from 1 to 10, steps of 1/240 to 1/15 s in 1 to 4 substeps),
-/// start at rest without gravity and stay there for 300 steps: no particle moves more than
-/// 1e-8 (float: 2e-2) of the object's size. Where ~A_qq is singular, the fit's linear block
+/// counts, directions, orientation, a size from 0.1 to 10 m, alpha from 0 to 1, beta, the volume
+/// treatment, the cap, the deformation limit from 1 to 10, solver steps log-uniform from 1e-4 to
+/// 1 s, 1 to 4 a step), start at rest without gravity and stay there for 300 steps: no particle
+/// is ever, at the end of any step, more than 1e-8 (float: 2e-2) of the object's size from where
+/// it started. (Not every seed holds it: with seed 1, draw 8, points on two planes, reached
+/// 1.7e-7 on the CPU reference and 0.12 on OpenCL at any step size; reported.) Where ~A_qq is singular, the fit's linear block
 /// takes the rotation's columns in the directions the cluster does not span (docs/algorithm.md
 /// step 3); without it points on two lines in a plane drifted off at 45 m/s.
 static void quadratic_mode_holds_singular_rest_shapes_still(void)
@@ -401,7 +403,7 @@ static void quadratic_mode_holds_singular_rest_shapes_still(void)
         def.shape.type = SM_SHAPE_POINTS;
         def.shape.points = points, def.shape.point_count = count;
         def.mode = SM_MODE_QUADRATIC;
-        def.alpha = rng_uniform(&r, 0.05, 1.0);
+        def.alpha = rng_uniform(&r, 0.0, 1.0);
         def.beta = rng_uniform(&r, 0.0, 1.0);
         def.volume_preservation = rng_uniform(&r, 0.0, 1.0) < 0.7;
         def.volume_by_scaling = rng_uniform(&r, 0.0, 1.0) < 0.4;
@@ -415,14 +417,18 @@ static void quadratic_mode_holds_singular_rest_shapes_still(void)
         ENSURE_OK(sm_world_create(&wd, &world));
         if (!world) return;
         ENSURE_OK(sm_world_add_object(world, &def, NULL));
-        const double dt = 1.0 / rng_uniform(&r, 15.0, 240.0);
+        // solver steps log-uniform from 1e-4 to 1 s (those of the stability sweeps), 1 to 4 a step
         const int32_t substeps = 1 + (int32_t)rng_uniform(&r, 0.0, 4.0);
+        const double dt = substeps * exp(rng_uniform(&r, log(1e-4), 0.0));
         double *start = get_positions(world), moved = 0.0;
-        for (int s = 0; s < 300; s++) ENSURE_OK(sm_world_step(world, dt, substeps));
-        double *end = get_positions(world);
-        for (int32_t k = 0; k < count; k++) moved = fmax(moved, v3_length(v3_sub(at(end, k), at(start, k))));
+        for (int s = 0; s < 300; s++) {
+            ENSURE_OK(sm_world_step(world, dt, substeps));
+            double *now = get_positions(world); // the farthest any point goes in the run, not only at its end
+            for (int32_t k = 0; k < count; k++) moved = fmax(moved, v3_length(v3_sub(at(now, k), at(start, k))));
+            free(now);
+        }
         worst[kind] = fmax(worst[kind], moved / (2.0 * size));
-        free(start), free(end);
+        free(start);
         sm_world_destroy(world);
     }
     for (int k = 0; k < 6; k++) printf("  %-10s: moved at most %.3g of its size in 300 steps\n", kinds[k], worst[k]);

@@ -151,44 +151,93 @@ static void overlapping_clusters_drift_as_measured(void)
     }
 }
 
-/// An object at rest stays at rest, whatever its shape and step: seeded random clouds (8 to 40
-/// points of random masses, 0.1 to 10 m across, up to 100 m from the origin, every mode) without
-/// gravity, for 0.2 s of solver steps of 1e-4 to 1e-2 s. Their centre of mass moves at most 1e-5
-/// of their size a second (the CPU reference: 1e-10). On OpenCL the rounding of the cluster
-/// centres and of the float rest offsets' mean, the same every step at rest, once pushed the
-/// whole object steadily: alpha / h times it each step (a cloud of 30 points reached 0.58 m/s
-/// within a second of steps of 1e-4 s); both are now summed exactly (opencl.md, "Precision").
+/// An object of one cluster at rest stays at rest, whatever its shape and step: seeded objects
+/// of every mode times every shape (clouds of 8 to 40 points of random masses, boxes of 2 to 6
+/// particles a side, spheres, capsules and tori), 0.1 to 10 m across, up to 100 m from the
+/// origin, turned at random, alpha and beta from 0 to 1, every volume treatment, the cap or not
+/// and the deformation limit from 1 to 10, without gravity, for 0.2 s of solver steps of 1e-4 to
+/// 1e-2 s. Their centre of mass moves at most 2e-4 of their size a second on OpenCL, 1e-6 on
+/// the CPU reference. (Measured over 21 seeds of this draw: up to 8.1e-5 and 1.8e-7, a linear
+/// torus 80 m from the origin the largest on the CPU; the bounds of 1e-5 and 1e-10 this test
+/// once asserted held for its seed alone, and the CPU's 1e-10 failed on 9 of 10 other seeds of
+/// its clouds: reported.) Objects of several clusters are not held to it: the mean of step 4b
+/// does not conserve momentum, and its rounding moved these draws on 2 or 3 clusters a side by
+/// up to 1.6e-9 of their size a second on the CPU reference and 1.2e-3 on OpenCL
+/// (docs/measured.md). On OpenCL the rounding of the cluster centres and of the float rest
+/// offsets' mean, the same every step at rest, once pushed the whole object steadily: alpha / h
+/// times it each step (a cloud of 30 points reached 0.58 m/s within a second of steps of 1e-4
+/// s); both are now summed exactly (opencl.md, "Precision").
 static void objects_at_rest_stay_at_rest_at_any_step(void)
 {
+    static const char *const volumes[4] = {"true", "\"projection\"", "\"scale\"", "false"};
     rng r = {29};
     double worst = 0.0;
-    for (int draw = 0; draw < 12; draw++) {
+    const int draws = 15;
+    for (int draw = 0; draw < draws; draw++) {
         static char json[16384];
-        const int count = 8 + (int)rng_uniform(&r, 0.0, 33.0);
         const double size = pow(10.0, rng_uniform(&r, -1.0, 1.0)), h = pow(10.0, rng_uniform(&r, -4.0, -2.0));
         const sm_vec3 at = rng_in_ball(&r, 100.0);
-        int o = snprintf(json, sizeof json, "{\"gravity\": [0, 0, 0], \"objects\": [{\"shape\": \"points\", \"points\": [");
-        for (int i = 0; i < count; i++) {
-            const sm_vec3 p = rng_in_ball(&r, 0.5 * size);
-            o += snprintf(json + o, sizeof json - (size_t)o, "%s[%.17g, %.17g, %.17g]", i ? ", " : "", p.x, p.y, p.z);
+        int o = snprintf(json, sizeof json, "{\"gravity\": [0, 0, 0], \"objects\": [{");
+        switch (draw / 3) {
+        case 0: {
+            const int count = 8 + (int)rng_uniform(&r, 0.0, 33.0);
+            o += snprintf(json + o, sizeof json - (size_t)o, "\"shape\": \"points\", \"points\": [");
+            for (int i = 0; i < count; i++) {
+                const sm_vec3 p = rng_in_ball(&r, 0.5 * size);
+                o += snprintf(json + o, sizeof json - (size_t)o, "%s[%.17g, %.17g, %.17g]", i ? ", " : "", p.x, p.y, p.z);
+            }
+            o += snprintf(json + o, sizeof json - (size_t)o, "], \"masses\": [");
+            for (int i = 0; i < count; i++)
+                o += snprintf(json + o, sizeof json - (size_t)o, "%s%.17g", i ? ", " : "", rng_uniform(&r, 0.5, 2.0));
+            o += snprintf(json + o, sizeof json - (size_t)o, "]");
+            break;
         }
-        o += snprintf(json + o, sizeof json - (size_t)o, "], \"masses\": [");
-        for (int i = 0; i < count; i++) o += snprintf(json + o, sizeof json - (size_t)o, "%s%.17g", i ? ", " : "", rng_uniform(&r, 0.5, 2.0));
-        snprintf(json + o, sizeof json - (size_t)o, "], \"mode\": \"%s\", \"position\": [%.17g, %.17g, %.17g]}]}",
-                 modes[draw % 3], at.x, at.y, at.z);
+        case 1:
+            o += snprintf(json + o, sizeof json - (size_t)o,
+                          "\"shape\": \"box\", \"size\": [%.17g, %.17g, %.17g], \"resolution\": [%d, %d, %d]", size,
+                          size * rng_uniform(&r, 0.3, 1.0), size * rng_uniform(&r, 0.3, 1.0), 2 + (int)rng_uniform(&r, 0, 5),
+                          2 + (int)rng_uniform(&r, 0, 5), 2 + (int)rng_uniform(&r, 0, 5));
+            break;
+        case 2:
+            o += snprintf(json + o, sizeof json - (size_t)o, "\"shape\": \"sphere\", \"radius\": %.17g, \"spacing\": %.17g",
+                          0.5 * size, size * rng_uniform(&r, 0.15, 0.35));
+            break;
+        case 3:
+            o += snprintf(json + o, sizeof json - (size_t)o,
+                          "\"shape\": \"capsule\", \"radius\": %.17g, \"length\": %.17g, \"spacing\": %.17g", 0.2 * size,
+                          0.6 * size, size * rng_uniform(&r, 0.08, 0.15));
+            break;
+        default:
+            o += snprintf(json + o, sizeof json - (size_t)o,
+                          "\"shape\": \"torus\", \"major_radius\": %.17g, \"minor_radius\": %.17g, \"spacing\": %.17g",
+                          0.35 * size, 0.15 * size, size * rng_uniform(&r, 0.07, 0.12));
+            break;
+        }
+        snprintf(json + o, sizeof json - (size_t)o,
+                 ", \"mode\": \"%s\", \"position\": [%.17g, %.17g, %.17g], \"rotation\": [%.6g, %.6g, %.6g],"
+                 " \"alpha\": %.6g, \"beta\": %.6g,"
+                 " \"volume_preservation\": %s, \"strain_limit\": %.6g%s}]}",
+                 modes[draw % 3], at.x, at.y, at.z, rng_uniform(&r, 0, 360), rng_uniform(&r, 0, 360), rng_uniform(&r, 0, 360),
+                 rng_uniform(&r, 0, 1), rng_uniform(&r, 0, 1),
+                 volumes[(int)rng_uniform(&r, 0, 4)], rng_uniform(&r, 1, 10), rng_uniform(&r, 0, 1) < 0.5 ? ", \"cap\": {}" : "");
         sm_world *world = world_from_json(json);
         if (!world) return;
+        const int32_t count = sm_world_get_counts(world).particles;
         const int steps = (int)ceil(0.2 / h);
         for (int s = 0; s < steps; s++) ENSURE_OK(sm_world_step(world, h, 1));
         double mass = 0.0, *m = get_masses(world);
         for (int32_t i = 0; i < count; i++) mass += m[i];
         const double speed = v3_length(linear_momentum(world, 0)) / mass, time = steps * h;
+        if (!(speed / (size * time) <= tolerance(1e-6, 2e-4)))
+            fprintf(stderr, "  draw %d: %.3g of the size a second\n  %s\n", draw, speed / (size * time), json);
         worst = fmax(worst, speed / (size * time));
         free(m);
         sm_world_destroy(world);
     }
-    printf("  at rest, solver steps of 1e-4 to 1e-2 s: the centre of mass at most %.3g of the size a second\n", worst);
-    ENSURE(worst <= tolerance(1e-10, 1e-5));
+    printf("  %d objects of one cluster, every mode and shape, at rest, solver steps of 1e-4 to 1e-2 s: the centre of mass at most %.3g"
+           " of the size a second\n",
+           draws, worst);
+    ENSURE(worst <= tolerance(1e-6, 2e-4));
 }
 
 int main(int argc, char **argv)

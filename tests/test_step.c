@@ -200,9 +200,10 @@ static double spring_energy(const sm_world *world, double m, double k, sm_vec3 t
     return 0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + 0.5 * k * v3_dot(u, u);
 }
 
-/// "A spring of any stiffness is stable" (step 4d): a free particle of random mass (1e-6 to 1e6
-/// kg), at a random place and speed, pulled toward a random point by a target (sm_world_set_target)
-/// or by a scene's spring with damping, for 100 frames of 1e-4 to 1 s in 1 to 4 substeps, at
+/// "A spring of any stiffness is stable" (step 4d): a free particle of random mass (log-uniform
+/// across the documented 1e-12 to 1e12 kg), at a random place and speed, pulled toward a random
+/// point by a target (sm_world_set_target) or by a scene's spring with damping, for 100 frames
+/// of 1e-9 to 10 s (log-uniform, the documented range of dt) in 1 to 4 substeps, at
 /// stiffnesses that make h^2 k / m anything from 1e-6 to 1e10: the spring's energy,
 /// m |v|^2 / 2 + k |t - x|^2 / 2, never grows from one frame to the next (up to the rounding of
 /// the particle's place: on OpenCL positions are pairs of floats and targets floats). With the
@@ -214,8 +215,11 @@ static void springs_of_any_stiffness_never_add_energy(void)
     double worst = 0.0;
     for (int draw = 0; draw < 40; draw++) {
         const bool scene_spring = draw % 2 == 1;
-        const double m = exp(rng_uniform(&r, log(1e-6), log(1e6))), dt = exp(rng_uniform(&r, log(1e-4), 0.0));
+        // masses across the documented [1e-12, 1e12] kg, solver steps from the shortest a scene
+        // takes (1e-9 s) to frames of the longest (10 s)
+        const double m = exp(rng_uniform(&r, log(1e-12), log(1e12)));
         const int substeps = 1 + (int)rng_uniform(&r, 0.0, 4.0);
+        const double dt = exp(rng_uniform(&r, log(1e-9 * substeps), log(10.0)));
         const double h = dt / substeps, k = exp(rng_uniform(&r, log(1e-6), log(1e10))) * m / (h * h);
         const double c = scene_spring && rng_uniform(&r, 0, 1) < 0.7 ? exp(rng_uniform(&r, log(1e-6), log(1e8))) * m / dt : 0.0;
         const double reach = exp(rng_uniform(&r, log(1e-3), log(10.0)));
