@@ -18,6 +18,7 @@ static inline sm_vec3 v3_sub(sm_vec3 a, sm_vec3 b) { return v3(a.x - b.x, a.y - 
 static inline sm_vec3 v3_scale(sm_vec3 a, double s) { return v3(a.x * s, a.y * s, a.z * s); }
 static inline double v3_dot(sm_vec3 a, sm_vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
 static inline double v3_length(sm_vec3 a) { return sqrt(v3_dot(a, a)); }
+static inline bool v3_equal(sm_vec3 a, sm_vec3 b) { return a.x == b.x && a.y == b.y && a.z == b.z; }
 static inline sm_vec3 v3_cross(sm_vec3 a, sm_vec3 b)
 {
     return v3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x);

@@ -234,12 +234,15 @@ static sm_result check_cluster_scales(const sm_world *world, const sm_vec3 *loca
     for (int32_t c = 0; c < cluster_count; c++) {
         double least = INFINITY, mass = 0.0, size = 0.0;
         sm_vec3 center = {0, 0, 0};
+        bool one_point = true;
         for (int32_t j = offsets[c]; j < offsets[c + 1]; j++) {
             const double m = masses[indices[j]];
             mass += m, least = fmin(least, m);
             center = v3_add(center, v3_scale(local[indices[j]], m));
+            one_point = one_point && v3_equal(local[indices[j]], local[indices[offsets[c]]]);
         }
-        center = v3_scale(center, 1.0 / mass);
+        // (as sm_world_append_cluster() centres it)
+        center = one_point ? local[indices[offsets[c]]] : v3_scale(center, 1.0 / mass);
         for (int32_t j = offsets[c]; j < offsets[c + 1]; j++)
             size = fmax(size, v3_length(v3_sub(local[indices[j]], center)));
         if (size > 0.0 && !(size * size >= FLT_MIN && least * size * size >= FLT_MIN))
@@ -474,13 +477,19 @@ void sm_world_append_cluster(sm_world *world, int32_t object, int32_t first, con
     cluster->first_member = world->membership_count;
     cluster->member_count = count;
     sm_vec3 weighted = {0, 0, 0};
+    bool one_point = true;
+    const sm_vec3 x0 = world->rest_position[first + members[0]];
     for (int32_t j = 0; j < count; j++) {
         const int32_t i = first + members[j];
         cluster->mass += world->mass[i];
         cluster->anchored = cluster->anchored || world->fixed[i];
         weighted = v3_add(weighted, v3_scale(world->rest_position[i], world->mass[i]));
+        one_point = one_point && v3_equal(world->rest_position[i], x0);
     }
-    cluster->rest_center = v3_scale(weighted, 1.0 / cluster->mass);
+    // a cluster of one particle, or of particles at one point, is centred on it exactly: the
+    // rounding of m x / m would give it a size (1e-17 m at 100 m), whose moments on a float
+    // device are below the normal floats (a one-particle piece of a cut turned NaN)
+    cluster->rest_center = one_point ? x0 : v3_scale(weighted, 1.0 / cluster->mass);
     for (int32_t j = 0; j < count; j++) {
         const int32_t k = world->membership_count++, i = first + members[j];
         world->member_particle[k] = i;
