@@ -163,7 +163,8 @@ static void visit_group(const shape_points *s, int64_t g, point_visit visit, voi
 /// Sorts order[0, count) by the points' z, then index (a heap sort: no memory beyond the array).
 static bool z_before(const sm_vec3 *points, int32_t a, int32_t b)
 {
-    return points[a].z < points[b].z || (points[a].z == points[b].z && a < b);
+    const double za = points[a].z, zb = points[b].z;
+    return za != zb ? za < zb : a < b;
 }
 
 static void sift_down(const sm_vec3 *points, int32_t *order, int64_t root, int64_t count)
