@@ -595,6 +595,24 @@ static void colliders_and_transfers(void)
     }
 }
 
+/// A world on `backend` checking its state every `interval` steps, with two default objects:
+/// "calm" (object 0, particles 0 to 63) and "wild" (object 1), 3 m along x; NULL if it fails.
+static sm_world *calm_and_wild(sm_backend backend, int interval)
+{
+    sm_world_def wd = sm_world_def_default();
+    wd.backend = backend;
+    wd.check_interval = interval;
+    sm_world *world = NULL;
+    ENSURE_OK(sm_world_create(&wd, &world));
+    if (!world) return NULL;
+    sm_object_def calm = sm_object_def_default(), wild = sm_object_def_default();
+    calm.name = "calm", wild.name = "wild";
+    wild.position = (sm_vec3){3.0, 0.0, 0.0};
+    ENSURE_OK(sm_world_add_object(world, &calm, NULL));
+    ENSURE_OK(sm_world_add_object(world, &wild, NULL));
+    return world;
+}
+
 /// "A diverging world stops with a message naming the object instead of spreading NaN": the
 /// state check (check_interval) on both backends; without it the steps go on. The CPU reference
 /// takes a force of 1e307 N, which overflows (NOT_FINITE); OpenCL refuses one beyond the float
@@ -604,17 +622,8 @@ static void the_state_check_stops_a_diverging_world(void)
 {
     for (int b = 0; b < 2; b++) {
         for (int interval = 0; interval <= 5; interval += 5) {
-            sm_world_def wd = sm_world_def_default();
-            wd.backend = b == 0 ? SM_BACKEND_CPU : SM_BACKEND_OPENCL;
-            wd.check_interval = interval;
-            sm_world *world = NULL;
-            ENSURE_OK(sm_world_create(&wd, &world));
+            sm_world *world = calm_and_wild(b == 0 ? SM_BACKEND_CPU : SM_BACKEND_OPENCL, interval);
             if (!world) return;
-            sm_object_def calm = sm_object_def_default(), wild = sm_object_def_default();
-            calm.name = "calm", wild.name = "wild";
-            wild.position = (sm_vec3){3.0, 0.0, 0.0};
-            ENSURE_OK(sm_world_add_object(world, &calm, NULL));
-            ENSURE_OK(sm_world_add_object(world, &wild, NULL));
             ENSURE_OK(sm_world_set_force(world, 64 + 5, (sm_vec3){b == 0 ? 1e307 : 1e20, 0.0, 0.0}));
             int stopped = 0;
             sm_result r = SM_OK;
@@ -634,17 +643,8 @@ static void the_state_check_stops_a_diverging_world(void)
     // a non-finite particle on the device (a NaN velocity written into its buffer, as a caller's
     // kernel might): NOT_FINITE on OpenCL too, at the next check, naming the object
     for (int interval = 1; interval <= 5; interval += 4) {
-        sm_world_def wd = sm_world_def_default();
-        wd.backend = SM_BACKEND_OPENCL;
-        wd.check_interval = interval;
-        sm_world *world = NULL;
-        ENSURE_OK(sm_world_create(&wd, &world));
+        sm_world *world = calm_and_wild(SM_BACKEND_OPENCL, interval);
         if (!world) return;
-        sm_object_def calm = sm_object_def_default(), wild = sm_object_def_default();
-        calm.name = "calm", wild.name = "wild";
-        wild.position = (sm_vec3){3.0, 0.0, 0.0};
-        ENSURE_OK(sm_world_add_object(world, &calm, NULL));
-        ENSURE_OK(sm_world_add_object(world, &wild, NULL));
         ENSURE_OK(sm_world_step(world, 1.0 / 60.0, 1));
         sm_cl_state state;
         ENSURE_OK(sm_world_get_cl_state(world, &state));
