@@ -1,6 +1,6 @@
 /* Pass 7, ground, colliders and pusher (docs/algorithm.md steps 7, 7a and 7b): particles below y = height
  * are put back on the plane, their downward speed reflected with restitution and their
- * tangential velocity reduced by friction, within the friction limit; then particles inside a
+ * tangential velocity reduced by friction, by Coulomb's law and within the friction limit; then particles inside a
  * collider (a plane, box, sphere or mesh where the host says it is at the end of this step) are
  * moved out the shortest way and their velocity relative to it is treated like the ground's.
  * Depth a particle was in at the step's start leaves at no more than push_speed (sm_overlap_target).
@@ -56,20 +56,37 @@ inline bool sm_push_out(__global const sm_k_collider *c, __global const float *f
     return true;
 }
 
-/// The share of a sliding speed `slide` that `friction` takes from particle i in a step of h,
-/// within the friction limit of its object's stiffness and its clusters' mean size (the motion
-/// limit's, summed as pass 4 sums it; 0 for a particle in none).
-inline float sm_particle_friction(const int i, const float friction, const float slide, const float h,
-                                  __global const int *particle_object, __global const sm_k_object *objects,
-                                  __global const int *particle_member_offsets, __global const float4 *particle_member_q,
-                                  __global const sm_k_cluster_rest *rest)
+/// The means over particle i's clusters of their sizes (the motion limit's, summed as pass 4 sums
+/// them) and velocities v_cm (its body's velocity at the step's start): size 0 and its own start
+/// velocity `own` for a particle in none.
+inline void sm_cluster_means(const int i, const float3 own, __global const int *particle_member_offsets,
+                             __global const float4 *particle_member_q, __global const sm_k_cluster_rest *rest,
+                             __global const float4 *cluster_velocity, float *size, float3 *flow)
 {
     const int begin = particle_member_offsets[i], end = particle_member_offsets[i + 1];
-    float size = 0.0f;
-    for (int j = begin; j < end; j++) size += rest[as_int(particle_member_q[j].w)].size;
-    size = end > begin ? size * (1.0f / (float)(end - begin)) : 0.0f;
+    *size = 0.0f;
+    *flow = end > begin ? (float3)(0.0f) : own;
+    for (int j = begin; j < end; j++) {
+        const int c = as_int(particle_member_q[j].w);
+        *size += rest[c].size;
+        *flow += cluster_velocity[c].xyz;
+    }
+    if (end > begin) {
+        const float share = 1.0f / (float)(end - begin);
+        *size *= share;
+        *flow *= share;
+    }
+}
+
+/// The share of a sliding speed `slide` that `friction` takes from particle i in a step of h,
+/// pressed in at `pressed` (sm_friction_share), within the friction limit of its object's
+/// stiffness and its clusters' mean size `size`.
+inline float sm_particle_friction(const int i, const float friction, const float slide, const float pressed,
+                                  const float size, const float h, __global const int *particle_object,
+                                  __global const sm_k_object *objects)
+{
     __global const sm_k_object *object = &objects[particle_object[i]];
-    return sm_friction_share(friction, slide, sm_step_alpha(object->alpha, object->tau, h), size, h);
+    return sm_friction_share(friction, slide, pressed, sm_step_alpha(object->alpha, object->tau, h), size, h);
 }
 
 /// With SM_K_CONTACTS_MADE in `flags` (pass 6 ran), first the contact corrections: x += c (in
@@ -81,11 +98,13 @@ inline float sm_particle_friction(const int i, const float friction, const float
 /// double-float pair like the positions; pusher_velocity = (velocity, 0); `flags` holds
 /// SM_K_GROUND and SM_K_PUSHER for the parts that are on; collider_state[state_first + c] is
 /// where collider c is at the start of this step, collider_state[state_first + collider_count +
-/// c] where it is at its end. step_start: the velocity the particle began the step with (for
-/// restitution, sm_rebound) and its slack (pass 4). limit = push_speed h: the most of the depth a particle began the
-/// step in that leaves in it (sm_overlap_target). Friction is held to the friction limit of the
-/// particle's object and clusters (particle_object, objects, particle_member_offsets,
-/// particle_member_q and rest as in pass 4).
+/// c] where it is at its end. step_start: the velocity the particle began the step with and its
+/// slack (pass 4). limit = push_speed h: the most of the depth a particle began the step in that
+/// leaves in it (sm_overlap_target). Restitution returns no more than the approach the particle
+/// or its body began the step with (sm_rebound; its body's: the mean of its clusters'
+/// cluster_velocity), and friction to Coulomb's bound (sm_friction_share) and the friction
+/// limit of the particle's object and clusters (particle_object, objects, particle_member_offsets, particle_member_q and rest as in
+/// pass 4).
 __kernel void sm_ground(const int particle_count, const int flags, const float4 ground, const float4 pusher,
                         const float4 pusher_lo, const float4 pusher_velocity, const int collider_count,
                         __global const sm_k_collider *colliders, __global const float *fields, const int state_first,
@@ -96,6 +115,7 @@ __kernel void sm_ground(const int particle_count, const int flags, const float4 
                         __global const float4 *dv, __global const int *particle_object,
                         __global const sm_k_object *objects, __global const int *particle_member_offsets,
                         __global const float4 *particle_member_q, __global const sm_k_cluster_rest *rest,
+                        __global const float4 *cluster_velocity,
                         __global float4 *position, __global float4 *position_lo, __global float4 *velocity)
 {
     const int i = get_global_id(0);
@@ -121,6 +141,10 @@ __kernel void sm_ground(const int particle_count, const int flags, const float4 
     const float4 began = step_start[i]; // (velocity, slack)
     float slack = began.w;
     if (flags & SM_K_CONTACTS_MADE) slack += h * length(dv[i].xyz);
+    // its clusters' mean size and velocity, once it touches a solid
+    float size = 0.0f;
+    float3 flow = (float3)(0.0f);
+    bool means = false;
     if (flags & SM_K_GROUND) {
         const float depth = -((x.y - ground.x) + (x_lo.y - ground.w));
         if (depth > 0.0f) {
@@ -132,9 +156,15 @@ __kernel void sm_ground(const int particle_count, const int flags, const float4 
             } else if (target > 0.0f) {
                 sm_add_pair(&x, &x_lo, (float3)(0.0f, target, 0.0f));
             }
-            if (v.y < 0.0f) v.y = sm_rebound(ground.y, -v.y, -began.y);
-            const float share = sm_particle_friction(i, ground.z, hypot(v.x, v.z), h, particle_object, objects,
-                                                     particle_member_offsets, particle_member_q, rest);
+            sm_cluster_means(i, began.xyz, particle_member_offsets, particle_member_q, rest, cluster_velocity, &size, &flow);
+            means = true;
+            float pressed = 0.0f;
+            if (v.y < 0.0f) {
+                const float rebound = sm_rebound(ground.y, -v.y, -began.y, -flow.y);
+                pressed = rebound - v.y;
+                v.y = rebound;
+            }
+            const float share = sm_particle_friction(i, ground.z, hypot(v.x, v.z), pressed, size, h, particle_object, objects);
             v.x *= 1.0f - share;
             v.z *= 1.0f - share;
             moved = true;
@@ -156,20 +186,26 @@ __kernel void sm_ground(const int particle_count, const int flags, const float4 
         const float before = sm_push_out(&colliders[c], fields, offset, &push_before, &n_before)
                                  ? length(push_before) - slack
                                  : 0.0f;
+        if (!means) {
+            sm_cluster_means(i, began.xyz, particle_member_offsets, particle_member_q, rest, cluster_velocity, &size, &flow);
+            means = true;
+        }
         const float depth = length(push), target = sm_overlap_target(depth, before, limit);
         if (target >= depth) sm_add_pair(&x, &x_lo, push);
         else if (target > 0.0f) sm_add_pair(&x, &x_lo, push * (target / depth));
         const float3 solid = (float3)(state->velocity[0], state->velocity[1], state->velocity[2]);
         float3 relative = v.xyz - solid;
-        float normal = dot(relative, n);
+        float normal = dot(relative, n), pressed = 0.0f;
         if (normal < 0.0f) {
-            const float rebound = sm_rebound(colliders[c].restitution, -normal, -dot(began.xyz - solid, n));
+            const float rebound =
+                sm_rebound(colliders[c].restitution, -normal, -dot(began.xyz - solid, n), -dot(flow - solid, n));
             relative += (rebound - normal) * n;
+            pressed = rebound - normal;
             normal = rebound;
         }
         const float3 tangential = relative - normal * n;
-        relative -= sm_particle_friction(i, colliders[c].friction, length(tangential), h, particle_object, objects,
-                                         particle_member_offsets, particle_member_q, rest) *
+        relative -= sm_particle_friction(i, colliders[c].friction, length(tangential), pressed, size, h, particle_object,
+                                         objects) *
                     tangential;
         v.xyz = solid + relative;
         moved = true;

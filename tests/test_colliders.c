@@ -141,7 +141,8 @@ static void no_particle_inside_a_collider(void)
 }
 
 /// One free particle isolates the response: moved out along the normal, its approach speed
-/// relative to the collider reflected with restitution, its tangential velocity scaled by 1 - mu.
+/// relative to the collider reflected with restitution, its tangential velocity t reduced by mu
+/// times the smaller of |t| and the normal speed taken away (Coulomb's law: here the smaller).
 static void impact_applies_restitution_and_friction(void)
 {
     // a plane tilted about z: normal n = (sin 30, cos 30, 0)
@@ -156,12 +157,16 @@ static void impact_applies_restitution_and_friction(void)
     sm_world_get_positions(world, 0, 1, x);
     sm_world_get_velocities(world, 0, 1, v);
     const sm_vec3 n = v3(0.5, 0.8660254037844386, 0.0);
-    // on the plane, and v = -e (v.n) n + (1 - mu) (v - (v.n) n) for the incoming v = (0, -1, 2)
+    // on the plane, and v = -e (v.n) n + t - mu min(|t|, (1 + e) |v.n|) t / |t| for the incoming
+    // v = (0, -1, 2), t = v - (v.n) n its tangential part (|t| 2.06, (1 + e) |v.n| 1.30)
     const double exact = tolerance(1e-15, 1e-6); // (float: one rounding of O(1) values)
     ENSURE_SMALL(v3_dot(v3(x[0], x[1], x[2]), n), exact);
     const sm_vec3 v_in = v3(0.0, -1.0, 2.0);
     const double vn = v3_dot(v_in, n);
-    const sm_vec3 expected = v3_add(v3_scale(n, -0.5 * vn), v3_scale(v3_sub(v_in, v3_scale(n, vn)), 0.75));
+    const sm_vec3 t = v3_sub(v_in, v3_scale(n, vn));
+    const double pressed = -1.5 * vn, slide = v3_length(t);
+    ENSURE(pressed < slide); // (Coulomb's bound acts)
+    const sm_vec3 expected = v3_add(v3_scale(n, -0.5 * vn), v3_scale(t, 1.0 - 0.25 * pressed / slide));
     ENSURE_SMALL(v[0] - expected.x, exact);
     ENSURE_SMALL(v[1] - expected.y, exact);
     ENSURE_SMALL(v[2] - expected.z, exact);

@@ -117,10 +117,13 @@ typedef enum sm_backend {
 typedef struct sm_ground {
     bool enabled;       ///< default false
     double height;      ///< m, default 0
-    double restitution; ///< in [0, 1]: fraction of the normal speed kept on impact (of the speed the solver step began with, at most), default 0.3
-    /// in [0, 1]: fraction of the tangential velocity removed per step in contact, default 0.2;
-    /// at most alpha x its clusters' size / h, the speed its shape matching gives back in a step
-    /// from one size away (the friction limit, docs/algorithm.md step 7)
+    /// in [0, 1]: fraction of the normal speed kept on impact, of the speed the particle or its
+    /// body (its clusters) began the solver step falling at where less, default 0.3
+    double restitution;
+    /// in [0, 1], Coulomb's coefficient: the fraction of the tangential velocity a solver step in
+    /// contact removes, but no more than friction times the normal speed the ground took away,
+    /// and at most alpha x its clusters' size / h, the speed its shape matching gives back in a
+    /// step from one size away (the friction limit, docs/algorithm.md step 7); default 0.2
     double friction;
 } sm_ground;
 
@@ -789,10 +792,11 @@ typedef struct sm_motion {
 /// inside after the ground is moved out along the shortest way (the plane's normal, the line from
 /// the sphere's centre, the box's nearest face, a mesh's distance field's gradient; one that began
 /// the solver step inside at no more than sm_collisions.push_speed), the inward part of its
-/// velocity relative to the collider is turned outward with `restitution` (of the approach it
-/// began the solver step with, at most: a body resting on it does not bounce off its own weight),
-/// and its tangential relative velocity is reduced by `friction`, as on the ground (within the
-/// same friction limit). Colliders act on particle centres, like the ground.
+/// velocity relative to the collider is turned outward with `restitution` (of the approach it or
+/// its body began the solver step with, at most: a body resting on it does not bounce off its own
+/// weight), and its tangential relative velocity is reduced by `friction`, as on the ground (by
+/// Coulomb's law, within the same friction limit). Colliders act on particle centres, like the
+/// ground.
 ///
 /// A mesh collider's field is sampled on a grid of cubic cells of edge `cell` over the mesh's
 /// bounds and 3 cells beyond, 4 bytes a node, at most SM_MESH_COLLIDER_MAX_NODES nodes; exact

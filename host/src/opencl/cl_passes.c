@@ -333,12 +333,12 @@ static sm_result ground(sm_world *world, float h, bool apply_only)
     const size_t m = sizeof(cl_mem);
     const size_t sizes[] = {sizeof n, sizeof flags, sizeof plane, sizeof sphere, sizeof sphere_lo, sizeof sphere_velocity,
                             sizeof colliders, m, m, sizeof state_first, m, m, m, sizeof h, sizeof limit,
-                            m, m, m, m, m, m, m, m, m, m};
+                            m, m, m, m, m, m, m, m, m, m, m};
     const void *values[] = {&n, &flags, &plane, &sphere, &sphere_lo, &sphere_velocity, &colliders, &b->colliders,
                             &b->collider_fields, &state_first, &b->collider_state, &b->force, &b->step_start, &h, &limit,
                             cl->contacts_pending ? &moved : &b->force, cl->contacts_pending ? &b->contact_dv : &b->force,
                             &b->particle_object, &b->objects, &b->particle_member_offsets, &b->particle_member_q,
-                            &b->cluster_rest,
+                            &b->cluster_rest, &b->cluster_velocity,
                             &b->position, &b->position_lo, &b->velocity};
     cl->contacts_pending = false;
     return launch(world, SM_PASS_GROUND, SM_CLK_GROUND, n, COUNT(values), sizes, values);
