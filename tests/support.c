@@ -323,6 +323,19 @@ void random_bodies_inside_each_other(rng *r, bool radius_scales, char *out, size
 
 const char *const sm_test_solid_names[5] = {"ground", "plane", "box", "sphere", "mesh"};
 
+void write_drawn_body_json(char *json, size_t size, int *o, rng *r, bool sphere, double body_size)
+{
+    if (sphere) {
+        *o += snprintf(json + *o, size - (size_t)*o, "\"shape\": \"sphere\", \"radius\": %.17g, \"spacing\": %.17g, ",
+                       0.5 * body_size, body_size / rng_uniform(r, 2.5, 5.0));
+    } else {
+        const int n = 2 + (int)rng_uniform(r, 0.0, 3.999);
+        *o += snprintf(json + *o, size - (size_t)*o,
+                       "\"shape\": \"box\", \"size\": [%.17g, %.17g, %.17g], \"resolution\": [%d, %d, %d], ", body_size,
+                       body_size, body_size, n, n, n);
+    }
+}
+
 void write_solid_json(char *json, size_t size, int *o, int kind, sm_vec3 surface, sm_vec3 normal, const char *mesh,
                       double restitution, double friction)
 {

@@ -85,5 +85,9 @@ extern const char *const sm_test_solid_names[5];
 /// spheres of 10 m radius, deeper than any object a test draws; *o moves on past it.
 void write_solid_json(char *json, size_t size, int *o, int kind, sm_vec3 surface, sm_vec3 normal, const char *mesh,
                       double restitution, double friction);
+/// Appends to the object JSON at json + *o the shape of a body `size` across that tests drop on
+/// or place in a solid: a sphere of a spacing from size / 5 to size / 2.5, or a box of 2 to 5
+/// particles a side, each drawn from r; *o moves on past it.
+void write_drawn_body_json(char *json, size_t size, int *o, rng *r, bool sphere, double body_size);
 
 #endif

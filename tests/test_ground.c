@@ -382,15 +382,7 @@ static void bouncing_adds_no_energy(void)
         int o = snprintf(json, sizeof json, "{\"gravity\": [%.17g, %.17g, %.17g], ", -g * normal.x, -g * normal.y, -g * normal.z);
         write_solid_json(json, sizeof json, &o, kind, v3(0, 0, 0), normal, NULL, restitution, friction);
         o += snprintf(json + o, sizeof json - (size_t)o, "\"objects\": [{");
-        if (sphere)
-            o += snprintf(json + o, sizeof json - (size_t)o, "\"shape\": \"sphere\", \"radius\": %.17g, \"spacing\": %.17g, ",
-                          0.5 * size, size / rng_uniform(&r, 2.5, 5.0));
-        else {
-            const int n = 2 + (int)rng_uniform(&r, 0.0, 3.999);
-            o += snprintf(json + o, sizeof json - (size_t)o,
-                          "\"shape\": \"box\", \"size\": [%.17g, %.17g, %.17g], \"resolution\": [%d, %d, %d], ", size, size, size,
-                          n, n, n);
-        }
+        write_drawn_body_json(json, sizeof json, &o, &r, sphere, size);
         double turn[3];
         for (int k = 0; k < 3; k++) turn[k] = rng_uniform(&r, 0, 360);
         const double alpha = rng_uniform(&r, 0, 1) < 0.5 ? 1.0 : rng_uniform(&r, 0.05, 1.0);
