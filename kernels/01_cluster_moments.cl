@@ -1,6 +1,7 @@
 /* Pass 1, cluster moments (docs/algorithm.md step 1): per cluster, from the positions at the start of
- * the step, the members' mean velocity v_cm, the centre of mass x_cm (as the float nearest to it,
- * `center`, and the rest, `center_offset`), A_pq = sum m p q^T and in quadratic mode the fit
+ * the step, each member weighed by its membership's mass (member_q.w), the members' mean velocity
+ * v_cm, the centre of mass x_cm (as the float nearest to it, `center`, and the rest,
+ * `center_offset`), A_pq = sum m p q^T and in quadratic mode the fit
  * ~A = ~A_pq ~A_qq, summed as sum m p w^T with the membership weights w = ~A_qq q~ (see
  * sm_k_weights). The sums are taken from the last step's x_cm, c (y = x - c): the rest offsets are
  * centred (sum m q = M b~ to float rounding, b~ the mean of the float rest offsets, sm_k_bias,
@@ -15,7 +16,8 @@
  * result is the same every run. */
 #include "sm_math.h"
 
-/// Adds membership k to its cluster's sums, taken from c = c_hi + c_lo, the last step's x_cm:
+/// Adds membership k to its cluster's sums, taken from c = c_hi + c_lo, the last step's x_cm, m
+/// the membership's mass (member_q[k].w: its particle's mass shared by the clusters holding it):
 /// sum += m (y - q) (w: 0) with y = x - c, momentum += m v, and columns[j] += m y q_j for j < 3
 /// (A_pq's columns) and, in quadratic mode, m y w_(j-3) for j >= 3 (the fit's). y is formed
 /// exactly (TwoSum: x and c are about the cluster's size apart near the origin, where a float
@@ -30,13 +32,13 @@ inline void sm_add_member_moments(int k, float3 c_hi, float3 c_lo, bool quadrati
 {
 #pragma OPENCL FP_CONTRACT OFF
     const int i = member_particle[k];
-    const float4 x = position[i]; // w: mass
-    const float4 q = member_q[k];
+    const float3 x = position[i].xyz;
+    const float4 q = member_q[k]; // w: the membership's mass
     float3 rounding;
-    const float3 y_hi = sm_two_sum(x.xyz, -c_hi, &rounding), y_lo = rounding + (position_lo[i].xyz - c_lo);
-    sum->xyz += ((y_hi - q.xyz) + y_lo) * x.w;
-    const float4 my = (float4)((y_hi + y_lo) * x.w, 0.0f);
-    *momentum += (float4)(velocity[i].xyz * x.w, 0.0f);
+    const float3 y_hi = sm_two_sum(x, -c_hi, &rounding), y_lo = rounding + (position_lo[i].xyz - c_lo);
+    sum->xyz += ((y_hi - q.xyz) + y_lo) * q.w;
+    const float4 my = (float4)((y_hi + y_lo) * q.w, 0.0f);
+    *momentum += (float4)(velocity[i].xyz * q.w, 0.0f);
     columns[0] += my * q.x;
     columns[1] += my * q.y;
     columns[2] += my * q.z;

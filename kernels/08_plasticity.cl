@@ -23,8 +23,8 @@ inline void sm_store_real_mat3(__global sm_k_mat3 *s, const sm_real *a)
 /// The plastic update of every cluster; clusters that do not yield are left untouched.
 __kernel void sm_plasticity(const int cluster_count, const float h, __global const sm_k_cluster *clusters,
                             __global const sm_k_object *objects, __global const sm_k_mat3 *rotation,
-                            __global const sm_k_mat3 *linear_fit, __global const int *member_particle,
-                            __global const float4 *member_rest, __global const float4 *position,
+                            __global const sm_k_mat3 *linear_fit,
+                            __global const float4 *member_rest, // w: the membership's mass
                             __global sm_k_mat3 *plastic, __global float4 *member_q,
                             __global const int *member_slot, __global float4 *particle_member_q,
                             __global sm_k_cluster_rest *rest, __global sm_k_weights *member_w,
@@ -53,9 +53,9 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
                               (sm_real)sp[3] * x0.x + (sm_real)sp[4] * x0.y + (sm_real)sp[5] * x0.z,
                               (sm_real)sp[6] * x0.x + (sm_real)sp[7] * x0.y + (sm_real)sp[8] * x0.z};
         const float3 qf = (float3)((float)q[0], (float)q[1], (float)q[2]);
-        member_q[k] = (float4)(qf, 0.0f);
+        member_q[k] = (float4)(qf, x0.w); // (w: the membership's mass)
         particle_member_q[member_slot[k]].xyz = qf; // (w: the cluster, kept)
-        sum_q2 += (sm_real)position[member_particle[k]].w * (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
+        sum_q2 += (sm_real)member_rest[k].w * (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
     }
     float largest = 0.0f;
     for (int k = begin; k < end; k++) largest = fmax(largest, length(member_q[k].xyz));
@@ -66,7 +66,7 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
     const sm_real inv = 1 / scale;
     sm_real mqq[9] = {0}, mean[6] = {0};
     for (int k = begin; k < end; k++) {
-        const sm_real m = position[member_particle[k]].w;
+        const sm_real m = member_rest[k].w;
         const float4 qf = member_q[k];
         const sm_real q[3] = {qf.x, qf.y, qf.z};
         for (int i = 0; i < 3; i++)
@@ -78,7 +78,7 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
     // with the quadratic terms added below
     sm_real bias[9] = {0}, mass = 0;
     for (int k = begin; k < end; k++) {
-        const sm_real m = position[member_particle[k]].w;
+        const sm_real m = member_rest[k].w;
         mass += m;
         bias[0] += m * member_q[k].x, bias[1] += m * member_q[k].y, bias[2] += m * member_q[k].z;
     }
@@ -101,7 +101,7 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
     for (int k = begin; k < end; k++) {
         float qt[6];
         sm_quadratic_terms_f(member_q[k].xyz, mean_f, qt);
-        for (int j = 0; j < 6; j++) bias[3 + j] += (sm_real)position[member_particle[k]].w * qt[j];
+        for (int j = 0; j < 6; j++) bias[3 + j] += (sm_real)member_rest[k].w * qt[j];
     }
     for (int j = 0; j < 12; j++) goal_bias[c].b[j] = j < 9 && mass > 0 ? (float)(bias[j] / mass) : 0.0f;
     for (int k = begin; k < end; k++) {
@@ -114,7 +114,7 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
     // q~ = D u~ with D = diag(s, s, s, s^2 x 6): pinv of the scaled moments, scaled back by D^-1
     sm_real m99[81] = {0};
     for (int k = begin; k < end; k++) {
-        const sm_real m = position[member_particle[k]].w;
+        const sm_real m = member_rest[k].w;
         const float4 qf = member_q[k];
         const sm_real q[3] = {qf.x, qf.y, qf.z};
         sm_real u[9];

@@ -8,9 +8,9 @@
 
 /// The centre of mass of every cluster: skin_center (the anchor) + skin_center_offset.
 __kernel void sm_skin_centers(const int cluster_count, __global const sm_k_cluster *clusters,
-                              __global const int *member_particle, __global const float4 *position,
-                              __global const float4 *position_lo, __global float4 *skin_center,
-                              __global float4 *skin_center_offset)
+                              __global const int *member_particle, __global const float4 *member_q,
+                              __global const float4 *position, __global const float4 *position_lo,
+                              __global float4 *skin_center, __global float4 *skin_center_offset)
 {
     const int c = get_global_id(0);
     if (c >= cluster_count) return;
@@ -19,8 +19,7 @@ __kernel void sm_skin_centers(const int cluster_count, __global const sm_k_clust
     float3 sum = (float3)(0.0f);
     for (int k = cluster.first_member; k < cluster.first_member + cluster.member_count; k++) {
         const int i = member_particle[k];
-        const float4 x = position[i]; // w: mass
-        sum += ((x.xyz - anchor) + position_lo[i].xyz) * x.w;
+        sum += ((position[i].xyz - anchor) + position_lo[i].xyz) * member_q[k].w; // (w: the membership's mass)
     }
     skin_center[c] = (float4)(anchor, 0.0f);
     skin_center_offset[c] = (float4)(sum * (1.0f / cluster.mass), 0.0f);

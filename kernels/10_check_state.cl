@@ -28,8 +28,9 @@ __kernel void sm_check_particles(const int particle_count, const float speed, __
 /// times its object's strain limit times its size (sm_cluster_stretched; extent 0: not checked).
 __kernel void sm_check_clusters(const int cluster_count, const float extent, __global const sm_k_cluster *clusters,
                                 __global const sm_k_object *objects, __global const sm_k_cluster_rest *rest,
-                                __global const int *member_particle, __global const float4 *position,
-                                __global const float4 *position_lo, __global int *first)
+                                __global const int *member_particle, __global const float4 *member_q,
+                                __global const float4 *position, __global const float4 *position_lo,
+                                __global int *first)
 {
     const int c = get_global_id(0);
     if (c >= cluster_count || !(extent > 0.0f)) return;
@@ -41,7 +42,7 @@ __kernel void sm_check_clusters(const int cluster_count, const float extent, __g
     float3 sum = (float3)(0.0f);
     for (int k = begin; k < end; k++) {
         const int i = member_particle[k];
-        sum += ((position[i].xyz - anchor) + position_lo[i].xyz) * position[i].w;
+        sum += ((position[i].xyz - anchor) + position_lo[i].xyz) * member_q[k].w; // (w: the membership's mass)
     }
     const float3 center = sum / cluster.mass;
     float farthest = 0.0f;

@@ -156,6 +156,9 @@ static void deform(sm_world *world, const double map[3][9], sm_vec3 shift)
         }
     }
     sm_world_set_positions(world, 0, n, x);
+    // at rest in the deformed pose (the last map's step leaves rounding-sized velocities)
+    for (int32_t k = 0; k < 3 * n; k++) x[k] = 0.0;
+    sm_world_set_velocities(world, 0, n, x);
     free(rest), free(x);
 }
 

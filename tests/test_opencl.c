@@ -312,6 +312,12 @@ static void each_pass_matches_reference(void)
         sm_cpu_plasticity(reference, h);
         compare_mat3(device, b->plastic, 12, reference, offsetof(sm_cluster, plastic), "plastic state S_p", 1e-5);
         compare_vec4(device, b->member_q, NULL, reference->member_q, k, "rest offsets q = S_p (x0 - x0_cm) (m)", 1e-6 * scale);
+        // each membership's mass, kept in member_q's w by the pass's rewrite (sm_member_mass)
+        float *rewritten = read_floats(device, b->member_q, 4 * (size_t)k);
+        int32_t wrong_mass = 0;
+        for (int32_t j = 0; j < k; j++) wrong_mass += rewritten[4 * j + 3] != (float)reference->member_mass[j];
+        free(rewritten);
+        ENSURE(wrong_mass == 0);
         // the goal pass's copy of them in particle order, each with its cluster
         sm_vec3 *by_particle = malloc(sizeof *by_particle * (size_t)k);
         for (int32_t j = 0; j < k; j++) by_particle[j] = reference->member_q[reference->particle_members[j]];

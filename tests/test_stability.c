@@ -63,7 +63,8 @@ static void rest_run(const char *shape, int mode, bool volume_preservation, doub
 /// constant acceleration, so the motion grows with the square of the steps: over 1,000 steps
 /// the CPU reference moves less than 1e-9 of the size, OpenCL's float less than 1e-2 (measured
 /// 3.4e-3, the box's rotation; the per-cluster sums of m (x - anchor) are compensated, without
-/// which a 424-member torus drifted 0.1 of its size) and S_p stays within 1e-3 of I (5.8e-5).
+/// which a 424-member torus drifted 0.1 of its size) and S_p stays within 1e-11 of I on the CPU
+/// reference (1.3e-12) and 1e-3 on OpenCL (8.2e-5).
 static void rest_state_is_an_equilibrium(void)
 {
     double worst_motion = 0.0, worst_plastic = 0.0;
@@ -75,7 +76,7 @@ static void rest_state_is_an_equilibrium(void)
         }
     printf("  worst motion from rest %.3g of the size, worst ||S_p - I|| %.3g\n", worst_motion, worst_plastic);
     ENSURE_SMALL(worst_motion, tolerance(1e-9, 1e-2));
-    ENSURE_SMALL(worst_plastic, tolerance(1e-12, 1e-3));
+    ENSURE_SMALL(worst_plastic, tolerance(1e-11, 1e-3));
 }
 
 /// Mean growth per 100 steps of a perturbation of the rest state, undamped, from step 50 to step
@@ -109,8 +110,8 @@ static double rest_growth_per_100_steps(const char *shape, int mode, const char 
 /// in the mass-weighted metric of an anisotropic cluster, and the mean of oblique projections
 /// over overlapping clusters has complex eigenvalues (up to 0.034i measured on the sphere), while
 /// the undamped step matrix has determinant 1, so any complex eigenvalue grows: measured mean
-/// growth per 100 steps sphere linear 8.4, torus quadratic 107 (8-12 and 107-120 over other
-/// seeds). The default, the nearest fit of determinant 1 in that metric (for a quadratic fit:
+/// growth per 100 steps sphere linear 18.7, torus quadratic 2.74 (24.1 and 2.71 on OpenCL; 8.4
+/// and 107 while each membership weighed its particle's whole mass). The default, the nearest fit of determinant 1 in that metric (for a quadratic fit:
 /// in the Schur complement of W in the 9x9 moments, with the quadratic block refitted), is an
 /// orthogonal projection to first order: measured 0.56 to 0.90 in every mode, and at most 1
 /// without volume preservation. (Measuring a quadratic fit's linear block in W alone left the
@@ -127,10 +128,8 @@ static void volume_preservation_keeps_the_rest_state_stable(void)
     double sphere_linear = rest_growth_per_100_steps(rest_shapes[1], 1, "\"scale\"");
     double torus_quadratic = rest_growth_per_100_steps(rest_shapes[2], 2, "\"scale\"");
     printf("  the paper's scaling: sphere linear %.3g, torus quadratic %.3g\n", sphere_linear, torus_quadratic);
-    // in double the linear growth itself; the float perturbation's larger start leaves the
-    // linear regime as it grows (the torus: 20.7 per 100 steps measured), so there only its growth
-    ENSURE_RANGE(sphere_linear, 0.5 * 8.4, 2.0 * 8.4);
-    ENSURE_RANGE(torus_quadratic, tolerance(0.5 * 107.0, 4.0), tolerance(2.0 * 107.0, 2.0 * 107.0));
+    ENSURE_RANGE(sphere_linear, 0.5 * 18.7, 2.0 * 18.7);
+    ENSURE_RANGE(torus_quadratic, 0.5 * 2.74, 2.0 * 2.74);
 }
 
 /// Small motions about rest are stable for alpha <= 1 in every mode: a displacement of 1e-3 of
@@ -248,17 +247,20 @@ static void scrambled_lattices_settle_with_damping(void)
         }
 }
 
-/// Every scrambled lattice stays within 2 rest radii, with volume preservation or without it,
-/// damped or not (measured at most 1.98; with the paper's A / cbrt(det A) the deformable modes
-/// on overlapping grids swelled to 134-256 rest radii undamped and 46-71 with damping 0.5/s),
-/// and with damping every one comes to rest.
+/// Every scrambled lattice stays within 2 rest radii with damping, with volume preservation or
+/// without it, and comes to rest; undamped within 2.5 (measured at most 2.33: quadratic, the
+/// 5x5x5 lattice on the 2x2x2 grid, whose clusters invert and boil at the motion limit's speed
+/// for all 10,000 steps, so that its largest radius is a chaotic run's; 1.95 while each
+/// membership weighed its particle's whole mass). With the paper's A / cbrt(det A) the
+/// deformable modes on overlapping grids swelled to 134-256 rest radii undamped and 46-71 with
+/// damping 0.5/s.
 static void scrambled_lattices_stay_within_two_rest_radii(void)
 {
     run_sweep();
     for (int config = 0; config < CONFIG_COUNT; config++)
         for (int m = 0; m < 3; m++)
             for (int layout = 0; layout < 3; layout++) {
-                ENSURE(sweep[config][m][layout].max_radius <= 2.0);
+                ENSURE(sweep[config][m][layout].max_radius <= (configs[config].damping > 0 ? 2.0 : 2.5));
                 if (configs[config].damping > 0) ENSURE(sweep[config][m][layout].final_speed <= 1e-9);
             }
 }

@@ -193,6 +193,22 @@ sm_result sm_clusters_from_grid(const sm_vec3 *local, int32_t count, const int32
     return SM_OK;
 }
 
+int32_t *sm_cluster_holders(const int32_t *offsets, const int32_t *indices, int32_t cluster_count, int32_t particles)
+{
+    const int32_t memberships = offsets[cluster_count];
+    int32_t *count = calloc((size_t)(particles > 0 ? particles : 1), sizeof *count);
+    int32_t *holders = malloc(sizeof *holders * (size_t)(memberships > 0 ? memberships : 1));
+    if (count && holders) {
+        for (int32_t j = 0; j < memberships; j++) count[indices[j]]++;
+        for (int32_t j = 0; j < memberships; j++) holders[j] = count[indices[j]];
+    } else {
+        free(holders);
+        holders = NULL;
+    }
+    free(count);
+    return holders;
+}
+
 void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster)
 {
     const int32_t begin = cluster->first_member, end = begin + cluster->member_count;
@@ -202,7 +218,7 @@ void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster)
     for (int32_t k = begin; k < end; k++) {
         sm_vec3 q = m3_apply(cluster->plastic, world->member_rest[k]);
         world->member_q[k] = q;
-        sum_q2 += world->mass[world->member_particle[k]] * v3_dot(q, q);
+        sum_q2 += world->member_mass[k] * v3_dot(q, q);
         largest_q2 = fmax(largest_q2, v3_dot(q, q));
     }
     cluster->size = sqrt(largest_q2);
@@ -215,7 +231,7 @@ void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster)
     double mqq[9] = {0};
     double mean[6] = {0};
     for (int32_t k = begin; k < end; k++) {
-        double m = world->mass[world->member_particle[k]];
+        double m = world->member_mass[k];
         sm_vec3 q = world->member_q[k];
         sm_vec3 u = v3_scale(q, inv);
         double uu[3] = {u.x, u.y, u.z};
@@ -253,7 +269,7 @@ void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster)
     for (int j = 0; j < 9; j++) d_inv[j] = j < 3 ? inv : inv * inv;
     double m99[81] = {0};
     for (int32_t k = begin; k < end; k++) {
-        double m = world->mass[world->member_particle[k]];
+        double m = world->member_mass[k];
         double u[9];
         sm_scaled_quadratic_terms(world->member_q[k], cluster->quad_mean, inv, u);
         for (int i = 0; i < 9; i++)

@@ -22,6 +22,17 @@ void sm_grid_region_range(const sm_grid_frame *g, int a, double x, int64_t *firs
 /// in *out_offsets / *out_indices (malloc'd) and the count.
 sm_result sm_clusters_from_grid(const sm_vec3 *local, int32_t count, const int32_t grid[3], double overlap,
                                 int32_t **out_offsets, int32_t **out_indices, int32_t *out_cluster_count);
+/// For each membership j of an object's clusters (CSR: offsets, indices into its `particles`
+/// particles), how many memberships its particle has: n_i, by which a membership's mass is m_i /
+/// n_i (sm_member_mass). Returns a malloc'd array of offsets[cluster_count] entries (at least
+/// one), or NULL when out of memory.
+int32_t *sm_cluster_holders(const int32_t *offsets, const int32_t *indices, int32_t cluster_count, int32_t particles);
+/// A membership's mass: its particle's mass m_i shared equally by the n_i clusters holding it, so
+/// that a particle weighs m_i in all its clusters' sums together. With goals averaged over a
+/// particle's clusters (step 4), shape matching is then the gradient of one potential in the
+/// particles' own masses: it changes no momentum and, where each cluster's goals are a
+/// projection in its metric, no energy (docs/algorithm.md step 1).
+static inline double sm_member_mass(double particle_mass, int32_t holders) { return particle_mass / holders; }
 /// Recomputes q_k = S_p (x0_k - x0_cm), A_qq, ~A_qq and the quadratic means of one cluster.
 void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster);
 /// The quadratic fit ~A = ~A_pq ~A_qq = [A Q M] of a cluster's current moments.

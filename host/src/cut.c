@@ -132,6 +132,7 @@ static sm_result copy_object(sm_world *next, const sm_world *world, int32_t j)
             next->member_cluster[m] = next->cluster_count;
             next->member_rest[m] = world->member_rest[k];
             next->member_q[m] = world->member_q[k];
+            next->member_mass[m] = world->member_mass[k];
         }
         next->cluster_count++;
     }
@@ -242,10 +243,13 @@ static sm_result add_piece(sm_world *next, const sm_world *world, int32_t o, con
     const sm_object *source = &world->objects[o];
     int32_t *offsets = NULL, *indices = NULL, clusters = 0;
     sm_mat3 *terms = NULL;
+    int32_t *holders = NULL; // (sm_cluster_holders)
     int32_t *absolute = malloc(sizeof *absolute * (size_t)(count > 0 ? count : 1)); // a cluster's members
     sm_result result = absolute ? piece_clusters(world, source, piece, count, &offsets, &indices, &clusters)
                                 : sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory cutting an object");
     if (result == SM_OK && !(terms = particle_plastic(world, piece, count)))
+        result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory cutting an object of %d particles", count);
+    if (result == SM_OK && !(holders = sm_cluster_holders(offsets, indices, clusters, count)))
         result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory cutting an object of %d particles", count);
     if (result == SM_OK)
         result = sm_world_reserve(next, next->particle_count, (int64_t)next->cluster_count + clusters,
@@ -253,7 +257,7 @@ static sm_result add_piece(sm_world *next, const sm_world *world, int32_t o, con
     const int32_t index = next->object_count;
     if (result == SM_OK) result = append_object(next, source, name);
     if (result != SM_OK) {
-        free(offsets), free(indices), free(terms), free(absolute);
+        free(offsets), free(indices), free(terms), free(absolute), free(holders);
         return result;
     }
     list_particles(next, index, piece, count);
@@ -267,12 +271,13 @@ static sm_result add_piece(sm_world *next, const sm_world *world, int32_t o, con
         const int32_t kept = surviving_cluster(world, piece, list, size);
         const sm_mat3 plastic = kept >= 0 ? world->clusters[kept].plastic : inherited_plastic(terms, list, size);
         for (int32_t m = 0; m < size; m++) absolute[m] = piece[list[m]];
-        sm_world_append_cluster(next, index, 0, absolute, size, plastic);
+        sm_world_append_cluster(next, index, 0, absolute, holders + offsets[c], size, plastic);
         sm_cluster *cluster = &next->clusters[next->cluster_count - 1];
         // its state now: the centre of mass of its particles, and the rotation of the old cluster
         // of its first particle (whose warm start on the device it takes too: cluster_origins())
         sm_vec3 center = {0, 0, 0};
-        for (int32_t m = 0; m < size; m++) center = v3_add(center, v3_scale(world->position[piece[list[m]]], world->mass[piece[list[m]]]));
+        for (int32_t m = 0; m < size; m++)
+            center = v3_add(center, v3_scale(world->position[piece[list[m]]], next->member_mass[cluster->first_member + m]));
         cluster->center = v3_scale(center, 1.0 / cluster->mass);
         const int32_t i = piece[list[0]];
         if (world->particle_member_offsets[i + 1] > world->particle_member_offsets[i]) {
@@ -282,7 +287,7 @@ static sm_result add_piece(sm_world *next, const sm_world *world, int32_t o, con
         info->kept_clusters += kept >= 0;
         info->degraded_clusters += sm_cluster_note_modes(next, index, next->cluster_count - 1);
     }
-    free(offsets), free(indices), free(terms), free(absolute);
+    free(offsets), free(indices), free(terms), free(absolute), free(holders);
     result = grow_skin_centers(next);
     if (result != SM_OK || !surface || surface->vertex_count == 0) return result;
     result = add_surface(next, index, surface->rest, surface->position, surface->vertex_count, surface->triangles,

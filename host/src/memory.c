@@ -19,7 +19,7 @@
 #define SM_HOST_BYTES_PER_PARTICLE                                                                              \
     (6 * sizeof(sm_vec3) + 3 * sizeof(double) + 1 + 2 * sizeof(int32_t) + 4 * sizeof(double) + 3 * sizeof(float) + \
      sizeof(sm_vec3) + sizeof(double) + 3 * sizeof(int32_t))
-#define SM_HOST_BYTES_PER_MEMBERSHIP (2 * sizeof(int32_t) + 2 * sizeof(sm_vec3) + sizeof(int32_t) + 16)
+#define SM_HOST_BYTES_PER_MEMBERSHIP (2 * sizeof(int32_t) + 2 * sizeof(sm_vec3) + sizeof(double) + sizeof(int32_t) + 16)
 /* While an object's grid clusters are built (sm_clusters_from_grid()): its sampled points and
  * masses, two lists a particle, and each (region, particle) pair twice (the list and the sort's
  * copy), beside the world's arrays as they were: beyond them where the regions dropped (of fewer

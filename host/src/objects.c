@@ -228,7 +228,8 @@ static sm_result check_new_particles(const sm_world *world, int32_t first, int32
 /// a quadratic one's weights were not finite. A cluster of size 0 (one particle, or all at one
 /// point) forms no moments.
 static sm_result check_cluster_scales(const sm_world *world, const sm_vec3 *local, const double *masses,
-                                      const int32_t *offsets, const int32_t *indices, int32_t cluster_count)
+                                      const int32_t *offsets, const int32_t *indices, const int32_t *holders,
+                                      int32_t cluster_count)
 {
     if (!world->cl) return SM_OK;
     for (int32_t c = 0; c < cluster_count; c++) {
@@ -236,7 +237,7 @@ static sm_result check_cluster_scales(const sm_world *world, const sm_vec3 *loca
         sm_vec3 center = {0, 0, 0};
         bool one_point = true;
         for (int32_t j = offsets[c]; j < offsets[c + 1]; j++) {
-            const double m = masses[indices[j]];
+            const double m = sm_member_mass(masses[indices[j]], holders[j]);
             mass += m, least = fmin(least, m);
             center = v3_add(center, v3_scale(local[indices[j]], m));
             one_point = one_point && v3_equal(local[indices[j]], local[indices[offsets[c]]]);
@@ -248,8 +249,9 @@ static sm_result check_cluster_scales(const sm_world *world, const sm_vec3 *loca
         if (size > 0.0 && !(size * size >= FLT_MIN && least * size * size >= FLT_MIN))
             return sm_fail(SM_ERROR_INVALID_ARGUMENT,
                            "cluster %d: its size %g m (its largest rest offset) squared, or that times its smallest "
-                           "particle mass %g kg, is below the smallest normal float (%g), so the OpenCL backend's "
-                           "moments would be lost to rounding: use the CPU backend or larger units",
+                           "membership's mass %g kg (a particle's mass shared by its clusters), is below the smallest "
+                           "normal float (%g), so the OpenCL backend's moments would be lost to rounding: use the CPU "
+                           "backend or larger units",
                            c, size, least, (double)FLT_MIN);
     }
     return SM_OK;
@@ -270,7 +272,7 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
     sm_vec3 *local = NULL;
     double *masses = NULL;
     int32_t count = 0, cluster_count = 0;
-    int32_t *grid_offsets = NULL, *grid_indices = NULL;
+    int32_t *grid_offsets = NULL, *grid_indices = NULL, *holders = NULL;
     char *name = NULL;
     result = sm_shape_sample(&def->shape, def->mass, &local, &masses, &count);
     if (result != SM_OK) return result;
@@ -306,6 +308,11 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
         indices = grid_indices;
     }
     const int32_t memberships = offsets[cluster_count];
+    holders = sm_cluster_holders(offsets, indices, cluster_count, count);
+    if (!holders) {
+        result = sm_fail(SM_ERROR_OUT_OF_MEMORY, "out of memory adding an object");
+        goto done;
+    }
     result = sm_world_reserve(world, (int64_t)world->particle_count + count, (int64_t)world->cluster_count + cluster_count,
                      (int64_t)world->membership_count + memberships);
     if (result != SM_OK) goto done;
@@ -349,7 +356,7 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
         world->force[first + i] = v3_scale(def->force, masses[i] / total_mass);
     }
     result = check_new_particles(world, first, count, total_mass, com);
-    if (result == SM_OK) result = check_cluster_scales(world, local, masses, offsets, indices, cluster_count);
+    if (result == SM_OK) result = check_cluster_scales(world, local, masses, offsets, indices, holders, cluster_count);
     if (result != SM_OK) goto done;
     // a skinned surface's vertices, placed like the particles, within the device's floats too
     for (int32_t v = 0; world->cl && v < def->surface.vertex_count && def->surface.vertices; v++) {
@@ -440,7 +447,8 @@ sm_result sm_world_add_object(sm_world *world, const sm_object_def *def, int32_t
 
     // clusters and their memberships, in list order
     for (int32_t c = 0; c < cluster_count; c++) {
-        sm_world_append_cluster(world, object_index, first, indices + offsets[c], offsets[c + 1] - offsets[c], m3_identity());
+        sm_world_append_cluster(world, object_index, first, indices + offsets[c], holders + offsets[c],
+                                offsets[c + 1] - offsets[c], m3_identity());
         sm_cluster_note_modes(world, object_index, world->cluster_count - 1);
     }
     if (!sm_grow((void **)&world->skin_center, sizeof(sm_vec3), (size_t)world->cluster_count)) {
@@ -465,11 +473,12 @@ done:
     free(masses);
     free(grid_offsets);
     free(grid_indices);
+    free(holders);
     return result;
 }
 
-void sm_world_append_cluster(sm_world *world, int32_t object, int32_t first, const int32_t *members, int32_t count,
-                             sm_mat3 plastic)
+void sm_world_append_cluster(sm_world *world, int32_t object, int32_t first, const int32_t *members,
+                             const int32_t *holders, int32_t count, sm_mat3 plastic)
 {
     sm_cluster *cluster = &world->clusters[world->cluster_count];
     memset(cluster, 0, sizeof *cluster);
@@ -481,9 +490,10 @@ void sm_world_append_cluster(sm_world *world, int32_t object, int32_t first, con
     const sm_vec3 x0 = world->rest_position[first + members[0]];
     for (int32_t j = 0; j < count; j++) {
         const int32_t i = first + members[j];
-        cluster->mass += world->mass[i];
+        const double m = sm_member_mass(world->mass[i], holders[j]);
+        cluster->mass += m;
         cluster->anchored = cluster->anchored || world->fixed[i];
-        weighted = v3_add(weighted, v3_scale(world->rest_position[i], world->mass[i]));
+        weighted = v3_add(weighted, v3_scale(world->rest_position[i], m));
         one_point = one_point && v3_equal(world->rest_position[i], x0);
     }
     // a cluster of one particle, or of particles at one point, is centred on it exactly: the
@@ -495,6 +505,7 @@ void sm_world_append_cluster(sm_world *world, int32_t object, int32_t first, con
         world->member_particle[k] = i;
         world->member_cluster[k] = world->cluster_count;
         world->member_rest[k] = v3_sub(world->rest_position[i], cluster->rest_center);
+        world->member_mass[k] = sm_member_mass(world->mass[i], holders[j]);
     }
     cluster->plastic = plastic;
     sm_cluster_update_rest(world, cluster);

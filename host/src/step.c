@@ -46,7 +46,7 @@ static double cluster_farthest(const sm_world *world, int32_t c)
     sm_vec3 offset = {0, 0, 0};
     for (int32_t k = begin; k < end; k++) {
         const int32_t i = world->member_particle[k];
-        offset = v3_add(offset, v3_scale(v3_sub(world->position[i], anchor), world->mass[i]));
+        offset = v3_add(offset, v3_scale(v3_sub(world->position[i], anchor), world->member_mass[k]));
     }
     offset = v3_scale(offset, 1.0 / cluster->mass);
     double farthest = 0.0;

@@ -202,6 +202,7 @@ void sm_world_free_objects(sm_world *world)
     sm_surfaces_free(world);
     free(world->clusters);
     free(world->member_particle), free(world->member_cluster), free(world->member_rest), free(world->member_q);
+    free(world->member_mass);
     free(world->particle_member_offsets), free(world->particle_members);
 }
 
@@ -224,6 +225,7 @@ void sm_world_take_objects(sm_world *world, sm_world *from)
     world->membership_count = from->membership_count, world->membership_capacity = from->membership_capacity;
     world->member_particle = from->member_particle, world->member_cluster = from->member_cluster;
     world->member_rest = from->member_rest, world->member_q = from->member_q;
+    world->member_mass = from->member_mass;
     world->map_dirty = from->map_dirty;
     world->particle_member_offsets = from->particle_member_offsets, world->particle_members = from->particle_members;
     // the contact grid
@@ -298,7 +300,8 @@ sm_result sm_world_reserve(sm_world *w, int64_t particles, int64_t clusters, int
         ok = sm_grow((void **)&w->member_particle, sizeof(int32_t), (size_t)cap) &&
              sm_grow((void **)&w->member_cluster, sizeof(int32_t), (size_t)cap) &&
              sm_grow((void **)&w->member_rest, sizeof(sm_vec3), (size_t)cap) &&
-             sm_grow((void **)&w->member_q, sizeof(sm_vec3), (size_t)cap);
+             sm_grow((void **)&w->member_q, sizeof(sm_vec3), (size_t)cap) &&
+             sm_grow((void **)&w->member_mass, sizeof(double), (size_t)cap);
         if (ok) w->membership_capacity = cap;
     }
     if (ok && w->object_count + 1 > w->object_capacity) {

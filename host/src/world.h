@@ -117,13 +117,16 @@ struct sm_world {
     double *move_slack;
 
     // clusters and their memberships (CSR): membership k joins particle member_particle[k]
-    // to cluster member_cluster[k] with rest offset member_rest[k] = x0_i - x0_cm and plastic
-    // rest offset member_q[k] = S_p member_rest[k].
+    // to cluster member_cluster[k] with rest offset member_rest[k] = x0_i - x0_cm, plastic
+    // rest offset member_q[k] = S_p member_rest[k] and mass member_mass[k] = m_i / n_i, n_i the
+    // clusters holding particle i: the particle's weight in every sum over a cluster's members
+    // (sm_member_mass(), docs/algorithm.md step 1).
     int32_t cluster_count, cluster_capacity;
     sm_cluster *clusters;
     int32_t membership_count, membership_capacity;
     int32_t *member_particle, *member_cluster;
     sm_vec3 *member_rest, *member_q;
+    double *member_mass;
 
     // inverse map, rebuilt lazily: particle i's memberships are
     // particle_members[particle_member_offsets[i] .. particle_member_offsets[i + 1]), by cluster

@@ -568,7 +568,9 @@ typedef struct sm_cluster_info {
     int32_t object;          ///< the object it belongs to
     int32_t member_count;    ///< number of particles in it
     int32_t modes;           ///< deformation modes its rest shape supports (rank of A_qq or of the quadratic moment matrix)
-    double mass;             ///< kg
+    /// kg: the sum of its members' masses, each shared equally by the clusters holding it (a
+    /// particle in n clusters weighs m / n in each; the sums below weigh members so)
+    double mass;
     sm_vec3 rest_center;     ///< centre of mass of the rest positions, m
     sm_vec3 center;          ///< centre of mass x_cm at the start of the last step, m
     sm_vec3 velocity;        ///< its members' mean velocity v_cm at the start of the last step, m/s

@@ -11,8 +11,8 @@ void sm_cpu_cluster_moments(sm_world *world)
         sm_vec3 sum = {0, 0, 0}, momentum = {0, 0, 0};
         for (int32_t k = begin; k < end; k++) {
             int32_t i = world->member_particle[k];
-            sum = v3_add(sum, v3_scale(world->position[i], world->mass[i]));
-            momentum = v3_add(momentum, v3_scale(world->velocity[i], world->mass[i]));
+            sum = v3_add(sum, v3_scale(world->position[i], world->member_mass[k]));
+            momentum = v3_add(momentum, v3_scale(world->velocity[i], world->member_mass[k]));
         }
         sm_vec3 center = v3_scale(sum, 1.0 / cluster->mass);
         // (a fixed member holds the cluster where it is: the deviation limit's reference stays)
@@ -22,7 +22,7 @@ void sm_cpu_cluster_moments(sm_world *world)
         double apq9[3][9] = {{0}};
         for (int32_t k = begin; k < end; k++) {
             int32_t i = world->member_particle[k];
-            double m = world->mass[i];
+            double m = world->member_mass[k];
             sm_vec3 p = v3_sub(world->position[i], center);
             sm_vec3 q = world->member_q[k];
             apq = m3_add(apq, m3_scale(m3_outer(p, q), m));

@@ -29,7 +29,7 @@ void sm_cpu_skin(sm_world *world)
         sm_vec3 sum = {0, 0, 0};
         for (int32_t k = cluster->first_member; k < cluster->first_member + cluster->member_count; k++) {
             const int32_t i = world->member_particle[k];
-            sum = v3_add(sum, v3_scale(world->position[i], world->mass[i]));
+            sum = v3_add(sum, v3_scale(world->position[i], world->member_mass[k]));
         }
         world->skin_center[c] = v3_scale(sum, 1.0 / cluster->mass);
     }

@@ -350,11 +350,10 @@ static sm_result plasticity(sm_world *world, float h)
     sm_cl_buffers *b = &world->cl->buffers;
     const cl_int n = world->cluster_count;
     const size_t m = sizeof(cl_mem);
-    const size_t sizes[] = {sizeof n, sizeof h, m, m, m, m, m, m, m, m, m, m, m, m, m, m, m};
+    const size_t sizes[] = {sizeof n, sizeof h, m, m, m, m, m, m, m, m, m, m, m, m, m};
     const void *values[] = {&n,           &h,          &b->clusters,    &b->objects,          &b->rotation,
-                            &b->linear_fit, &b->member_particle, &b->member_rest, &b->position, &b->plastic,
-                            &b->member_q, &b->member_slot, &b->particle_member_q, &b->cluster_rest, &b->member_w,
-                            &b->null_fit, &b->goal_bias};
+                            &b->linear_fit, &b->member_rest, &b->plastic, &b->member_q, &b->member_slot,
+                            &b->particle_member_q, &b->cluster_rest, &b->member_w, &b->null_fit, &b->goal_bias};
     return launch(world, SM_PASS_PLASTICITY, SM_CLK_PLASTICITY, n, COUNT(values), sizes, values);
 }
 
@@ -364,9 +363,9 @@ static sm_result skin(sm_world *world)
     sm_cl_buffers *b = &world->cl->buffers;
     const cl_int c = world->cluster_count, v = world->surface_vertex_count;
     const size_t m = sizeof(cl_mem);
-    const size_t center_sizes[] = {sizeof c, m, m, m, m, m, m};
-    const void *center_values[] = {&c, &b->clusters, &b->member_particle, &b->position, &b->position_lo, &b->skin_center,
-                                   &b->skin_center_offset};
+    const size_t center_sizes[] = {sizeof c, m, m, m, m, m, m, m};
+    const void *center_values[] = {&c, &b->clusters, &b->member_particle, &b->member_q, &b->position, &b->position_lo,
+                                   &b->skin_center, &b->skin_center_offset};
     sm_result result = launch(world, SM_PASS_SKIN, SM_CLK_SKIN_CENTERS, c, COUNT(center_values), center_sizes, center_values);
     if (result != SM_OK) return result;
     const size_t vertex_sizes[] = {sizeof v, m, m, m, m, m, m, m, m, m, m, m};
@@ -396,9 +395,9 @@ sm_result sm_cl_check_state(sm_world *world, int32_t out_first[3])
     if (result == SM_OK)
         result = launch(world, SM_PASS_COUNT, SM_CLK_CHECK_PARTICLES, n, COUNT(particle_values), particle_sizes,
                         particle_values);
-    const size_t cluster_sizes[] = {sizeof c, sizeof extent, m, m, m, m, m, m, m};
+    const size_t cluster_sizes[] = {sizeof c, sizeof extent, m, m, m, m, m, m, m, m};
     const void *cluster_values[] = {&c, &extent, &b->clusters, &b->objects, &b->cluster_rest, &b->member_particle,
-                                    &b->position, &b->position_lo, &b->check_flag};
+                                    &b->member_q, &b->position, &b->position_lo, &b->check_flag};
     if (result == SM_OK && extent > 0.0f && c > 0)
         result = launch(world, SM_PASS_COUNT, SM_CLK_CHECK_CLUSTERS, c, COUNT(cluster_values), cluster_sizes,
                         cluster_values);

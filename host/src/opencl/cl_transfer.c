@@ -97,7 +97,7 @@ static sm_k_bias float_offsets_mean(const sm_world *world, const sm_cluster *clu
     const bool quadratic = world->objects[cluster->object].mode == SM_MODE_QUADRATIC;
     double sum[9] = {0}, mass = 0.0;
     for (int32_t j = cluster->first_member; j < cluster->first_member + cluster->member_count; j++) {
-        const double m = (float)world->mass[world->member_particle[j]]; // the device's mass
+        const double m = (float)world->member_mass[j]; // the device's membership mass
         const float q[3] = {(float)world->member_q[j].x, (float)world->member_q[j].y, (float)world->member_q[j].z};
         mass += m;
         for (int a = 0; a < 3; a++) sum[a] += m * q[a];
@@ -395,9 +395,10 @@ sm_result sm_cl_push(sm_world *world)
     // memberships
     for (int32_t j = 0; j < k; j++) ints[j] = world->member_particle[j];
     PUT(b->member_particle, sizeof *ints, k, ints);
-    for (int32_t j = 0; j < k; j++) vec4[j] = f4(world->member_q[j], 0.0);
+    // (w: the membership's mass, sm_member_mass)
+    for (int32_t j = 0; j < k; j++) vec4[j] = f4(world->member_q[j], world->member_mass[j]);
     PUT(b->member_q, sizeof *vec4, k, vec4);
-    for (int32_t j = 0; j < k; j++) vec4[j] = f4(world->member_rest[j], 0.0);
+    for (int32_t j = 0; j < k; j++) vec4[j] = f4(world->member_rest[j], world->member_mass[j]);
     PUT(b->member_rest, sizeof *vec4, k, vec4);
 
     // clusters: constants, rest data and the step state
