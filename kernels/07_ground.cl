@@ -1,12 +1,11 @@
-/* Pass 7, ground, colliders and pusher (docs/algorithm.md steps 7, 7a and 7b): particles below y = height
- * are put back on the plane, their downward speed reflected with restitution and their
- * tangential velocity reduced by friction, by Coulomb's law and within the friction limit; then particles inside a
- * collider (a plane, box, sphere or mesh where the host says it is at the end of this step) are
- * moved out the shortest way and their velocity relative to it is treated like the ground's.
- * Depth a particle was in at the step's start leaves at no more than push_speed (sm_overlap_target).
- * Then
- * particles inside the pusher sphere are put on its surface and lose the inward part of their
- * velocity relative to it. */
+/* Pass 7, ground, colliders and pusher (docs/algorithm.md steps 7, 7a and 7b): particles below y =
+ * height are put back on the plane, their downward speed reflected with restitution and their
+ * tangential velocity reduced by friction, by Coulomb's law and within the friction limit; then
+ * particles inside a collider (a plane, box, sphere or mesh where the host says it is at the end
+ * of this step) are moved out the shortest way and their velocity relative to it is treated like
+ * the ground's. Depth a particle was in at the step's start leaves at no more than push_speed
+ * (sm_overlap_target). Then particles inside the pusher sphere are put on its surface and lose
+ * the inward part of their velocity relative to it. */
 #include "sm_math.h"
 
 SM_DEFINE_SDF_PUSH(sm_sdf_push, __global) // sm_formulas.h, shared with the reference
@@ -103,8 +102,8 @@ inline float sm_particle_friction(const int i, const float friction, const float
 /// leaves in it (sm_overlap_target). Restitution returns no more than the approach the particle
 /// or its body began the step with (sm_rebound; its body's: the mean of its clusters'
 /// cluster_velocity), and friction to Coulomb's bound (sm_friction_share) and the friction
-/// limit of the particle's object and clusters (particle_object, objects, particle_member_offsets, particle_member_q and rest as in
-/// pass 4).
+/// limit of the particle's object and clusters (particle_object, objects,
+/// particle_member_offsets, particle_member_q and rest as in pass 4).
 __kernel void sm_ground(const int particle_count, const int flags, const float4 ground, const float4 pusher,
                         const float4 pusher_lo, const float4 pusher_velocity, const int collider_count,
                         __global const sm_k_collider *colliders, __global const float *fields, const int state_first,

@@ -36,10 +36,11 @@
 /// colliders bounded by Coulomb's law (at most friction times the normal speed a contact takes
 /// away, sm_friction_share) and restitution returning no more than the approach the particle's
 /// body began the solver step with where that is less than its own (sm_rebound; paper384's
-/// ground has restitution 0.2 and friction 0.4; it was 0x60f82a594e36f937); before that by restitution returning no more than the particle's own
-/// approach then (it was 0x911d09e0a0d84bd4); taken again before when the run was shortened from
-/// 1,000 steps to 500, and changed before that by the contact passes of one search a step, the
-/// bound on pushing overlaps out and friction on positions (docs/contact.md).
+/// ground has restitution 0.2 and friction 0.4; it was 0x60f82a594e36f937); before that by
+/// restitution returning no more than the particle's own approach then (it was
+/// 0x911d09e0a0d84bd4); taken again before when the run was shortened from 1,000 steps to 500,
+/// and changed before that by the contact passes of one search a step, the bound on pushing
+/// overlaps out and friction on positions (docs/contact.md).
 #define GOLDEN_CPU_HASH 0x285145ec1e208f4bull
 #define STEPS 500
 /// Steps of the runs with the other work-group sizes, to keep the test short (the two runs with

@@ -347,11 +347,12 @@ static void object_params_change_while_running(void)
 /// fall). Drawn: boxes and spheres of 0.2 to 1 m in every mode, alpha 0.05 to 1 (1 in half the
 /// draws), beta up to 1 (quadratic: 0.7), any turn, one cluster or 2x2x2, dropped from 0.2 to 2
 /// m above at steps of 1/240 to 1/30 s in 1 to 4 substeps, restitution 0 to 1, any friction
-/// (none in half the draws), undamped, for 8 s. Restitution returns no more than the approach a particle or its
-/// body began the solver step with (sm_rebound). Returning the particle's whole inward speed,
-/// with the pull that presses a particle resting on a solid, one draw gained 21 times its drop's
-/// energy; returning the approach the particle itself began the step with, which holds its
-/// ringing against its goal, 7 of the first 1,600 draws gained, up to 3.7 times (draw 564 first).
+/// (none in half the draws), undamped, for 8 s. Restitution returns no more than the approach a
+/// particle or its body began the solver step with (sm_rebound). Returning the particle's whole
+/// inward speed, with the pull that presses a particle resting on a solid, one draw gained 21
+/// times its drop's energy; returning the approach the particle itself began the step with,
+/// which holds its ringing against its goal, 7 of the first 1,600 draws gained, up to 3.7 times
+/// (draw 564 first).
 static void bouncing_adds_no_energy(void)
 {
     static const char *const modes[] = {"rigid", "linear", "quadratic"};

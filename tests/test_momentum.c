@@ -138,10 +138,11 @@ static void quadratic_volume_scaling_drifts_angular_momentum(void)
 /// the clusters holding it (sm_member_mass), so each cluster's goals change no momentum in those
 /// weights and the mean over a particle's clusters (step 4b) none in the particles' masses.
 /// Drawn: boxes of 3 to 6 particles a side (quadratic: 5 or 6, in 2 cells), 0.2 to 2 m, in grids
-/// of 2 or 3 cells a side with overlaps of 0.25 to 1 cell (particles in 1 to 27 clusters), every mode, volume preservation on
-/// or off, alpha and beta 0 to 1, scrambled by up to 10% of their size at up to 0.25 to 1 m/s. (With
-/// each membership weighing its particle's whole mass, a 3x3x3 box on a 2x2x2 grid drifted 1.3 to
-/// 1.7 of the linear and 3.6 to 7.0 of the angular scale in fly()'s flights.) Clusters that
+/// of 2 or 3 cells a side with overlaps of 0.25 to 1 cell (particles in 1 to 27 clusters), every
+/// mode, volume preservation on or off, alpha and beta 0 to 1, scrambled by up to 10% of their
+/// size, each particle thrown at up to a speed drawn from 0.25 to 1 m/s. (With each membership
+/// weighing its particle's whole mass, a 3x3x3 box on a 2x2x2 grid drifted 1.3 to 1.7 of the
+/// linear and 3.6 to 7.0 of the angular scale in fly()'s flights.) Clusters that
 /// support fewer modes than their mode has (one to three particles, flat ones, quadratic ones of
 /// 2 particles an axis) change angular momentum as before; the motion limit, where it acts, both
 /// (docs/algorithm.md, step 4f).
@@ -151,11 +152,12 @@ static void overlapping_clusters_conserve_momentum(void)
     drift worst = {0, 0};
     for (int draw = 0; draw < 12; draw++) {
         // (quadratic: clusters of at least 3 particles an axis, which support its 9 modes)
-        const int mode = draw % 3, side = mode == 2 ? 5 + (int)rng_uniform(&r, 0.0, 1.999) : 3 + (int)rng_uniform(&r, 0.0, 3.999);
+        const int mode = draw % 3;
+        const int side = mode == 2 ? 5 + (int)rng_uniform(&r, 0.0, 1.999) : 3 + (int)rng_uniform(&r, 0.0, 3.999);
         const int cells = side == 3 || mode == 2 ? 2 : 2 + (int)rng_uniform(&r, 0.0, 1.999);
         const double overlap = rng_uniform(&r, 0.25, 1.0), size = rng_uniform(&r, 0.2, 2.0);
         const double alpha = rng_uniform(&r, 0.0, 1.0), beta = rng_uniform(&r, 0.0, 1.0);
-        const double scramble = rng_uniform(&r, 0.0, 0.1), speed = rng_uniform(&r, 0.25, 1.0);
+        const double shuffle = rng_uniform(&r, 0.0, 0.1), speed = rng_uniform(&r, 0.25, 1.0);
         const bool volume = rng_uniform(&r, 0, 1) < 0.5;
         char json[1024];
         snprintf(json, sizeof json,
@@ -165,7 +167,7 @@ static void overlapping_clusters_conserve_momentum(void)
                  "\"clusters\": {\"grid\": [%d, %d, %d], \"overlap\": %.17g}}]}",
                  size, size, size, side, side, side, modes[mode], alpha, beta, volume ? "true" : "false", cells, cells,
                  cells, overlap);
-        drift d = fly_at(world_from_json(json), draw + 1, scramble, speed);
+        drift d = fly_at(world_from_json(json), draw + 1, shuffle, speed);
         worst.linear = fmax(worst.linear, d.linear);
         worst.angular = fmax(worst.angular, d.angular);
         ENSURE_SMALL(d.linear, ROUND_OFF);
