@@ -81,26 +81,28 @@ inline bool sm_volume_fixed_point(float *a, const float det, __global const sm_k
     return false;
 }
 
-/// Volume treatment and soft cap of the linear block a (in place), given the cluster's r;
-/// projected gets the change the volume projection made (zero otherwise). flat: a has rank below
-/// 3 by construction (a flat or colinear cluster's A_pq A_qq), so its determinant is 0, not the
-/// float rounding of it (sm_spans_volume), as on the reference.
+/// Volume treatment, cap and deformation limit of the linear fit a (in place; step 3), given the
+/// cluster's r, as on the reference. flat: a has rank below 3 by construction (a flat or colinear
+/// cluster's A_pq A_qq), so its determinant is 0, not the float rounding of it (sm_spans_volume).
 inline void sm_treat_linear_block(float *a, const float *r, const sm_k_object object,
-                                  __global const sm_k_cluster_rest *rest, const bool flat, float *projected)
+                                  __global const sm_k_cluster_rest *rest, const bool flat)
 {
-    for (int i = 0; i < 9; i++) projected[i] = 0.0f;
-    if (object.flags & SM_K_VOLUME) {
+    // from: what the deformation limit projects, the fit or what the scaling or the cap made of it
+    float from[9], root[9], root_inv[9], axes[3];
+    for (int i = 0; i < 9; i++) from[i] = a[i];
+    const bool volume = object.flags & SM_K_VOLUME;
+    if (volume) {
         const float d = flat ? 0.0f : sm_det3(a);
         // an inverted or flattened match never drives the goal (Henriques & Wuensche 3.2)
         if (!(d > SM_K_DET_MIN)) {
             for (int i = 0; i < 9; i++) a[i] = r[i];
-        } else if (object.flags & SM_K_VOLUME_SCALE) {
+            return;
+        }
+        if (object.flags & SM_K_VOLUME_SCALE) {
             const float s = 1.0f / cbrt(d);
-            for (int i = 0; i < 9; i++) a[i] *= s;
-        } else {
-            for (int i = 0; i < 9; i++) projected[i] = -a[i];
-            if (!sm_volume_fixed_point(a, d, rest)) sm_volume_projection(a, d, rest);
-            for (int i = 0; i < 9; i++) projected[i] += a[i];
+            for (int i = 0; i < 9; i++) from[i] = a[i] *= s;
+        } else if (!sm_volume_fixed_point(a, d, rest)) {
+            sm_volume_projection(a, d, rest);
         }
     }
     if (object.flags & SM_K_CAP) {
@@ -108,27 +110,15 @@ inline void sm_treat_linear_block(float *a, const float *r, const sm_k_object ob
         const float phi = sm_norm2_3(a);
         if (phi > soft) {
             const float gamma = (soft + (hard - soft) * tanh((phi - soft) / (hard - soft))) / phi;
-            for (int i = 0; i < 9; i++) a[i] = gamma * a[i] + (1.0f - gamma) * r[i];
+            for (int i = 0; i < 9; i++) from[i] = a[i] = gamma * a[i] + (1.0f - gamma) * r[i];
         }
     }
-}
-
-/// The deformation limit of T (3x9, row-major, in place): its linear block within the stretches
-/// [1/s, s], its quadratic block within s - 1 of the cluster's size (kernels/sm_formulas.h).
-inline void sm_limit_deformation(float *t, const sm_k_object object, __global const sm_k_cluster_rest *rest)
-{
-    float linear[9], quadratic[18];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) linear[i * 3 + j] = t[i * 9 + j];
-    if (sm_limit_stretch(linear, object.strain_limit))
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++) t[i * 9 + j] = linear[i * 3 + j];
-    if (object.mode != SM_K_MODE_QUADRATIC) return;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 6; j++) quadratic[i * 6 + j] = t[i * 9 + 3 + j];
-    if (sm_limit_quadratic(quadratic, rest->quad_reach, object.strain_limit))
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 6; j++) t[i * 9 + 3 + j] = quadratic[i * 6 + j];
+    // where the fit (of determinant 1 with volume preservation) is beyond the deformation limit,
+    // the nearest within it
+    sm_load_mat3(&rest->metric_root, root);
+    sm_load_mat3(&rest->metric_root_inv, root_inv);
+    for (int k = 0; k < 3; k++) axes[k] = rest->metric_axes[k];
+    sm_limit_in_metric(a, from, root, root_inv, axes, object.strain_limit, volume);
 }
 
 /// (3a) The spin limit on every cluster's flow (sm_limit_spin: relative to its object's mean
@@ -183,9 +173,9 @@ __kernel void sm_goal_transform(const int cluster_count, __global const sm_k_clu
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 3; j++) t[i * 9 + j] = r[i * 3 + j];
     } else if (object.mode == SM_K_MODE_LINEAR) {
-        float projected[9], span[9];
+        float span[9];
         sm_load_mat3(&rest[c].span, span);
-        sm_treat_linear_block(fit, r, object, &rest[c], !sm_spans_volume(span), projected);
+        sm_treat_linear_block(fit, r, object, &rest[c], !sm_spans_volume(span));
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 3; j++) t[i * 9 + j] = beta * fit[i * 3 + j] + (1.0f - beta) * r[i * 3 + j];
     } else {
@@ -199,21 +189,33 @@ __kernel void sm_goal_transform(const int cluster_count, __global const sm_k_clu
             if (z.x == 0.0f && z.y == 0.0f && z.z == 0.0f) continue;
             for (int i = 0; i < 3; i++) full[i * 9 + j] += r[i * 3 + 0] * z.x + r[i * 3 + 1] * z.y + r[i * 3 + 2] * z.z;
         }
-        float a[9];
+        // the goals split into their linear fit L = A + X G and their own quadratic part X
+        // (sm_quadratic_split), each treated in its own metric, as on the reference
+        float l[9], treated[9], x[18], g[18], metric[21];
+        for (int j = 0; j < 6; j++)
+            for (int k = 0; k < 3; k++) g[j * 3 + k] = rest[c].quad_regression[j][k];
+        for (int n = 0; n < 21; n++) metric[n] = rest[c].quad_metric[n];
         for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++) a[i * 3 + j] = full[i * 9 + j];
-        float projected[9];
-        sm_treat_linear_block(a, r, object, &rest[c], false, projected); // (completed by R Z where flat)
-        // the quadratic block refitted to the projected linear one: [Q M] += (A' - A) C
+            for (int j = 0; j < 3; j++) {
+                float e = full[i * 9 + j];
+                for (int k = 0; k < 6; k++) e += full[i * 9 + 3 + k] * g[k * 3 + j];
+                l[i * 3 + j] = treated[i * 3 + j] = e;
+            }
+        sm_treat_linear_block(treated, r, object, &rest[c], false); // (completed by R Z where flat)
         for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 6; j++)
-                for (int k = 0; k < 3; k++) full[i * 9 + 3 + j] += projected[i * 3 + k] * rest[c].coupling[k][j];
+            for (int j = 0; j < 6; j++) x[i * 6 + j] = full[i * 9 + 3 + j];
+        const bool limited = sm_limit_quadratic(x, metric, object.strain_limit);
+        // A' = A + (L' - L) - (X' - X) G, exactly A where neither changed
         for (int i = 0; i < 3; i++) {
-            for (int j = 0; j < 3; j++) t[i * 9 + j] = beta * a[i * 3 + j] + (1.0f - beta) * r[i * 3 + j];
-            for (int j = 3; j < 9; j++) t[i * 9 + j] = beta * full[i * 9 + j];
+            for (int j = 0; j < 3; j++) {
+                float a = full[i * 9 + j] + (treated[i * 3 + j] - l[i * 3 + j]);
+                if (limited)
+                    for (int k = 0; k < 6; k++) a -= (x[i * 6 + k] - full[i * 9 + 3 + k]) * g[k * 3 + j];
+                t[i * 9 + j] = beta * a + (1.0f - beta) * r[i * 3 + j];
+            }
+            for (int j = 0; j < 6; j++) t[i * 9 + 3 + j] = beta * x[i * 6 + j];
         }
     }
-    if (object.mode != SM_K_MODE_RIGID) sm_limit_deformation(t, object, &rest[c]);
     // the goal offset T b~ of the float rest offsets' mean, which the blend pass takes off (sm_k_bias)
     float bias[3] = {0.0f, 0.0f, 0.0f};
     for (int i = 0; i < 3; i++)

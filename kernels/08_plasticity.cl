@@ -8,7 +8,7 @@
 SM_DEFINE_SYM_PINV(sm_sym_pinv_flat_r, sm_real, sm_sym_eigen_r, SM_FLAT_THRESHOLD)
 
 /// The rest-data formulas (kernels/sm_formulas.h) in sm_real: sm_rest_scaled_terms,
-/// sm_rest_metric_roots, sm_rest_linear_rest, sm_rest_quadratic_metric and sm_rest_null_fit.
+/// sm_rest_metric_roots, sm_rest_linear_rest, sm_rest_quadratic_split and sm_rest_null_fit.
 SM_DEFINE_REST_FORMULAS(sm_rest, sm_real, sm_sym_eigen_r, sm_sym_pinv_r, SM_PINV_THRESHOLD, sm_sym_pinv_flat_r)
 
 /// Stores a 3x3 of sm_real (row-major) as a float matrix.
@@ -82,21 +82,21 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
         mass += m;
         bias[0] += m * member_q[k].x, bias[1] += m * member_q[k].y, bias[2] += m * member_q[k].z;
     }
-    sm_real aqq[9], span[9], root[9], root_inv[9];
+    sm_real aqq[9], span[9], root[9], root_inv[9], axes[3];
     sm_rest_linear_rest(mqq, inv, aqq, span);
     sm_store_real_mat3(&rest[c].aqq, aqq);
     sm_store_real_mat3(&rest[c].span, span);
-    // quadratic clusters take their metric from the Schur complement below
+    sm_rest_metric_roots(mqq, root, root_inv, axes);
+    sm_store_real_mat3(&rest[c].metric_root, root);
+    sm_store_real_mat3(&rest[c].metric_root_inv, root_inv);
+    for (int k = 0; k < 3; k++) rest[c].metric_axes[k] = (float)axes[k];
     if (object.mode != SM_K_MODE_QUADRATIC) {
-        sm_rest_metric_roots(mqq, root, root_inv);
-        sm_store_real_mat3(&rest[c].metric_root, root);
-        sm_store_real_mat3(&rest[c].metric_root_inv, root_inv);
         for (int j = 0; j < 12; j++) goal_bias[c].b[j] = j < 3 && mass > 0 ? (float)(bias[j] / mass) : 0.0f;
         return;
     }
     for (int j = 0; j < 6; j++) mean[j] /= cluster.mass;
     for (int j = 0; j < 6; j++) rest[c].quad_mean[j] = (float)mean[j];
-    float largest_q2 = 0.0f, largest_terms2 = 0.0f, mean_f[6];
+    float mean_f[6];
     for (int j = 0; j < 6; j++) mean_f[j] = (float)mean[j];
     for (int k = begin; k < end; k++) {
         float qt[6];
@@ -104,13 +104,6 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
         for (int j = 0; j < 6; j++) bias[3 + j] += (sm_real)member_rest[k].w * qt[j];
     }
     for (int j = 0; j < 12; j++) goal_bias[c].b[j] = j < 9 && mass > 0 ? (float)(bias[j] / mass) : 0.0f;
-    for (int k = begin; k < end; k++) {
-        const float4 qf = member_q[k];
-        const float q[3] = {qf.x, qf.y, qf.z};
-        largest_q2 = fmax(largest_q2, q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
-        largest_terms2 = fmax(largest_terms2, sm_quadratic_terms_norm2(q, mean_f));
-    }
-    rest[c].quad_reach = largest_q2 > 0.0f ? sqrt(largest_terms2 / largest_q2) : 0.0f;
     // q~ = D u~ with D = diag(s, s, s, s^2 x 6): pinv of the scaled moments, scaled back by D^-1
     sm_real m99[81] = {0};
     for (int k = begin; k < end; k++) {
@@ -122,15 +115,15 @@ __kernel void sm_plasticity(const int cluster_count, const float h, __global con
         for (int i = 0; i < 9; i++)
             for (int j = 0; j < 9; j++) m99[i * 9 + j] += m * u[i] * u[j];
     }
-    sm_real pinv[81], nullspace[81], coupling[18], z[27];
+    sm_real pinv[81], nullspace[81], regression[18], metric[21], z[27];
+    // (before the pseudo-inverse overwrites the moments)
+    sm_rest_quadratic_split(m99, inv, regression, metric);
+    for (int j = 0; j < 6; j++)
+        for (int k = 0; k < 3; k++) rest[c].quad_regression[j][k] = (float)regression[j * 3 + k];
+    for (int n = 0; n < 21; n++) rest[c].quad_metric[n] = (float)metric[n];
     sm_sym_pinv_r_and_null(9, m99, pinv, nullspace);
-    sm_rest_quadratic_metric(pinv, inv, root, root_inv, coupling);
     sm_rest_null_fit(nullspace, inv, z);
     for (int j = 0; j < 9; j++) vstore4((float4)((float)z[j], (float)z[9 + j], (float)z[18 + j], 0.0f), 0, null_fit[c].c[j]);
-    sm_store_real_mat3(&rest[c].metric_root, root);
-    sm_store_real_mat3(&rest[c].metric_root_inv, root_inv);
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 6; j++) rest[c].coupling[i][j] = (float)coupling[i * 6 + j];
     // w = ~A_qq q~ = D^-1 pinv D^-1 q~ = D^-1 pinv u
     for (int k = begin; k < end; k++) {
         const float4 qf = member_q[k];

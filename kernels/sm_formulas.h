@@ -143,21 +143,15 @@ SM_FORMULA void sm_perpendicular(const sm_scalar *u, sm_scalar *out)
     for (int i = 0; i < 3; i++) out[i] /= n;
 }
 
-/// Limits the stretch of the 3x3 matrix l (in place): its singular values are clamped to
-/// [1 / s, s] (s >= 1), its singular vectors kept, and an l with det l < 0 stays inverted.
-/// Returns false, leaving l bit for bit as it was, when every singular value already lies
-/// strictly inside. With l = U diag(sigma) V^T: V and sigma^2 from the eigenproblem of l^T l,
-/// the smallest sigma from |det l| / (sigma_1 sigma_2) (rounding wipes out the smallest
-/// eigenvalue), U by Gram-Schmidt from l V with its third column the cross product of the first
-/// two (so a flat or colinear l, whose sigma are 0, gets a direction for each), and
-/// l' = sum_k clamp(sigma_k) u_k v_k^T.
-SM_FORMULA bool sm_limit_stretch(sm_scalar *l, sm_scalar s)
+/// The singular frame of the 3x3 matrix l = U diag(sigma) V^T, largest first: V and sigma^2
+/// from the eigenproblem of l^T l, the smallest sigma from |det l| / (sigma_1 sigma_2) (rounding
+/// wipes out the smallest eigenvalue), U by Gram-Schmidt from l V with its third column the cross
+/// product of the first two, signed so that det U det V takes the sign of det l (+ when 0): a flat
+/// or colinear l, whose sigma are 0, gets a direction for each, and an inverted one stays
+/// inverted. u and vk get the singular vectors as rows. False when l is 0 or not finite, which
+/// has no direction to keep. `c` is l^T l, which it overwrites.
+SM_FORMULA bool sm_singular_frame(const sm_scalar *l, sm_scalar *c, sm_scalar *sigma, sm_scalar *u, sm_scalar *vk)
 {
-    sm_scalar c[9];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) c[i * 3 + j] = l[0 * 3 + i] * l[0 * 3 + j] + l[1 * 3 + i] * l[1 * 3 + j] + l[2 * 3 + i] * l[2 * 3 + j];
-    const sm_scalar lo = 1 / s, hi = s;
-    if (sm_eigenvalues_within(c, lo * lo, hi * hi)) return false;
     const sm_scalar det = l[0] * (l[4] * l[8] - l[5] * l[7]) - l[1] * (l[3] * l[8] - l[5] * l[6]) +
                           l[2] * (l[3] * l[7] - l[4] * l[6]);
     sm_scalar values[3], v[9];
@@ -170,17 +164,13 @@ SM_FORMULA bool sm_limit_stretch(sm_scalar *l, sm_scalar s)
                 const int t = k[b];
                 k[b] = k[b + 1], k[b + 1] = t;
             }
-    sm_scalar sigma[3], u[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, vk[9]; // u, vk: the singular vectors in order, as rows
+    for (int i = 0; i < 9; i++) u[i] = 0;
     for (int n = 0; n < 3; n++)
         for (int i = 0; i < 3; i++) vk[n * 3 + i] = v[i * 3 + k[n]];
     sigma[0] = sqrt(fmax(values[k[0]], (sm_scalar)0)), sigma[1] = sqrt(fmax(values[k[1]], (sm_scalar)0));
     sigma[2] = sigma[0] * sigma[1] > 0 ? fabs(det) / (sigma[0] * sigma[1]) : 0;
     sigma[2] = fmin(sigma[2], sigma[1]);
-    if (!(sigma[0] > 0) || !isfinite(sigma[0])) {
-        // l = 0 (or not finite): no direction to keep; the limit is the smallest uniform scale
-        for (int i = 0; i < 9; i++) l[i] = (i % 4 == 0) ? lo : 0;
-        return true;
-    }
+    if (!(sigma[0] > 0) || !isfinite(sigma[0])) return false;
     const sm_scalar tiny = sigma[0] * 16 * SM_SCALAR_EPSILON;
     sm_scalar w[3];
     for (int n = 0; n < 2; n++) {
@@ -203,12 +193,40 @@ SM_FORMULA bool sm_limit_stretch(sm_scalar *l, sm_scalar s)
     u[6] = orient * (u[1] * u[5] - u[2] * u[4]);
     u[7] = orient * (u[2] * u[3] - u[0] * u[5]);
     u[8] = orient * (u[0] * u[4] - u[1] * u[3]);
+    return true;
+}
+
+/// l = sum_k u_k t_k v_k^T: a matrix from its singular frame (sm_singular_frame) and the singular
+/// values t.
+SM_FORMULA void sm_from_frame(const sm_scalar *u, const sm_scalar *t, const sm_scalar *vk, sm_scalar *l)
+{
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) {
             sm_scalar e = 0;
-            for (int n = 0; n < 3; n++) e += u[n * 3 + i] * fmin(fmax(sigma[n], lo), hi) * vk[n * 3 + j];
+            for (int n = 0; n < 3; n++) e += u[n * 3 + i] * t[n] * vk[n * 3 + j];
             l[i * 3 + j] = e;
         }
+}
+
+/// Limits the stretch of the 3x3 matrix l (in place): its singular values are clamped to
+/// [1 / s, s] (s >= 1), its singular vectors kept (sm_singular_frame), and an l with det l < 0
+/// stays inverted. Returns false, leaving l bit for bit as it was, when every singular value
+/// already lies strictly inside. An l of 0 (or not finite), with no direction to keep, becomes
+/// the smallest uniform scale.
+SM_FORMULA bool sm_limit_stretch(sm_scalar *l, sm_scalar s)
+{
+    sm_scalar c[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) c[i * 3 + j] = l[0 * 3 + i] * l[0 * 3 + j] + l[1 * 3 + i] * l[1 * 3 + j] + l[2 * 3 + i] * l[2 * 3 + j];
+    const sm_scalar lo = 1 / s, hi = s;
+    if (sm_eigenvalues_within(c, lo * lo, hi * hi)) return false;
+    sm_scalar sigma[3], u[9], vk[9];
+    if (!sm_singular_frame(l, c, sigma, u, vk)) {
+        for (int i = 0; i < 9; i++) l[i] = (i % 4 == 0) ? lo : 0;
+        return true;
+    }
+    for (int n = 0; n < 3; n++) sigma[n] = fmin(fmax(sigma[n], lo), hi);
+    sm_from_frame(u, sigma, vk, l);
     return true;
 }
 
@@ -331,29 +349,24 @@ SM_FORMULA sm_scalar sm_friction_share(sm_scalar friction, sm_scalar slide, sm_s
     return size > 0 && share * slide > most ? most / slide : share;
 }
 
-/// |q~|^2 over the quadratic terms of a rest offset q (the six centred products of
-/// sm_quadratic_terms; mean: the cluster's a1..a6).
-SM_FORMULA sm_scalar sm_quadratic_terms_norm2(const sm_scalar *q, const sm_scalar *mean)
-{
-    const sm_scalar t[6] = {q[0] * q[0] - mean[0], q[1] * q[1] - mean[1], q[2] * q[2] - mean[2],
-                            q[0] * q[1] - mean[3], q[1] * q[2] - mean[4], q[2] * q[0] - mean[5]};
-    sm_scalar sum = 0;
-    for (int j = 0; j < 6; j++) sum += t[j] * t[j];
-    return sum;
-}
-
-/// Limits the quadratic block of a goal transform (3x6, row-major, in place): it is scaled
-/// down so that ||block||_F reach <= s - 1, with reach = max |q~ quadratic terms| / max |q|
-/// over the cluster's members (a length, kept with the rest data). No member's goal then moves
-/// by more than (s - 1) times the cluster's largest rest offset through the quadratic terms.
-/// False, leaving the block as it was, when it is within.
-SM_FORMULA bool sm_limit_quadratic(sm_scalar *block, sm_scalar reach, sm_scalar s)
+/// The deformation limit of a quadratic goal's own part (docs/algorithm.md, step 3). A quadratic
+/// goal moves a member by L q + X r, r = p - G q the part of its centred quadratic terms p that
+/// is not linear in q (QUADRATIC_SPLIT's G and K, kept with the rest data), so that the metric
+/// of the goals splits into L's and X's, sum m |X r|^2 = tr(X K X^T) sum m |q|^2. The limit holds
+/// that motion to (s - 1) times the rest shape's: tr(X K X^T) <= (s - 1)^2, `block` X (3x6,
+/// row-major, in place) and `metric` K over sum m |q|^2 (the upper triangle by rows). The nearest
+/// X within a ball of the metric is X scaled onto it. False, leaving the block as it was, when
+/// it is within.
+SM_FORMULA bool sm_limit_quadratic(sm_scalar *block, const sm_scalar *metric, sm_scalar s)
 {
     sm_scalar norm2 = 0;
-    for (int i = 0; i < 18; i++) norm2 += block[i] * block[i];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0, n = 0; j < 6; j++)
+            for (int l = j; l < 6; l++, n++)
+                norm2 += (l == j ? 1 : 2) * block[i * 6 + j] * metric[n] * block[i * 6 + l];
     const sm_scalar bound = s - 1;
-    if (!(norm2 * reach * reach > bound * bound)) return false;
-    const sm_scalar scale = isfinite(norm2) ? bound / (sqrt(norm2) * reach) : 0;
+    if (!(norm2 > bound * bound) && !isnan(norm2)) return false;
+    const sm_scalar scale = isfinite(norm2) ? bound / sqrt(norm2) : 0;
     for (int i = 0; i < 18; i++) block[i] = scale > 0 ? block[i] * scale : 0;
     return true;
 }
@@ -445,14 +458,18 @@ SM_FORMULA bool sm_plastic_update(const sm_scalar *r, const sm_scalar *fit, sm_s
  *                 terms of q (mean: the mass-weighted means of qx^2, qy^2, qz^2, qx qy, qy qz,
  *                 qz qx) over the radius;
  *   METRIC_ROOTS  W^1/2 and W^-1/2 of the moments W scaled to determinant 1, root and root_inv
- *                 (row-major), for the nearest fit of determinant 1; I when W is flat (an
- *                 eigenvalue below SM_FLAT_THRESHOLD times the largest);
+ *                 (row-major), for the nearest fit of determinant 1, and `axes` the root's
+ *                 singular values, largest first, for the deformation limit; I and 1 when W
+ *                 is flat (an eigenvalue below SM_FLAT_THRESHOLD times the largest);
  *   LINEAR_REST   A_qq = pinv(W) inv^2 and the span A_qq W (I when W has full rank) from the
  *                 scaled 3x3 moments mqq, by PINV_FLAT (flat below SM_FLAT_THRESHOLD); returns
  *                 the rank;
- *   QUADRATIC_METRIC  from pinv, the pseudo-inverse of the scaled 9x9 moments (~A_qq = D^-1 pinv
- *                 D^-1): the linear block's metric, the Schur complement S of ~A_qq's quadratic
- *                 block, through METRIC_ROOTS, and the coupling S ~A_qq[0:3, 3:9];
+ *   QUADRATIC_SPLIT  from the scaled 9x9 moments m99, the split of the centred quadratic terms
+ *                 p = G q + r into their regression on q and what is left (sum m r q^T = 0):
+ *                 `regression` G (6x3, row-major; M_ll^+ by PINV_FLAT) and `metric` the moments
+ *                 K = sum m r r^T over sum m |q|^2 (6x6, symmetric: its upper triangle by rows, 21
+ *                 entries), in which the deformation limit measures the quadratic block
+ *                 (sm_limit_quadratic);
  *   NULL_FIT      Z (3x9, row-major) from the projector N onto the null space of the scaled 9x9
  *                 moments: Z = [I 0] D N D^-1, so that ~A_pq ~A_qq + R Z is, of all the fits that
  *                 match the members equally well, the one nearest [R 0] (docs/algorithm.md
@@ -468,10 +485,11 @@ SM_FORMULA bool sm_plastic_update(const sm_scalar *r, const sm_scalar *fit, sm_s
         u[5] = (q[2] * q[2] - mean[2]) * inv2, u[6] = (q[0] * q[1] - mean[3]) * inv2;                   \
         u[7] = (q[1] * q[2] - mean[4]) * inv2, u[8] = (q[2] * q[0] - mean[5]) * inv2;                   \
     }                                                                                                    \
-    SM_FORMULA void PREFIX##_metric_roots(const T *mqq, T *root, T *root_inv)                            \
+    SM_FORMULA void PREFIX##_metric_roots(const T *mqq, T *root, T *root_inv, T *axes)                   \
     {                                                                                                    \
         T a[9], values[3], vectors[9];                                                                   \
         for (int i = 0; i < 9; i++) a[i] = mqq[i], root[i] = root_inv[i] = i % 4 == 0 ? 1 : 0;          \
+        for (int k = 0; k < 3; k++) axes[k] = 1;                                                         \
         EIGEN(3, a, values, vectors);                                                                    \
         const T largest = fmax(values[0], fmax(values[1], values[2]));                                   \
         for (int k = 0; k < 3; k++)                                                                      \
@@ -479,6 +497,11 @@ SM_FORMULA bool sm_plastic_update(const sm_scalar *r, const sm_scalar *fit, sm_s
         /* W^1/2 = E diag(sqrt(l)) E^T over the cube root of its determinant */                        \
         const T g = cbrt(sqrt(values[0] * values[1] * values[2]));                                       \
         for (int i = 0; i < 9; i++) root[i] = root_inv[i] = 0;                                           \
+        /* its singular values, largest first (sm_limit_in_metric) */                                   \
+        const T top = fmax(values[0], fmax(values[1], values[2]));                                       \
+        const T bottom = fmin(values[0], fmin(values[1], values[2]));                                    \
+        axes[0] = sqrt(top) / g, axes[2] = sqrt(bottom) / g;                                             \
+        axes[1] = 1 / (axes[0] * axes[2]);                                                               \
         for (int k = 0; k < 3; k++) {                                                                    \
             const T s = sqrt(values[k]) / g;                                                             \
             for (int i = 0; i < 3; i++)                                                                  \
@@ -502,19 +525,28 @@ SM_FORMULA bool sm_plastic_update(const sm_scalar *r, const sm_scalar *fit, sm_s
             }                                                                                            \
         return rank;                                                                                     \
     }                                                                                                    \
-    SM_FORMULA void PREFIX##_quadratic_metric(const T *pinv, T inv, T *root, T *root_inv, T *coupling)  \
+    SM_FORMULA void PREFIX##_quadratic_split(const T *m99, T inv, T *regression, T *metric)             \
     {                                                                                                    \
-        T gll[9], schur[9];                                                                              \
-        const T inv2 = inv * inv;                                                                        \
+        T ll[9], pinv[9], g[18];                                                                         \
         for (int i = 0; i < 3; i++)                                                                      \
-            for (int j = 0; j < 3; j++) gll[i * 3 + j] = inv * pinv[i * 9 + j] * inv;                    \
-        PINV(3, gll, schur);                                                                             \
-        PREFIX##_metric_roots(schur, root, root_inv);                                                    \
-        for (int i = 0; i < 3; i++)                                                                      \
-            for (int j = 0; j < 6; j++) {                                                                \
+            for (int j = 0; j < 3; j++) ll[i * 3 + j] = m99[i * 9 + j];                                  \
+        const T trace = ll[0] + ll[4] + ll[8];                                                           \
+        PINV_FLAT(3, ll, pinv);                                                                          \
+        /* G = M_ql M_ll^+ over the scaled moments, the quadratic terms' regression on q */            \
+        for (int j = 0; j < 6; j++)                                                                      \
+            for (int k = 0; k < 3; k++) {                                                                \
                 T sum = 0;                                                                               \
-                for (int k = 0; k < 3; k++) sum += schur[i * 3 + k] * (inv * pinv[k * 9 + 3 + j] * inv2); \
-                coupling[i * 6 + j] = sum;                                                               \
+                for (int i = 0; i < 3; i++) sum += m99[(3 + j) * 9 + i] * pinv[i * 3 + k];              \
+                g[j * 3 + k] = sum;                                                                      \
+                regression[j * 3 + k] = sum / inv;                                                       \
+            }                                                                                            \
+        /* K = M_qq - G M_lq, the moments of what the regression leaves, over sum m |q|^2 */           \
+        const T scale = trace > 0 ? 1 / (trace * inv * inv) : 0;                                         \
+        for (int j = 0, n = 0; j < 6; j++)                                                               \
+            for (int l = j; l < 6; l++, n++) {                                                           \
+                T sum = m99[(3 + j) * 9 + 3 + l];                                                        \
+                for (int k = 0; k < 3; k++) sum -= g[j * 3 + k] * m99[k * 9 + 3 + l];                    \
+                metric[n] = sum * scale;                                                                 \
             }                                                                                            \
     }                                                                                                    \
     SM_FORMULA bool PREFIX##_null_fit(const T *nullspace, T inv, T *z)                                   \
@@ -659,6 +691,152 @@ SM_FORMULA bool sm_volume_scales(const sm_scalar values[3], const sm_scalar det,
     const sm_scalar s1 = (sm_scalar)0.5 * (s[k1] + sqrt(fmax(s[k1] * s[k1] + 4 * kappa, (sm_scalar)0)));
     const sm_scalar s2 = (sm_scalar)0.5 * (s[k2] + sqrt(fmax(s[k2] * s[k2] + 4 * kappa, (sm_scalar)0)));
     scale[lo] = y / s[lo], scale[k1] = s1 / s[k1], scale[k2] = s2 / s[k2];
+    return true;
+}
+
+/* The nearest values t to sigma (the sum of (t_k - sigma_k)^2 least) whose coordinates in `free`
+ * (bit k for coordinate k) multiply to `product` > 0, the others kept as they are in t: the
+ * volume projection's problem (sm_volume_scales) on a subset. With one kappa for all,
+ * t_k (t_k - sigma_k) = kappa: the smallest free sigma takes y, either root of its quadratic,
+ * the others the larger one, and f(y) = y prod t_others - product increases with y between
+ * sigma_lo and sigma_lo product / prod sigma_free. Newton's method from the uniform scaling,
+ * kept inside that bracket as in sm_volume_scales. False where the smallest free sigma is not
+ * positive and finite. */
+SM_FORMULA bool sm_product_nearest(const sm_scalar *sigma, unsigned free, sm_scalar product, sm_scalar *t)
+{
+    int lo = -1, other[2], others = 0;
+    for (int k = 0; k < 3; k++)
+        if (free >> k & 1u) lo = lo < 0 || sigma[k] < sigma[lo] ? k : lo;
+    if (lo < 0 || !(sigma[lo] > 0) || !isfinite(sigma[lo])) return false;
+    sm_scalar rest = 1;
+    for (int k = 0; k < 3; k++)
+        if ((free >> k & 1u) && k != lo) other[others++] = k, rest *= sigma[k];
+    if (others == 0) {
+        t[lo] = product;
+        return true;
+    }
+    sm_scalar y0 = sigma[lo], y1 = product / rest;
+    if (y0 > y1) {
+        const sm_scalar swap = y0;
+        y0 = y1, y1 = swap;
+    }
+    const sm_scalar ratio = product / (sigma[lo] * rest);
+    sm_scalar y = sigma[lo] * (others == 1 ? sqrt(ratio) : cbrt(ratio));
+    sm_scalar larger[2] = {0, 0}, root[2] = {1, 1};
+    for (int it = 0; it <= SM_VOLUME_ITERATIONS; it++) {
+        const sm_scalar kappa = y * (y - sigma[lo]);
+        sm_scalar prod = 1;
+        for (int n = 0; n < others; n++) {
+            const sm_scalar s = sigma[other[n]];
+            root[n] = sqrt(fmax(s * s + 4 * kappa, (sm_scalar)0));
+            larger[n] = (sm_scalar)0.5 * (s + root[n]);
+            prod *= larger[n];
+        }
+        if (it == SM_VOLUME_ITERATIONS) break;
+        const sm_scalar f = y * prod - product;
+        if (f < 0) y0 = y;
+        else y1 = y;
+        // d t_k / dy = (2 y - sigma_lo) / root_k
+        sm_scalar slope = 0;
+        for (int n = 0; n < others; n++) slope += prod / larger[n] / root[n];
+        const sm_scalar next = y - f / (prod + y * (2 * y - sigma[lo]) * slope);
+        const sm_scalar last = y;
+        y = (next >= y0 && next <= y1) ? next : sqrt(y0 * y1);
+        if (fabs(y - last) <= 4 * SM_SCALAR_EPSILON * y) {
+            const sm_scalar settled = y * (y - sigma[lo]);
+            for (int n = 0; n < others; n++) {
+                const sm_scalar s = sigma[other[n]];
+                larger[n] = (sm_scalar)0.5 * (s + sqrt(fmax(s * s + 4 * settled, (sm_scalar)0)));
+            }
+            break;
+        }
+    }
+    t[lo] = y;
+    for (int n = 0; n < others; n++) t[other[n]] = larger[n];
+    return true;
+}
+
+/* The deformation limit in a cluster's metric (docs/algorithm.md, step 3). A linear fit l is
+ * within the limit when the singular values of its whitened form B = l root, largest first,
+ * lie within [axes_k / s, axes_k s], `axes` the singular values of root (the rest shape's, largest
+ * first): the principal radii of gyration of the goals stretch at most s times, or shrink at most
+ * s times, from the rest shape's. That set is defined by B's singular values alone, so that the
+ * nearest fit in the metric |(l' - l) root|, the mass-weighted motion of the members, shares B's
+ * singular vectors (sm_singular_frame) and takes the nearest values in the box; with volume
+ * preservation, the nearest whose product is 1 (det l' = 1): of the ways to hold each value free,
+ * at its lower or at its upper bound (sm_product_nearest on the free ones), the nearest within the
+ * box, and the rest shape's values where none is. Goals that are such projections are the
+ * gradient of a potential and keep the energy of the motion they act on (step 4b). Where two
+ * equal values must be parted (volume kept, beyond both bounds), either may take the larger
+ * share: the nearest fit is not unique there.
+ *
+ * `l` is the fit to check (with volume preservation the nearest one of determinant 1 to `fit`,
+ * which the caller has already found): false, l untouched, where it is strictly within. Else l
+ * gets the limit's projection of `fit` (with `volume`, where det fit > 0; else its stretches'). */
+SM_FORMULA bool sm_limit_in_metric(sm_scalar *l, const sm_scalar *fit, const sm_scalar *root, const sm_scalar *root_inv,
+                                   const sm_scalar *axes, sm_scalar s, bool volume)
+{
+    sm_scalar b[9], c[9], sigma[3], u[9], vk[9], lo[3], hi[3];
+    for (int k = 0; k < 3; k++) lo[k] = axes[k] / s, hi[k] = axes[k] * s;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) b[i * 3 + j] = l[i * 3 + 0] * root[0 * 3 + j] + l[i * 3 + 1] * root[1 * 3 + j] + l[i * 3 + 2] * root[2 * 3 + j];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) c[i * 3 + j] = b[0 * 3 + i] * b[0 * 3 + j] + b[1 * 3 + i] * b[1 * 3 + j] + b[2 * 3 + i] * b[2 * 3 + j];
+    // every singular value inside the narrowest bounds, [axes_0 / s, axes_2 s]: within, whatever
+    // the order
+    if (lo[0] < hi[2] && sm_eigenvalues_within(c, lo[0] * lo[0], hi[2] * hi[2])) return false;
+    bool framed = sm_singular_frame(b, c, sigma, u, vk);
+    if (framed) {
+        bool within = true;
+        for (int k = 0; k < 3; k++) within = within && sigma[k] > lo[k] && sigma[k] < hi[k];
+        if (within) return false;
+    }
+    if (l != fit) {
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) b[i * 3 + j] = fit[i * 3 + 0] * root[0 * 3 + j] + fit[i * 3 + 1] * root[1 * 3 + j] + fit[i * 3 + 2] * root[2 * 3 + j];
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) c[i * 3 + j] = b[0 * 3 + i] * b[0 * 3 + j] + b[1 * 3 + i] * b[1 * 3 + j] + b[2 * 3 + i] * b[2 * 3 + j];
+        framed = sm_singular_frame(b, c, sigma, u, vk);
+    }
+    if (!framed) {
+        // a fit of 0 (or not finite) has no direction to keep: the rest shape, unturned
+        for (int i = 0; i < 9; i++) l[i] = i % 4 == 0 ? 1 : 0;
+        return true;
+    }
+    sm_scalar t[3];
+    for (int k = 0; k < 3; k++) t[k] = fmin(fmax(sigma[k], lo[k]), hi[k]);
+    const sm_scalar det = fit[0] * (fit[4] * fit[8] - fit[5] * fit[7]) - fit[1] * (fit[3] * fit[8] - fit[5] * fit[6]) +
+                          fit[2] * (fit[3] * fit[7] - fit[4] * fit[6]);
+    if (volume && det > 0) {
+        sm_scalar best = INFINITY;
+        for (int k = 0; k < 3; k++) t[k] = axes[k];
+        for (int ways = 0; ways < 27; ways++) {
+            // way_k: 0 free, 1 at lo_k, 2 at hi_k
+            const int way[3] = {ways % 3, ways / 3 % 3, ways / 9};
+            sm_scalar x[3], fixed = 1;
+            unsigned free = 0;
+            for (int k = 0; k < 3; k++) {
+                x[k] = way[k] == 1 ? lo[k] : hi[k];
+                if (way[k] == 0) free |= 1u << k;
+                else fixed *= x[k];
+            }
+            if (free == 0 || !sm_product_nearest(sigma, free, 1 / fixed, x)) continue;
+            sm_scalar distance = 0;
+            bool inside = true;
+            for (int k = 0; k < 3; k++) {
+                const sm_scalar slack = 64 * SM_SCALAR_EPSILON * hi[k];
+                inside = inside && x[k] >= lo[k] - slack && x[k] <= hi[k] + slack && (k == 0 || x[k] <= x[k - 1] + slack);
+                distance += (x[k] - sigma[k]) * (x[k] - sigma[k]);
+            }
+            if (inside && distance < best) {
+                best = distance;
+                for (int k = 0; k < 3; k++) t[k] = x[k];
+            }
+        }
+    }
+    sm_from_frame(u, t, vk, b);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) l[i * 3 + j] = b[i * 3 + 0] * root_inv[0 * 3 + j] + b[i * 3 + 1] * root_inv[1 * 3 + j] + b[i * 3 + 2] * root_inv[2 * 3 + j];
     return true;
 }
 

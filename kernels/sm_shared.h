@@ -186,18 +186,20 @@ typedef struct sm_k_mat39 {
     sm_float c[9][4];
 } sm_k_mat39;
 
-/// Per-cluster rest data that plasticity changes (296 bytes): A_qq, the means a1..a6 of the
-/// quadratic terms and their reach, and what volume preservation measures in: the roots of the linear block's
-/// metric scaled to determinant 1 (W = sum m q q^T; in quadratic mode the Schur complement of W
-/// in the 9x9 moments) and, in quadratic mode, the coupling C (3x6) that refits the quadratic
-/// block after the linear one changed: [Q M] += (A' - A) C.
+/// Per-cluster rest data that plasticity changes (392 bytes): A_qq, the means a1..a6 of the
+/// quadratic terms, what volume preservation and the deformation limit measure in: the roots of
+/// the moments W = sum m q q^T scaled to determinant 1 and the roots' singular values, and, in
+/// quadratic mode, the split of the quadratic terms into their regression G on q and what it
+/// leaves, whose moments K the limit measures the quadratic block in (QUADRATIC_SPLIT in
+/// kernels/sm_formulas.h).
 typedef struct sm_k_cluster_rest {
     sm_k_mat3 aqq;
     sm_float quad_mean[6];
-    sm_float quad_reach; /* m: max |q~ quadratic terms| / max |q| over the members (sm_limit_quadratic) */
-    sm_float size;       /* m: the largest |q| over the members (sm_limit_deviation) */
+    sm_float size; /* m: the largest |q| over the members (the motion and spin limits) */
     sm_k_mat3 metric_root, metric_root_inv;
-    sm_float coupling[3][6];
+    sm_float metric_axes[4];         /* metric_root's singular values, largest first, and 0 (sm_limit_in_metric) */
+    sm_float quad_regression[6][3];  /* G: p = G q + r (sm_quadratic_split) */
+    sm_float quad_metric[21];        /* K = sum m r r^T over sum m |q|^2, upper triangle by rows (sm_limit_quadratic) */
     sm_k_mat3 span; /* A_qq W: the projector onto the directions the rest shape spans (I when it spans all three) */
 } sm_k_cluster_rest;
 

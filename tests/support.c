@@ -76,6 +76,28 @@ sm_mat3 rng_rotation(rng *r)
                       {2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)}}};
 }
 
+sm_mat3 rng_matrix(rng *r, double scale)
+{
+    sm_mat3 a;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) a.m[i][j] = rng_uniform(r, -scale, scale);
+    return a;
+}
+
+sm_mat3 rng_stretch(rng *r, double lo, double hi)
+{
+    sm_mat3 q = rng_rotation(r), d = m3_zero();
+    for (int i = 0; i < 3; i++) d.m[i][i] = rng_uniform(r, lo, hi);
+    return m3_mul(q, m3_mul(d, m3_transpose(q)));
+}
+
+double metric_distance(sm_mat3 x, sm_mat3 a, sm_mat3 w)
+{
+    const sm_mat3 d = m3_sub(x, a);
+    const sm_mat3 p = m3_mul(m3_mul(d, w), m3_transpose(d));
+    return p.m[0][0] + p.m[1][1] + p.m[2][2];
+}
+
 sm_result create_world(const sm_scene *scene, sm_backend backend, sm_world **out)
 {
     sm_world_def def = sm_scene_world_def(scene);

@@ -17,6 +17,13 @@ double rng_uniform(rng *r, double lo, double hi);
 sm_vec3 rng_in_ball(rng *r, double radius);
 /// A uniformly distributed rotation.
 sm_mat3 rng_rotation(rng *r);
+/// A matrix of entries uniform in [-scale, scale].
+sm_mat3 rng_matrix(rng *r, double scale);
+/// A random symmetric positive-definite stretch with eigenvalues uniform in [lo, hi].
+sm_mat3 rng_stretch(rng *r, double lo, double hi);
+/// sum m |(x - a) q|^2 over a cluster whose moments are w = sum m q q^T:
+/// trace((x - a) w (x - a)^T).
+double metric_distance(sm_mat3 x, sm_mat3 a, sm_mat3 w);
 
 /// Creates the world of a scene on `backend`.
 sm_result create_world(const sm_scene *scene, sm_backend backend, sm_world **out);

@@ -1,8 +1,10 @@
 /* The deformation and motion limits and the state check (docs/algorithm.md, steps 2, 3, 4f
  * and 12; "Guarantees": Stable and Guarded), on both backends where they run a world:
  *   - the limits' formulas (kernels/sm_formulas.h) on random input: the stretch limit clamps
- *     singular values and changes nothing inside, the quadratic limit bounds the block, the
- *     motion limit never adds speed relative to the goal's motion and ends within its bound,
+ *     singular values and changes nothing inside, the quadratic limit scales the block onto its
+ *     bound, the deformation limit of a linear fit is the nearest fit within it in the
+ *     cluster's metric, the motion limit never adds speed relative to the goal's motion and
+ *     ends within its bound,
  *     the spin limit shortens a flow onto its bound and leaves the rest alone;
  *   - bodies spinning at up to 1,000 radians a step stay whole on both backends;
  *   - the cases that grew without bound before the limits (bench/RESULTS.md, "Stable under
@@ -81,31 +83,122 @@ static void stretch_limit_clamps_singular_values(void)
     ENSURE(sign_errors == 0);
 }
 
-/// sm_limit_quadratic: a block within ||Q||_F reach <= s - 1 is unchanged, a larger one is
-/// scaled onto that bound (1e-12), for random blocks, reaches and limits.
+/// tr(X K X^T) for a 3x6 block X and a symmetric K kept as its upper triangle by rows.
+static double quadratic_norm2(const double *x, const double *k)
+{
+    double full[36], sum = 0.0;
+    for (int j = 0, n = 0; j < 6; j++)
+        for (int l = j; l < 6; l++, n++) full[j * 6 + l] = full[l * 6 + j] = k[n];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 6; j++)
+            for (int l = 0; l < 6; l++) sum += x[i * 6 + j] * full[j * 6 + l] * x[i * 6 + l];
+    return sum;
+}
+
+/// sm_limit_quadratic on 10,000 random blocks, metrics (K = B^T B of rank 1 to 6, entries
+/// spread over 1e-6 to 1e6) and limits s in [1, 10]: a block within tr(X K X^T) <= (s - 1)^2 is
+/// unchanged bit for bit; a larger one is scaled (the nearest point of a ball of the metric)
+/// onto that bound (1e-12).
 static void quadratic_limit_bounds_the_block(void)
 {
     rng r = {12};
     double worst = 0.0;
-    int unchanged = 0;
+    int unchanged = 0, scaled = 0, not_scaled = 0;
     for (int t = 0; t < 10000; t++) {
-        double q[18], copy[18], norm2 = 0.0;
-        const double scale = exp(rng_uniform(&r, -5, 5)), reach = exp(rng_uniform(&r, -3, 3));
+        double x[18], copy[18], b[36] = {0}, k[21];
+        const int rank = 1 + (int)rng_uniform(&r, 0.0, 5.999);
+        const double spread = exp(rng_uniform(&r, -7, 7));
+        for (int i = 0; i < rank; i++)
+            for (int j = 0; j < 6; j++) b[i * 6 + j] = spread * rng_uniform(&r, -1, 1);
+        for (int j = 0, n = 0; j < 6; j++)
+            for (int l = j; l < 6; l++, n++) {
+                k[n] = 0.0;
+                for (int i = 0; i < 6; i++) k[n] += b[i * 6 + j] * b[i * 6 + l];
+            }
+        const double scale = exp(rng_uniform(&r, -5, 5)) / spread;
         const double s = rng_uniform(&r, 0, 1) < 0.1 ? 1.0 : rng_uniform(&r, 1, 10);
-        for (int i = 0; i < 18; i++) q[i] = copy[i] = scale * rng_uniform(&r, -1, 1), norm2 += q[i] * q[i];
-        const bool changed = sm_limit_quadratic(q, reach, s);
-        double after = 0.0;
-        for (int i = 0; i < 18; i++) after += q[i] * q[i];
-        if (sqrt(norm2) * reach <= s - 1) {
-            unchanged += !changed && memcmp(q, copy, sizeof q) == 0;
-        } else {
-            worst = fmax(worst, fabs(sqrt(after) * reach - (s - 1)) / fmax(s - 1, 1e-300) * (s > 1));
-            worst = fmax(worst, s == 1 ? sqrt(after) : 0.0);
+        for (int i = 0; i < 18; i++) x[i] = copy[i] = scale * rng_uniform(&r, -1, 1);
+        const double before = quadratic_norm2(x, k);
+        const bool changed = sm_limit_quadratic(x, k, s);
+        if (before <= (s - 1) * (s - 1)) {
+            unchanged += !changed && memcmp(x, copy, sizeof x) == 0;
+            continue;
+        }
+        scaled++;
+        const double c = x[0] / copy[0];
+        for (int i = 0; i < 18; i++) not_scaled += !(fabs(x[i] - c * copy[i]) <= 1e-15 * fabs(copy[i]) && c >= 0.0 && c < 1.0);
+        worst = fmax(worst, s > 1 ? fabs(sqrt(quadratic_norm2(x, k)) - (s - 1)) / (s - 1) : sqrt(fabs(quadratic_norm2(x, k))));
+    }
+    printf("  %d blocks within the bound unchanged, %d scaled onto it (%d entries not a scaling); worst error on the "
+           "bound %.3g\n",
+           unchanged, scaled, not_scaled, worst);
+    ENSURE(unchanged > 100 && scaled > 1000);
+    ENSURE(not_scaled == 0);
+    ENSURE(worst < 1e-12);
+}
+
+/// Whether the fit l is within the deformation limit s of a cluster whose metric has the roots
+/// `root` and singular values `axes`: the singular values of l root, largest first, within
+/// [axes / s, axes s], up to `slack` of them.
+static bool within_limit(sm_mat3 l, sm_mat3 root, const double *axes, double s, double slack)
+{
+    double sigma[3];
+    singular_values(m3_mul(l, root), sigma);
+    bool within = true;
+    for (int k = 0; k < 3; k++) within = within && sigma[k] >= axes[k] / s * (1 - slack) && sigma[k] <= axes[k] * s * (1 + slack);
+    return within;
+}
+
+/// The deformation limit of linear fits (step 3, sm_limit_in_metric) on 6,000 random clusters
+/// (moments spread up to 100 times) and fits (rotations times stretches of 0.02 to 50), limits s
+/// in [1, 10], with volume preservation (the nearest fit of determinant 1 within the limit) and
+/// without (the nearest within it): the result is within the limit (1e-9), of determinant 1
+/// with volume preservation (1e-9), and no feasible fit near it, nor far from it, is nearer to
+/// the fit in the cluster's metric; a fit within the limit comes back bit for bit.
+static void deformation_limit_is_the_nearest_fit_in_the_metric(void)
+{
+    rng g = {17};
+    double worst_det = 0.0, worst_gain = 0.0;
+    int limited = 0, outside = 0, kept = 0, inside = 0, compared = 0;
+    for (int t = 0; t < 6000; t++) {
+        const sm_mat3 w = rng_stretch(&g, 0.1, 10.0);
+        sm_mat3 root, root_inv;
+        double axes[3];
+        sm_metric_roots(&w.m[0][0], &root, &root_inv, axes);
+        const double s = rng_uniform(&g, 0, 1) < 0.1 ? 1.0 : rng_uniform(&g, 1, 10);
+        const bool volume = t % 2;
+        const double lo = t % 4 < 2 ? 0.02 : 0.5, hi = t % 4 < 2 ? 50.0 : 2.0;
+        const sm_mat3 a = m3_mul(rng_rotation(&g), rng_stretch(&g, lo, hi));
+        sm_mat3 l = volume ? sm_volume_projection(a, m3_det(a), root, root_inv) : a;
+        const sm_mat3 before = l;
+        const bool changed = sm_limit_in_metric(&l.m[0][0], &a.m[0][0], &root.m[0][0], &root_inv.m[0][0], axes, s, volume);
+        limited += changed;
+        if (!changed) inside++, kept += memcmp(&l, &before, sizeof l) == 0;
+        outside += !within_limit(l, root, axes, s, 1e-9);
+        if (volume) worst_det = fmax(worst_det, fabs(m3_det(l) - 1.0));
+        const double best = metric_distance(l, a, w);
+        for (int k = 0; k < 40; k++) {
+            const double step = k < 20 ? 1e-3 : k < 30 ? 1e-1 : 1.0;
+            sm_mat3 x = m3_add(l, rng_matrix(&g, step * sqrt(m3_norm2(l))));
+            if (volume) {
+                const double d = m3_det(x);
+                if (!(d > 0.0)) continue;
+                x = m3_scale(x, 1.0 / cbrt(d));
+            }
+            if (!within_limit(x, root, axes, s, 0.0)) continue;
+            compared++;
+            worst_gain = fmax(worst_gain, (best - metric_distance(x, a, w)) / fmax(best, 1e-300));
         }
     }
-    printf("  %d blocks within the bound unchanged; worst error on the bound %.3g\n", unchanged, worst);
-    ENSURE(unchanged > 100);
-    ENSURE(worst < 1e-12);
+    printf("  %d of 6000 fits limited, %d beyond the limit after; worst |det - 1| %.3g; %d feasible fits compared, "
+           "largest relative gain %.3g; %d of %d within the limit unchanged\n",
+           limited, outside, worst_det, compared, worst_gain, kept, inside);
+    ENSURE(limited > 1500 && inside > 1000);
+    ENSURE(outside == 0);
+    ENSURE_SMALL(worst_det, 1e-9);
+    ENSURE(compared > 10000);
+    ENSURE(worst_gain <= 1e-9);
+    ENSURE(kept == inside);
 }
 
 /// sm_limit_motion on 100,000 random particles (speeds to 1e4 m/s, goals up to 10 sizes away,
@@ -494,6 +587,7 @@ int main(int argc, char **argv)
 {
     static const sm_test_case tests[] = {
         TEST(stretch_limit_clamps_singular_values), TEST(quadratic_limit_bounds_the_block),
+        TEST(deformation_limit_is_the_nearest_fit_in_the_metric),
         TEST(motion_limit_takes_energy_out),        TEST(spin_limit_bounds_flows),
         TEST(fast_spins_keep_bodies_whole),         TEST(unbounded_cases_are_bounded_and_settle),
         TEST(state_check_stops_divergence),         TEST(state_check_passes_degenerate_clusters),

@@ -3,28 +3,27 @@
  *
  * Why one cluster conserves both momenta to round-off: the impulses are
  * m_i alpha (T q~_i - p_i) / h. Their sum is zero because sum m q = 0 and the quadratic terms
- * are centred. Their torque about x_cm is the antisymmetric part of sum m p (T q~)^T, and
- *   rigid:     sum m p (R q)^T = A_pq R^T = U S D U^T (with A_pq = U S V^T, R = U D V^T) is symmetric;
- *   linear:    sum m p (A q)^T = A_pq A_qq A_pq^T is symmetric, and scaling by cbrt(det) or
- *              falling back to R keeps it so; beta and the cap blend symmetric parts;
- *   quadratic: sum m p (~A q~)^T = ~A_pq ~A_qq ~A_pq^T is symmetric, but volume preservation
- *              rescales only the linear block of ~A, which breaks the symmetry when the rest
- *              shape couples linear and quadratic moments (any asymmetric cloud).
- * The position update x += h v then keeps sum m x × v. Disjoint clusters add exactly; the
- * per-particle mean over overlapping clusters (step 4b) does not, and momentum drifts. All of this
- * holds while the deformation and motion limits do not act (steps 3 and 4f). */
+ * are centred. Their torque about x_cm is the antisymmetric part of sum m p (T q~)^T, which
+ * vanishes wherever T is the nearest fit, in the cluster's metric, of a set that turning maps
+ * onto itself (turning T would not bring it nearer): the rotation R, the linear and quadratic
+ * fits, the nearest fit of determinant 1, the deformation limit's projections (step 3), and the
+ * blends of these. The paper's scaling keeps it too, as it scales the goals' linear fit L, whose
+ * sum m p (L q)^T = L W L^T is symmetric (a quadratic goal moves the members by L q + X r with
+ * sum m r q^T = 0, and sum m p (X r)^T = X K X^T). The position update x += h v then keeps
+ * sum m x × v. Disjoint clusters add exactly, and overlapping ones weigh each membership by its
+ * particle's mass shared by the clusters holding it (step 4b). The motion limit (step 4f), where
+ * it acts, and clusters that support fewer modes than their mode has do not conserve it. */
 #include "math3.h"
 #include "support.h"
 
 #include <stdlib.h>
 
 /// Scene text for an asymmetric random cloud of 40 points with random masses.
-/// `volume` is the scene's volume_preservation value: true, false or "scale". The deformation
-/// limit is at its largest, 10: where the limits act they do not conserve momentum (docs/algorithm.md,
-/// steps 3 and 4f), and with the default 2 the quadratic limit acts in these
-/// flights of disjoint clusters, whose motion grows (their kinetic energy grows 10 to 40 times
-/// over the 1,000 steps without the limits: the goals of clusters torn about feed it).
-static char *cloud_scene(int seed, const char *mode, const char *volume, const char *clusters)
+/// `volume` is the scene's volume_preservation value: true, false or "scale"; `strain_limit` the
+/// deformation limit. The flights of disjoint clusters run at 10: their motion grows (their
+/// kinetic energy 10 to 40 times over the 1,000 steps: the goals of clusters torn about, whose
+/// fits invert, feed it), and the motion limit, which does not conserve momentum, then acts.
+static char *cloud_scene(int seed, const char *mode, const char *volume, const char *clusters, double strain_limit)
 {
     static char json[16384];
     rng r = {(uint64_t)seed};
@@ -36,8 +35,8 @@ static char *cloud_scene(int seed, const char *mode, const char *volume, const c
     for (int i = 0; i < 40; i++) o += snprintf(json + o, sizeof json - (size_t)o, "%s%.17g", i ? ", " : "", rng_uniform(&r, 0.5, 2.0));
     snprintf(json + o, sizeof json - (size_t)o,
              "], \"mode\": \"%s\", \"alpha\": 0.5, \"beta\": 0.5, \"volume_preservation\": %s, \"clusters\": %s,"
-             " \"strain_limit\": 10}]}",
-             mode, volume, clusters);
+             " \"strain_limit\": %.17g}]}",
+             mode, volume, clusters, strain_limit);
     return json;
 }
 
@@ -81,6 +80,11 @@ static drift fly_at(sm_world *world, int seed, double shuffle, double speed)
 static drift fly(sm_world *world, int seed) { return fly_at(world, seed, 0.3, 1.0); }
 
 static const char *const modes[] = {"rigid", "linear", "quadratic"};
+static const char *const volumes[] = {"false", "true", "\"scale\""};
+/// Deformation limits by seed: at 10 the limit never acts in fly()'s flights of one cluster; at
+/// 1.5 and 1.05 it acts in 4,894 of the 18,000 cluster steps of the linear and quadratic ones (the
+/// quadratic block's limit in 2,601), and they conserve momentum as well.
+static const double limits[] = {10.0, 1.5, 1.05};
 
 /// Round-off over 1,000 steps of O(1) quantities: measured at most 2e-11 on the CPU reference,
 /// on OpenCL (float) 3.1e-6 linear and 6.1e-4 angular (9.2e-4 before x_cm and the goal offsets
@@ -91,9 +95,9 @@ static void one_cluster_conserves_momentum(void)
 {
     drift worst = {0, 0};
     for (int m = 0; m < 3; m++)
-        for (int vp = 0; vp < 2; vp++)
+        for (int vp = 0; vp < 3; vp++)
             for (int seed = 1; seed <= 3; seed++) {
-                drift d = fly(world_from_json(cloud_scene(seed, modes[m], vp ? "true" : "false", "{\"grid\": [1, 1, 1]}")), seed);
+                drift d = fly(world_from_json(cloud_scene(seed, modes[m], volumes[vp], "{\"grid\": [1, 1, 1]}", limits[seed - 1])), seed);
                 worst.linear = fmax(worst.linear, d.linear);
                 worst.angular = fmax(worst.angular, d.angular);
                 ENSURE_SMALL(d.linear, ROUND_OFF);
@@ -111,27 +115,11 @@ static void disjoint_clusters_conserve_momentum(void)
         o += snprintf(lists + o, sizeof lists - (size_t)o, "%s%d", i == 0 ? "" : (i == 20 ? "], [" : ", "), i);
     snprintf(lists + o, sizeof lists - (size_t)o, "]]}");
     for (int m = 0; m < 3; m++)
-        for (int vp = 0; vp < 2; vp++) {
-            drift d = fly(world_from_json(cloud_scene(4, modes[m], vp ? "true" : "false", lists)), 4);
+        for (int vp = 0; vp < 3; vp++) {
+            drift d = fly(world_from_json(cloud_scene(4, modes[m], volumes[vp], lists, 10.0)), 4);
             ENSURE_SMALL(d.linear, ROUND_OFF);
             ENSURE_SMALL(d.angular, ROUND_OFF);
         }
-}
-
-/// Quadratic mode with the paper's volume preservation (A / cbrt(det A)) on an asymmetric cloud:
-/// the linear block alone is rescaled, so angular momentum drifts (measured 0.070 and 0.219 of
-/// the scale for seeds 1, 2) while linear momentum stays exact (the test accepts half to twice
-/// the drift). The default, the nearest fit of determinant 1 with the quadratic block refitted,
-/// conserves both (one_cluster_conserves_momentum).
-static void quadratic_volume_scaling_drifts_angular_momentum(void)
-{
-    const double measured[] = {0.0705, 0.219};
-    for (int seed = 1; seed <= 2; seed++) {
-        drift d = fly(world_from_json(cloud_scene(seed, "quadratic", "\"scale\"", "{\"grid\": [1, 1, 1]}")), seed);
-        ENSURE_SMALL(d.linear, ROUND_OFF);
-        printf("  quadratic with volume preservation, seed %d: linear drift %.3g, angular drift %.4g\n", seed, d.linear, d.angular);
-        ENSURE_RANGE(d.angular, 0.5 * measured[seed - 1], 2.0 * measured[seed - 1]);
-    }
 }
 
 /// Overlapping clusters conserve momentum too: a membership weighs its particle's mass shared by
@@ -269,13 +257,101 @@ static void objects_at_rest_stay_at_rest_at_any_step(void)
     ENSURE(worst <= tolerance(1e-6, 2e-4));
 }
 
+/// sum m |v|^2 / 2 over the world's particles.
+static double kinetic_energy(const sm_world *world)
+{
+    const int32_t n = sm_world_get_counts(world).particles;
+    double *v = get_velocities(world), *m = get_masses(world), sum = 0.0;
+    for (int32_t i = 0; i < n; i++) sum += 0.5 * m[i] * (v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] + v[3 * i + 2] * v[3 * i + 2]);
+    free(v), free(m);
+    return sum;
+}
+
+/// "Shape matching adds no energy": objects flying free, each particle thrown at random, never
+/// carry more kinetic energy than they were thrown with, up to what the step shows of the
+/// energy it keeps. Each cluster's goals are the nearest, in its metric, of a fixed set of fits
+/// (the rotation, the fit, its nearest of determinant 1, the deformation limit's projections;
+/// docs/algorithm.md steps 3 and 4b), so they pull as the gradient of a potential, and the step
+/// (v += alpha (g - x) / h, x += h v) exchanges motion with it as symplectic Euler does: for a
+/// pull of that stiffness it keeps u^2 - alpha x u + alpha x^2 (x the distance from the goal, u
+/// the move h v), so that motion thrown from the goal reads at most 1 / (1 - alpha / 4) times
+/// its start (4/3 at alpha 1). Asserted: max KE (1 - alpha / 4) <= (1 + 1e-3) KE at the throw.
+/// Drawn: boxes of 2 to 5 particles a side and spheres, 0.2 to 1 m, every mode, alpha 0.05 to 1
+/// (1 in half the draws), beta 0 to 1, volume by the nearest fit or none, the deformation limit
+/// 1 to 10 (1 in a tenth), one cluster or grids of 1 to 3 cells an axis overlapping by 0 to 1
+/// cell, each particle thrown at a normal velocity of 0.05 to 2 sizes a second an axis (the mean
+/// taken off), steps of 1/240 to 1/30 s in 1 to 4 substeps, undamped, 2 s. Not drawn: the
+/// paper's scaling, which gains with overlapping clusters (docs/measured.md), and the cap, which
+/// is not a projection. While the deformation limit clamped the goals' stretches and scaled their
+/// quadratic block, draws of this kind gained up to 311 times.
+static void thrown_objects_gain_no_energy(void)
+{
+    static const char *const volumes[2] = {"true", "false"};
+    const int draws = sm_test_backend == SM_BACKEND_CPU ? 1500 : 300;
+    rng r = {31};
+    double worst = 0.0;
+    int built = 0;
+    for (int draw = 0; draw < draws; draw++) {
+        char json[4096];
+        const double size = rng_uniform(&r, 0.2, 1.0);
+        int o = snprintf(json, sizeof json, "{\"gravity\": [0, 0, 0], \"objects\": [{");
+        write_drawn_body_json(json, sizeof json, &o, &r, rng_uniform(&r, 0, 1) < 0.5, size);
+        const double alpha = rng_uniform(&r, 0, 1) < 0.5 ? 1.0 : rng_uniform(&r, 0.05, 1.0);
+        const double limit = rng_uniform(&r, 0, 1) < 0.1 ? 1.0 : rng_uniform(&r, 1.0, 10.0);
+        const int mode = (int)rng_uniform(&r, 0.0, 2.999), volume = (int)rng_uniform(&r, 0.0, 1.999);
+        const double beta = rng_uniform(&r, 0.0, 1.0);
+        char clusters[128] = "";
+        if (rng_uniform(&r, 0, 1) < 0.5)
+            snprintf(clusters, sizeof clusters, ", \"clusters\": {\"grid\": [%d, %d, %d], \"overlap\": %.6g}",
+                     1 + (int)rng_uniform(&r, 0, 2.999), 1 + (int)rng_uniform(&r, 0, 2.999), 1 + (int)rng_uniform(&r, 0, 2.999),
+                     rng_uniform(&r, 0, 1));
+        snprintf(json + o, sizeof json - (size_t)o,
+                 "\"mode\": \"%s\", \"alpha\": %.17g, \"beta\": %.17g, \"volume_preservation\": %s,"
+                 " \"strain_limit\": %.17g%s}]}",
+                 modes[mode], alpha, beta, volumes[volume], limit, clusters);
+        const double spread = rng_uniform(&r, 0.05, 2.0) * size, h = 1.0 / rng_uniform(&r, 30.0, 240.0);
+        const int substeps = 1 + (int)rng_uniform(&r, 0.0, 3.999);
+        sm_world *world = world_from_json(json);
+        if (!world) continue;
+        built++;
+        const int32_t n = sm_world_get_counts(world).particles;
+        double *v = malloc(sizeof(double) * 3 * (size_t)n), *m = get_masses(world), mass = 0.0, mean[3] = {0, 0, 0};
+        for (int32_t i = 0; i < n; i++) {
+            mass += m[i];
+            for (int a = 0; a < 3; a++) {
+                // normal by Box-Muller
+                const double u1 = rng_uniform(&r, 1e-12, 1.0), u2 = rng_uniform(&r, 0.0, 2.0 * SM_PI);
+                v[3 * i + a] = spread * sqrt(-2.0 * log(u1)) * cos(u2);
+                mean[a] += m[i] * v[3 * i + a];
+            }
+        }
+        for (int32_t i = 0; i < n; i++)
+            for (int a = 0; a < 3; a++) v[3 * i + a] -= mean[a] / mass;
+        ENSURE_OK(sm_world_set_velocities(world, 0, n, v));
+        free(v), free(m);
+        const double start = kinetic_energy(world);
+        double most = start;
+        for (int s = 0; s < (int)(2.0 / h); s++) {
+            ENSURE_OK(sm_world_step(world, h, substeps));
+            most = fmax(most, kinetic_energy(world));
+        }
+        const double gained = most * (1.0 - 0.25 * alpha) / start;
+        worst = fmax(worst, gained);
+        if (!(gained <= 1.001)) printf("  draw %d gained %.4g: %s\n", draw, gained, json);
+        ENSURE(gained <= 1.001);
+        sm_world_destroy(world);
+    }
+    printf("  %d objects thrown (%d built): at most %.6g of the energy thrown, times 1 / (1 - alpha / 4)\n", draws, built, worst);
+    ENSURE(built >= draws * 9 / 10);
+}
+
 int main(int argc, char **argv)
 {
     static const sm_test_case tests[] = {
         TEST(one_cluster_conserves_momentum),
         TEST(disjoint_clusters_conserve_momentum),
-        TEST(quadratic_volume_scaling_drifts_angular_momentum),
         TEST(overlapping_clusters_conserve_momentum),
+        TEST(thrown_objects_gain_no_energy),
         TEST(objects_at_rest_stay_at_rest_at_any_step),
     };
     return sm_test_main(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));

@@ -334,15 +334,20 @@ static void each_pass_matches_reference(void)
         ENSURE(wrong_cluster == 0);
         compare_mat3(device, b->cluster_rest, sizeof(sm_k_cluster_rest) / sizeof(float), reference,
                      offsetof(sm_cluster, aqq), "A_qq (relative)", 1e-5);
-        // the quadratic means and the weights w = ~A_qq q~ of the quadratic clusters
+        // the metric's singular values (the deformation limit's); the quadratic means, the split
+        // of the quadratic terms (G and K) and the weights w = ~A_qq q~ of the quadratic clusters
         float *rest = read_floats(device, b->cluster_rest, sizeof(sm_k_cluster_rest) / sizeof(float) * (size_t)c);
         float *w = read_floats(device, b->member_w, 9 * (size_t)k);
-        difference means = {0}, weights = {0};
+        difference axes = {0}, means = {0}, regression = {0}, metric = {0}, weights = {0};
         for (int32_t i = 0; i < c; i++) {
             const sm_cluster *cl = &reference->clusters[i];
-            if (reference->objects[cl->object].mode != SM_MODE_QUADRATIC) continue;
             const sm_k_cluster_rest *r = (const sm_k_cluster_rest *)rest + i;
+            for (int j = 0; j < 3; j++) note(&axes, r->metric_axes[j], cl->metric_axes[j]);
+            if (reference->objects[cl->object].mode != SM_MODE_QUADRATIC) continue;
             for (int j = 0; j < 6; j++) note(&means, r->quad_mean[j], cl->quad_mean[j]);
+            for (int j = 0; j < 6; j++)
+                for (int a = 0; a < 3; a++) note(&regression, r->quad_regression[j][a], cl->quad_regression[j][a]);
+            for (int n = 0; n < 21; n++) note(&metric, r->quad_metric[n], cl->quad_metric[n]);
             for (int32_t j = cl->first_member; j < cl->first_member + cl->member_count; j++) {
                 double expected[9];
                 sm_cluster_quadratic_weights(reference, cl, j, expected);
@@ -350,7 +355,10 @@ static void each_pass_matches_reference(void)
             }
         }
         free(rest), free(w);
+        report("metric's singular values", axes, 1e-5 * fmax(1.0, axes.magnitude));
         report("quadratic means a1..a6 (m^2)", means, 1e-6 * scale * scale);
+        report("quadratic regression G (m)", regression, 1e-6 * fmax(scale, regression.magnitude));
+        report("quadratic metric K (m^2)", metric, 1e-6 * fmax(scale * scale, metric.magnitude));
         report("quadratic weights ~A_qq q~ (relative)", weights, 1e-5 * fmax(1.0, weights.magnitude));
     }
     sm_world_destroy(reference);

@@ -8,22 +8,6 @@ static double orthonormality_error(sm_mat3 r)
     return sqrt(m3_norm2(m3_sub(m3_mul(m3_transpose(r), r), m3_identity())));
 }
 
-static sm_mat3 random_matrix(rng *g, double scale)
-{
-    sm_mat3 a;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) a.m[i][j] = rng_uniform(g, -scale, scale);
-    return a;
-}
-
-/// A random symmetric positive-definite stretch with eigenvalues in [lo, hi].
-static sm_mat3 random_stretch(rng *g, double lo, double hi)
-{
-    sm_mat3 q = rng_rotation(g), d = m3_zero();
-    for (int i = 0; i < 3; i++) d.m[i][i] = rng_uniform(g, lo, hi);
-    return m3_mul(q, m3_mul(d, m3_transpose(q)));
-}
-
 /// R S with S symmetric positive definite has polar rotation R: it must come back.
 static void rotation_recovers_polar_factor(void)
 {
@@ -31,7 +15,7 @@ static void rotation_recovers_polar_factor(void)
     double worst = 0.0;
     for (int t = 0; t < 20000; t++) {
         sm_mat3 r = rng_rotation(&g);
-        sm_mat3 a = m3_mul(r, random_stretch(&g, 0.05, 20.0));
+        sm_mat3 a = m3_mul(r, rng_stretch(&g, 0.05, 20.0));
         worst = fmax(worst, sqrt(m3_norm2(m3_sub(sm_closest_rotation(a), r))));
     }
     printf("  worst |R - polar factor| over 20,000 trials: %.3g\n", worst);
@@ -50,7 +34,7 @@ static void inverted_input_gives_proper_rotation(void)
     double worst_det = 0.0, worst_orth = 0.0, worst_gain = -INFINITY;
     for (int t = 0; t < 20000; t++) {
         // det < 0: a rotation times a reflection times a stretch, or a plain random matrix with det < 0
-        sm_mat3 a = (t % 2) ? m3_mul(rng_rotation(&g), m3_mul(mirror, random_stretch(&g, 0.1, 5.0))) : random_matrix(&g, 1.0);
+        sm_mat3 a = (t % 2) ? m3_mul(rng_rotation(&g), m3_mul(mirror, rng_stretch(&g, 0.1, 5.0))) : rng_matrix(&g, 1.0);
         if (m3_det(a) >= 0) a = m3_mul(a, mirror);
         sm_mat3 r = sm_closest_rotation(a);
         worst_det = fmax(worst_det, fabs(m3_det(r) - 1.0));
@@ -100,9 +84,9 @@ static void degenerate_inputs_give_no_nan(void)
         sm_mat3 rank2 = m3_add(rank1, m3_outer(w, u));
         ENSURE(finite_rotation(sm_closest_rotation(rank1)));
         ENSURE(finite_rotation(sm_closest_rotation(rank2)));
-        ENSURE(finite_rotation(sm_closest_rotation(m3_scale(random_matrix(&g, 1.0), 1e-300))));
-        ENSURE(finite_rotation(sm_closest_rotation(m3_scale(random_matrix(&g, 1.0), 1e-160))));
-        ENSURE(finite_rotation(sm_closest_rotation(m3_scale(random_matrix(&g, 1.0), 1e150))));
+        ENSURE(finite_rotation(sm_closest_rotation(m3_scale(rng_matrix(&g, 1.0), 1e-300))));
+        ENSURE(finite_rotation(sm_closest_rotation(m3_scale(rng_matrix(&g, 1.0), 1e-160))));
+        ENSURE(finite_rotation(sm_closest_rotation(m3_scale(rng_matrix(&g, 1.0), 1e150))));
     }
     // a rank-one input still gets a rotation that aligns its column direction
     sm_mat3 r = sm_closest_rotation(m3_outer(v3(0, 1, 0), v3(1, 0, 0)));
@@ -164,14 +148,6 @@ static void pseudo_inverse_properties(void)
     ENSURE(sm_sym_pinv(3, negative, pn) == 2);
 }
 
-/// sum m |(X - A) q|^2 over a cluster whose moments are W = sum m q q^T: trace((X - A) W (X - A)^T).
-static double metric_distance(sm_mat3 x, sm_mat3 a, sm_mat3 w)
-{
-    const sm_mat3 d = m3_sub(x, a);
-    const sm_mat3 p = m3_mul(m3_mul(d, w), m3_transpose(d));
-    return p.m[0][0] + p.m[1][1] + p.m[2][2];
-}
-
 /// Volume preservation (docs/algorithm.md, step 3): A' has determinant 1 and is the nearest
 /// such matrix to A in the cluster's mass-weighted metric: no nearby matrix of determinant 1 is
 /// closer. Fits from squashed to 1e-4 of the volume up to stretched 125 times, anisotropic
@@ -181,16 +157,17 @@ static void volume_projection_is_the_nearest_unit_determinant_fit(void)
     rng g = {7};
     double worst_det = 0.0, worst_gain = 0.0;
     for (int t = 0; t < 5000; t++) {
-        const sm_mat3 w = random_stretch(&g, 0.1, 10.0);
+        const sm_mat3 w = rng_stretch(&g, 0.1, 10.0);
         sm_mat3 root, root_inv;
-        sm_metric_roots(&w.m[0][0], &root, &root_inv);
+        double axes[3];
+        sm_metric_roots(&w.m[0][0], &root, &root_inv, axes);
         const double lo = t % 2 ? 0.02 : 0.5, hi = t % 2 ? 5.0 : 2.0;
-        const sm_mat3 a = m3_mul(rng_rotation(&g), random_stretch(&g, lo, hi));
+        const sm_mat3 a = m3_mul(rng_rotation(&g), rng_stretch(&g, lo, hi));
         const sm_mat3 fit = sm_volume_projection(a, m3_det(a), root, root_inv);
         worst_det = fmax(worst_det, fabs(m3_det(fit) - 1.0));
         const double best = metric_distance(fit, a, w);
         for (int k = 0; k < 20; k++) {
-            sm_mat3 x = m3_add(fit, random_matrix(&g, 1e-3 * sqrt(m3_norm2(fit))));
+            sm_mat3 x = m3_add(fit, rng_matrix(&g, 1e-3 * sqrt(m3_norm2(fit))));
             const double d = m3_det(x);
             if (!(d > 0.0)) continue;
             x = m3_scale(x, 1.0 / cbrt(d));

@@ -242,27 +242,19 @@ void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster)
     }
     // the rest data from the moments: kernels/sm_formulas.h, shared with the kernels' refresh
     const int rank = sm_linear_rest(mqq, inv, &cluster->aqq, &cluster->span);
-    // quadratic clusters take their metric from the Schur complement below
-    if (!quadratic) sm_metric_roots(mqq, &cluster->metric_root, &cluster->metric_root_inv);
+    sm_metric_roots(mqq, &cluster->metric_root, &cluster->metric_root_inv, cluster->metric_axes);
     cluster->linear_modes = rank;
 
-    memset(cluster->coupling, 0, sizeof cluster->coupling);
+    memset(cluster->quad_regression, 0, sizeof cluster->quad_regression);
+    memset(cluster->quad_metric, 0, sizeof cluster->quad_metric);
     memset(cluster->null_fit, 0, sizeof cluster->null_fit);
     cluster->has_null_fit = false;
     if (!quadratic) {
         memset(cluster->quad_mean, 0, sizeof cluster->quad_mean);
-        cluster->quad_reach = 0.0;
         cluster->modes = rank;
         return;
     }
     for (int j = 0; j < 6; j++) cluster->quad_mean[j] = mean[j] / cluster->mass;
-    double largest_terms2 = 0.0;
-    for (int32_t k = begin; k < end; k++) {
-        const sm_vec3 q = world->member_q[k];
-        const double qa[3] = {q.x, q.y, q.z};
-        largest_terms2 = fmax(largest_terms2, sm_quadratic_terms_norm2(qa, cluster->quad_mean));
-    }
-    cluster->quad_reach = largest_q2 > 0.0 ? sqrt(largest_terms2 / largest_q2) : 0.0;
 
     // q~ = D u~ with D = diag(s, s, s, s^2 x 6): pinv of the scaled moments, scaled back by D^-1
     double d_inv[9];
@@ -275,11 +267,12 @@ void sm_cluster_update_rest(sm_world *world, sm_cluster *cluster)
         for (int i = 0; i < 9; i++)
             for (int j = 0; j < 9; j++) m99[i * 9 + j] += m * u[i] * u[j];
     }
+    // (before the pseudo-inverse overwrites the moments)
+    sm_quadratic_split(m99, inv, cluster->quad_regression, cluster->quad_metric);
     double p99[81], n99[81];
     cluster->modes = sm_sym_pinv_and_null(9, m99, p99, n99);
     for (int i = 0; i < 9; i++)
         for (int j = 0; j < 9; j++) cluster->aqq9[i][j] = d_inv[i] * p99[i * 9 + j] * d_inv[j];
-    sm_quadratic_rest_metric(p99, inv, &cluster->metric_root, &cluster->metric_root_inv, cluster->coupling);
     cluster->has_null_fit = sm_quadratic_null_fit(n99, inv, cluster->null_fit);
 }
 

@@ -55,9 +55,9 @@ sm_mat3 sm_closest_rotation(sm_mat3 a)
 // the rest-data formulas (kernels/sm_formulas.h), in double, shared with the kernels' refresh
 SM_DEFINE_REST_FORMULAS(rest, double, sm_sym_eigen_s, sym_pinv_in_place, SM_MOMENT_THRESHOLD, sym_pinv_flat)
 
-void sm_metric_roots(const double *mqq, sm_mat3 *root, sm_mat3 *root_inv)
+void sm_metric_roots(const double *mqq, sm_mat3 *root, sm_mat3 *root_inv, double axes[3])
 {
-    rest_metric_roots(mqq, &root->m[0][0], &root_inv->m[0][0]);
+    rest_metric_roots(mqq, &root->m[0][0], &root_inv->m[0][0], axes);
 }
 
 int sm_linear_rest(const double *mqq, double inv, sm_mat3 *aqq, sm_mat3 *span)
@@ -71,9 +71,9 @@ void sm_scaled_quadratic_terms(sm_vec3 q, const double mean[6], double inv, doub
     rest_scaled_terms(qa, mean, inv, u);
 }
 
-void sm_quadratic_rest_metric(const double *pinv, double inv, sm_mat3 *root, sm_mat3 *root_inv, double coupling[3][6])
+void sm_quadratic_split(const double *m99, double inv, double regression[6][3], double metric[21])
 {
-    rest_quadratic_metric(pinv, inv, &root->m[0][0], &root_inv->m[0][0], &coupling[0][0]);
+    rest_quadratic_split(m99, inv, &regression[0][0], metric);
 }
 
 sm_mat3 sm_volume_projection(sm_mat3 a, double det, sm_mat3 root, sm_mat3 root_inv)

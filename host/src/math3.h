@@ -150,19 +150,20 @@ sm_mat3 sm_closest_rotation(sm_mat3 a);
 /// The square roots of a cluster's rest moment matrix W = sum m q q^T, scaled to determinant 1:
 /// `root` = W^1/2 / det(W)^1/6 and `root_inv` its inverse, from the scaled moments `mqq` (W up
 /// to a positive factor, row-major). A flat or colinear W (an eigenvalue not above 1e-9 times the
-/// largest) gives I for both.
-void sm_metric_roots(const double *mqq, sm_mat3 *root, sm_mat3 *root_inv);
+/// largest) gives I for both. `axes` gets the root's singular values, largest first (1 when flat),
+/// which the deformation limit measures against (sm_limit_in_metric).
+void sm_metric_roots(const double *mqq, sm_mat3 *root, sm_mat3 *root_inv, double axes[3]);
 /// A_qq = pinv(mqq) inv^2 and the span A_qq W (I at full rank) from the moments over the RMS
 /// radius 1 / inv, mqq; returns the rank.
 int sm_linear_rest(const double *mqq, double inv, sm_mat3 *aqq, sm_mat3 *span);
 /// u = D^-1 q~, D = diag(s x 3, s^2 x 6) with s = 1 / inv: q's centred quadratic terms over the
 /// RMS radius.
 void sm_scaled_quadratic_terms(sm_vec3 q, const double mean[6], double inv, double u[9]);
-/// The metric of the linear block of a quadratic fit, from `pinv` (9x9, row-major), the
-/// pseudo-inverse of the scaled moments (~A_qq = D^-1 pinv D^-1): the Schur complement S of W in
-/// the 9x9 moments, S = (G_ll)^+, through sm_metric_roots(), and `coupling` = S G_lq (3x6), which
-/// refits the quadratic block after the linear one changed: [Q M] += (A' - A) C.
-void sm_quadratic_rest_metric(const double *pinv, double inv, sm_mat3 *root, sm_mat3 *root_inv, double coupling[3][6]);
+/// From the scaled 9x9 moments `m99` (row-major; the moments over the RMS radius 1 / inv): the
+/// regression G (6x3) of the centred quadratic terms on q, p = G q + r, and the moments of what
+/// it leaves, K = sum m r r^T over sum m |q|^2 (upper triangle by rows), which split a quadratic
+/// goal's metric into its linear and its own part (sm_limit_quadratic).
+void sm_quadratic_split(const double *m99, double inv, double regression[6][3], double metric[21]);
 
 /// The quadratic fit's share of the rotation, Z = [I 0] D N D^-1 (3x9), from the projector N onto
 /// the null space of the scaled 9x9 moments (docs/algorithm.md step 3): the fit ~A_pq ~A_qq + R Z

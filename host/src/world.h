@@ -69,14 +69,15 @@ typedef struct sm_cluster {
     sm_mat3 plastic;                    ///< S_p
     sm_mat3 aqq;                        ///< A_qq = (sum m q q^T)^+
     sm_mat3 metric_root, metric_root_inv; ///< the linear block's metric^(+-1/2), determinant 1 (volume preservation)
+    double metric_axes[3];              ///< metric_root's singular values, largest first (the deformation limit)
     sm_mat3 span;                       ///< A_qq W: the projector onto the directions its rest shape spans (I when all)
-    double coupling[3][6];              ///< quadratic mode: [Q M] += (A' - A) coupling after volume preservation
+    double quad_regression[6][3];       ///< quadratic mode: G, the quadratic terms' regression on q (sm_quadratic_split)
+    double quad_metric[21];             ///< quadratic mode: K over sum m |q|^2, what G leaves (sm_limit_quadratic)
     double aqq9[9][9];                  ///< ~A_qq = (sum m q~ q~^T)^+ (quadratic objects)
     double null_fit[3][9];              ///< quadratic mode: Z, the fit's share of R where ~A_qq is singular (sm_quadratic_null_fit)
     bool has_null_fit;                  ///< Z is not 0
     double quad_mean[6];                ///< a1..a6: mass-weighted means of qx^2, qy^2, qz^2, qx qy, qy qz, qz qx
-    double quad_reach;                  ///< m: max |q~ quadratic terms| / max |q| (sm_limit_quadratic)
-    double size;                        ///< m: the largest |q| over its members (sm_limit_deviation)
+    double size;                        ///< m: the largest |q| over its members (the motion and spin limits)
     int32_t modes;                      ///< rank kept by the pseudo-inverse (3 or 9 when complete)
     int32_t linear_modes;               ///< rank of A_qq (3 unless the cluster is flat or colinear)
 

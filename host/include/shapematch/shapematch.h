@@ -376,11 +376,14 @@ typedef struct sm_object_def {
     sm_cluster_def clusters;   ///< default one cluster of the whole object
     sm_plasticity plasticity;  ///< default off
     sm_cap cap;                ///< default off
-    /// The deformation limit s, in [1, 10], default 2: each cluster's goal transform has its
-    /// principal stretches clamped to [1/s, s] and its quadratic part to s - 1 times the
-    /// cluster's size, and a plastic rest shape its stretches to [1/s, s] (docs/algorithm.md,
-    /// step 3). It bounds every object's deformation whatever the other parameters; a
-    /// goal within the limit is not changed. 1 makes the goals rigid.
+    /// The deformation limit s, in [1, 10], default 2: each cluster's goal is the nearest, in the
+    /// cluster's mass-weighted metric, whose principal radii of gyration lie within [1/s, s]
+    /// times the rest shape's (for a cluster as wide as long, every stretch within [1/s, s]) and
+    /// whose quadratic part moves the members by at most s - 1 times the rest shape's RMS radius,
+    /// and a plastic rest shape stretches within [1/s, s] (docs/algorithm.md, step 3). It bounds
+    /// every object's deformation whatever the other parameters; a goal within the limit is not
+    /// changed. 1 gives the goals the rest shape's radii of gyration (rigid, for clusters as wide
+    /// as long).
     double strain_limit;
     double damping;            ///< velocity damping, 1/s, default 0
     const int32_t *fixed;      ///< indices of particles that never move (copied)

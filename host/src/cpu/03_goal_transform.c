@@ -2,26 +2,21 @@
 #include "../math3.h"
 #include "cpu_passes.h"
 
-/// Volume treatment and deformation cap of a linear block A, given the cluster. `projected`
-/// gets the change the volume projection made (zero otherwise). `flat`: A has rank below 3 by
-/// construction (a flat or colinear cluster's A_pq A_qq), so its determinant is 0, not what
-/// rounding makes of it (sm_spans_volume).
-static sm_mat3 treat_linear_block(sm_mat3 a, const sm_cluster *cluster, const sm_object *object, bool flat,
-                                  sm_mat3 *projected)
+/// Volume treatment, cap and deformation limit of a linear fit A (step 3), given the cluster.
+/// `flat`: A has rank below 3 by construction (a flat or colinear cluster's A_pq A_qq), so its
+/// determinant is 0, not what rounding makes of it (sm_spans_volume).
+static sm_mat3 treat_linear_block(sm_mat3 a, const sm_cluster *cluster, const sm_object *object, bool flat)
 {
     const sm_mat3 r = cluster->rotation;
-    *projected = m3_zero();
+    sm_mat3 from = a; // what the deformation limit projects: the fit, or what the scaling or the cap made of it
     if (object->volume_preservation) {
         double d = flat ? 0.0 : m3_det(a);
         // an inverted or flattened match never drives the goal (Henriques & Wuensche 3.2)
-        if (!(d > SM_K_DET_MIN)) {
-            a = r;
-        } else if (object->volume_by_scaling) {
-            a = m3_scale(a, 1.0 / cbrt(d));
+        if (!(d > SM_K_DET_MIN)) return r;
+        if (object->volume_by_scaling) {
+            a = from = m3_scale(a, 1.0 / cbrt(d));
         } else {
-            const sm_mat3 before = a;
             a = sm_volume_projection(a, d, cluster->metric_root, cluster->metric_root_inv);
-            *projected = m3_sub(a, before);
         }
     }
     if (object->cap.enabled) {
@@ -29,28 +24,14 @@ static sm_mat3 treat_linear_block(sm_mat3 a, const sm_cluster *cluster, const sm
         double phi = m3_norm2(a);
         if (phi > soft) {
             double capped = soft + (hard - soft) * tanh((phi - soft) / (hard - soft));
-            a = m3_lerp(r, a, capped / phi);
+            a = from = m3_lerp(r, a, capped / phi);
         }
     }
+    // where the fit (of determinant 1 with volume preservation) is beyond the deformation limit,
+    // the nearest within it
+    sm_limit_in_metric(&a.m[0][0], &from.m[0][0], &cluster->metric_root.m[0][0], &cluster->metric_root_inv.m[0][0],
+                       cluster->metric_axes, object->strain_limit, object->volume_preservation);
     return a;
-}
-
-/// The deformation limit (step 3): T's linear block within the stretches [1/s, s], its
-/// quadratic block within s - 1 of the cluster's size.
-static void limit_deformation(double t[3][9], const sm_cluster *cluster, const sm_object *object)
-{
-    double linear[9], quadratic[18];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) linear[i * 3 + j] = t[i][j];
-    if (sm_limit_stretch(linear, object->strain_limit))
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++) t[i][j] = linear[i * 3 + j];
-    if (object->mode != SM_MODE_QUADRATIC) return;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 6; j++) quadratic[i * 6 + j] = t[i][3 + j];
-    if (sm_limit_quadratic(quadratic, cluster->quad_reach, object->strain_limit))
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 6; j++) t[i][3 + j] = quadratic[i * 6 + j];
 }
 
 void sm_cpu_goal_transform(sm_world *world, double h)
@@ -77,9 +58,7 @@ void sm_cpu_goal_transform(sm_world *world, double h)
                 for (int j = 0; j < 3; j++) t[i][j] = r.m[i][j];
             break;
         case SM_MODE_LINEAR: {
-            sm_mat3 projected;
-            sm_mat3 a = treat_linear_block(cluster->linear_fit, cluster, object, !sm_spans_volume(&cluster->span.m[0][0]),
-                                           &projected);
+            sm_mat3 a = treat_linear_block(cluster->linear_fit, cluster, object, !sm_spans_volume(&cluster->span.m[0][0]));
             sm_mat3 blended = m3_lerp(r, a, beta);
             for (int i = 0; i < 3; i++)
                 for (int j = 0; j < 3; j++) t[i][j] = blended.m[i][j];
@@ -95,23 +74,33 @@ void sm_cpu_goal_transform(sm_world *world, double h)
                 for (int i = 0; i < 3; i++)
                     for (int j = 0; j < 9; j++)
                         for (int k = 0; k < 3; k++) fit[i][j] += r.m[i][k] * cluster->null_fit[k][j];
-            sm_mat3 a;
+            // the goals split into their linear fit L = A + X G and their own quadratic part X
+            // (sm_quadratic_split), each treated in its own metric: L as a linear fit is, X
+            // within the deformation limit (sm_limit_quadratic)
+            sm_mat3 l;
             for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 3; j++) a.m[i][j] = fit[i][j];
-            sm_mat3 projected;
-            a = treat_linear_block(a, cluster, object, false, &projected); // (completed by R Z where flat)
-            // the quadratic block refitted to the projected linear one: [Q M] += (A' - A) C
+                for (int j = 0; j < 3; j++) {
+                    l.m[i][j] = fit[i][j];
+                    for (int k = 0; k < 6; k++) l.m[i][j] += fit[i][3 + k] * cluster->quad_regression[k][j];
+                }
+            const sm_mat3 treated = treat_linear_block(l, cluster, object, false); // (completed by R Z where flat)
+            double x[18];
             for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 6; j++)
-                    for (int k = 0; k < 3; k++) fit[i][3 + j] += projected.m[i][k] * cluster->coupling[k][j];
-            for (int i = 0; i < 3; i++) {
-                for (int j = 0; j < 3; j++) t[i][j] = beta * a.m[i][j] + (1.0 - beta) * r.m[i][j];
-                for (int j = 3; j < 9; j++) t[i][j] = beta * fit[i][j];
-            }
+                for (int j = 0; j < 6; j++) x[i * 6 + j] = fit[i][3 + j];
+            const bool limited = sm_limit_quadratic(x, cluster->quad_metric, object->strain_limit);
+            // A' = A + (L' - L) - (X' - X) G, exactly A where neither changed
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++) {
+                    double a = fit[i][j] + (treated.m[i][j] - l.m[i][j]);
+                    if (limited)
+                        for (int k = 0; k < 6; k++) a -= (x[i * 6 + k] - fit[i][3 + k]) * cluster->quad_regression[k][j];
+                    t[i][j] = beta * a + (1.0 - beta) * r.m[i][j];
+                }
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 6; j++) t[i][3 + j] = beta * x[i * 6 + j];
             break;
         }
         }
-        if (object->mode != SM_MODE_RIGID) limit_deformation(t, cluster, object);
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 9; j++) cluster->transform[i][j] = t[i][j];
     }

@@ -12,7 +12,7 @@ _Static_assert(sizeof(sm_k_cluster) == 32, "sm_k_cluster must match the kernels'
 _Static_assert(sizeof(sm_k_mat3) == 48, "sm_k_mat3 must match the kernels' layout");
 _Static_assert(sizeof(sm_k_mat39) == 144, "sm_k_mat39 must match the kernels' layout");
 _Static_assert(sizeof(sm_k_weights) == 36, "sm_k_weights must match the kernels' layout");
-_Static_assert(sizeof(sm_k_cluster_rest) == 296, "sm_k_cluster_rest must match the kernels' layout");
+_Static_assert(sizeof(sm_k_cluster_rest) == 392, "sm_k_cluster_rest must match the kernels' layout");
 _Static_assert(sizeof(sm_k_slot) == 32, "sm_k_slot must match the kernels' layout");
 _Static_assert(sizeof(sm_k_box) == 32, "sm_k_box must match the kernels' layout");
 _Static_assert(sizeof(sm_k_collider) == 128, "sm_k_collider must match the kernels' layout");

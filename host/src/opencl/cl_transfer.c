@@ -416,10 +416,11 @@ sm_result sm_cl_push(sm_world *world)
         rest[i] = (sm_k_cluster_rest){.aqq = k_mat3(cluster->aqq), .metric_root = k_mat3(cluster->metric_root),
                                       .metric_root_inv = k_mat3(cluster->metric_root_inv), .span = k_mat3(cluster->span)};
         for (int j = 0; j < 6; j++) rest[i].quad_mean[j] = (float)cluster->quad_mean[j];
-        rest[i].quad_reach = (float)cluster->quad_reach;
+        for (int k = 0; k < 3; k++) rest[i].metric_axes[k] = (float)cluster->metric_axes[k];
         rest[i].size = (float)cluster->size;
-        for (int r = 0; r < 3; r++)
-            for (int j = 0; j < 6; j++) rest[i].coupling[r][j] = (float)cluster->coupling[r][j];
+        for (int j = 0; j < 6; j++)
+            for (int k = 0; k < 3; k++) rest[i].quad_regression[j][k] = (float)cluster->quad_regression[j][k];
+        for (int n = 0; n < 21; n++) rest[i].quad_metric[n] = (float)cluster->quad_metric[n];
     }
     PUT(b->clusters, sizeof *clusters, c, clusters);
     for (int32_t i = 0, l = 0; i < c; i++)
