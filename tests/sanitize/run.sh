@@ -64,6 +64,9 @@ fi
 #   test_stability: its sweep of scrambled lattices (10,000 steps a case, 280 s with the rest);
 #     its other functions run below
 export SM_STRESS_STEPS=${SM_STRESS_STEPS:-300}
+# and test_momentum's objects thrown at random, 300 draws a backend (1,500 on the CPU reference
+# natively: their paths are those of the first few)
+export SM_THROW_DRAWS=${SM_THROW_DRAWS:-300}
 #   python: python3 cannot load a library built with the sanitizers (their runtime must come first)
 excluded='^(test_determinism|test_determinism_opencl|test_stability|python)$'
 echo "sanitize: ctest -j $jobs in $build, all but the long runs /$excluded/, stress sweeps of $SM_STRESS_STEPS steps"
