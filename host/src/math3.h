@@ -148,10 +148,10 @@ sm_mat3 sm_closest_rotation(sm_mat3 a);
 
 /* The rest-data formulas of kernels/sm_formulas.h (SM_DEFINE_REST_FORMULAS), in double: */
 /// The square roots of a cluster's rest moment matrix W = sum m q q^T, scaled to determinant 1:
-/// `root` = W^1/2 / det(W)^1/6 and `root_inv` its inverse, from the scaled moments `mqq` (W up
-/// to a positive factor, row-major). A flat or colinear W (an eigenvalue not above 1e-9 times the
-/// largest) gives I for both. `axes` gets the root's singular values, largest first (1 when flat),
-/// which the deformation limit measures against (sm_limit_in_metric).
+/// `root` = W^1/2 / det(W)^1/6 and `root_inv` its inverse, from the scaled moments `mqq` (W up to a
+/// positive factor, row-major). A flat or colinear W (an eigenvalue not above SM_FLAT_THRESHOLD,
+/// 1e-4, times the largest) gives I for both. `axes` gets the root's singular values, largest first
+/// (1 when flat), which the deformation limit measures against (sm_limit_in_metric).
 void sm_metric_roots(const double *mqq, sm_mat3 *root, sm_mat3 *root_inv, double axes[3]);
 /// A_qq = pinv(mqq) inv^2 and the span A_qq W (I at full rank) from the moments over the RMS
 /// radius 1 / inv, mqq; returns the rank.
