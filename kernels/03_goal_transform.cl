@@ -191,30 +191,14 @@ __kernel void sm_goal_transform(const int cluster_count, __global const sm_k_clu
         }
         // the goals split into their linear fit L = A + X G and their own quadratic part X
         // (sm_quadratic_split), each treated in its own metric, as on the reference
-        float l[9], treated[9], x[18], g[18], metric[21];
+        float l[9], treated[9], g[18], metric[21];
         for (int j = 0; j < 6; j++)
             for (int k = 0; k < 3; k++) g[j * 3 + k] = rest[c].quad_regression[j][k];
         for (int n = 0; n < 21; n++) metric[n] = rest[c].quad_metric[n];
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++) {
-                float e = full[i * 9 + j];
-                for (int k = 0; k < 6; k++) e += full[i * 9 + 3 + k] * g[k * 3 + j];
-                l[i * 3 + j] = treated[i * 3 + j] = e;
-            }
+        sm_goals_linear_fit(full, g, l);
+        for (int i = 0; i < 9; i++) treated[i] = l[i];
         sm_treat_linear_block(treated, r, object, &rest[c], false); // (completed by R Z where flat)
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 6; j++) x[i * 6 + j] = full[i * 9 + 3 + j];
-        const bool limited = sm_limit_quadratic(x, metric, object.strain_limit);
-        // A' = A + (L' - L) - (X' - X) G, exactly A where neither changed
-        for (int i = 0; i < 3; i++) {
-            for (int j = 0; j < 3; j++) {
-                float a = full[i * 9 + j] + (treated[i * 3 + j] - l[i * 3 + j]);
-                if (limited)
-                    for (int k = 0; k < 6; k++) a -= (x[i * 6 + k] - full[i * 9 + 3 + k]) * g[k * 3 + j];
-                t[i * 9 + j] = beta * a + (1.0f - beta) * r[i * 3 + j];
-            }
-            for (int j = 0; j < 6; j++) t[i * 9 + 3 + j] = beta * x[i * 6 + j];
-        }
+        sm_quadratic_transform(full, l, treated, g, metric, object.strain_limit, beta, r, t);
     }
     // the goal offset T b~ of the float rest offsets' mean, which the blend pass takes off (sm_k_bias)
     float bias[3] = {0.0f, 0.0f, 0.0f};

@@ -74,6 +74,30 @@ typedef double sm_scalar;
 
 SM_DEFINE_SYM_EIGEN(sm_sym_eigen_s, sm_scalar, SM_SCALAR_EPSILON)
 
+/* ---- 3x3 products (row-major) ----------------------------------------------------------------- */
+
+/// out = a b
+SM_FORMULA void sm_mul3(const sm_scalar *a, const sm_scalar *b, sm_scalar *out)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            out[i * 3 + j] = a[i * 3 + 0] * b[0 * 3 + j] + a[i * 3 + 1] * b[1 * 3 + j] + a[i * 3 + 2] * b[2 * 3 + j];
+}
+
+/// out = a^T b
+SM_FORMULA void sm_mul3_tn(const sm_scalar *a, const sm_scalar *b, sm_scalar *out)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            out[i * 3 + j] = a[0 * 3 + i] * b[0 * 3 + j] + a[1 * 3 + i] * b[1 * 3 + j] + a[2 * 3 + i] * b[2 * 3 + j];
+}
+
+/// det a
+SM_FORMULA sm_scalar sm_det3(const sm_scalar *a)
+{
+    return a[0] * (a[4] * a[8] - a[5] * a[7]) - a[1] * (a[3] * a[8] - a[5] * a[6]) + a[2] * (a[3] * a[7] - a[4] * a[6]);
+}
+
 /* ---- Inverted clusters (the time step, step 2) ---------------------------------------------- */
 
 /// Whether a cluster's match is inverted, so that it keeps its previous rotation r0: when
@@ -94,7 +118,7 @@ SM_FORMULA bool sm_match_inverted(const sm_scalar *apq, const sm_scalar *aqq, co
             for (int k = 0; k < 3; k++) e += apq[i * 3 + k] * aqq[k * 3 + j] + r0[i * 3 + k] * ((k == j ? 1 : 0) - span[k * 3 + j]);
             m[i * 3 + j] = e;
         }
-    const sm_scalar det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) + m[2] * (m[3] * m[7] - m[4] * m[6]);
+    const sm_scalar det = sm_det3(m);
     return det < -SM_INVERTED_VOLUME;
 }
 
@@ -124,8 +148,7 @@ SM_FORMULA bool sm_eigenvalues_within(const sm_scalar *c, sm_scalar lo2, sm_scal
         for (int i = 0; i < 9; i++) m[i] = sign * c[i];
         for (int i = 0; i < 3; i++) m[i * 4] += shift;
         const sm_scalar minor2 = m[0] * m[4] - m[1] * m[3];
-        const sm_scalar det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
-                              m[2] * (m[3] * m[7] - m[4] * m[6]);
+        const sm_scalar det = sm_det3(m);
         if (!(m[0] > 0) || !(minor2 > 0) || !(det > 0)) return false;
     }
     return true;
@@ -152,8 +175,7 @@ SM_FORMULA void sm_perpendicular(const sm_scalar *u, sm_scalar *out)
 /// has no direction to keep. `c` is l^T l, which it overwrites.
 SM_FORMULA bool sm_singular_frame(const sm_scalar *l, sm_scalar *c, sm_scalar *sigma, sm_scalar *u, sm_scalar *vk)
 {
-    const sm_scalar det = l[0] * (l[4] * l[8] - l[5] * l[7]) - l[1] * (l[3] * l[8] - l[5] * l[6]) +
-                          l[2] * (l[3] * l[7] - l[4] * l[6]);
+    const sm_scalar det = sm_det3(l);
     sm_scalar values[3], v[9];
     sm_sym_eigen_s(3, c, values, v);
     // k[0] the largest singular value's column of v, k[2] the smallest's
@@ -187,8 +209,7 @@ SM_FORMULA bool sm_singular_frame(const sm_scalar *l, sm_scalar *c, sm_scalar *s
         }
     }
     // the third column keeps the orientation: det U det V takes the sign of det l (+ when 0)
-    const sm_scalar det_v = vk[0] * (vk[4] * vk[8] - vk[5] * vk[7]) - vk[1] * (vk[3] * vk[8] - vk[5] * vk[6]) +
-                            vk[2] * (vk[3] * vk[7] - vk[4] * vk[6]);
+    const sm_scalar det_v = sm_det3(vk);
     const sm_scalar orient = (det < 0 ? -1 : 1) * (det_v < 0 ? -1 : 1);
     u[6] = orient * (u[1] * u[5] - u[2] * u[4]);
     u[7] = orient * (u[2] * u[3] - u[0] * u[5]);
@@ -216,8 +237,7 @@ SM_FORMULA void sm_from_frame(const sm_scalar *u, const sm_scalar *t, const sm_s
 SM_FORMULA bool sm_limit_stretch(sm_scalar *l, sm_scalar s)
 {
     sm_scalar c[9];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) c[i * 3 + j] = l[0 * 3 + i] * l[0 * 3 + j] + l[1 * 3 + i] * l[1 * 3 + j] + l[2 * 3 + i] * l[2 * 3 + j];
+    sm_mul3_tn(l, l, c);
     const sm_scalar lo = 1 / s, hi = s;
     if (sm_eigenvalues_within(c, lo * lo, hi * hi)) return false;
     sm_scalar sigma[3], u[9], vk[9];
@@ -371,6 +391,43 @@ SM_FORMULA bool sm_limit_quadratic(sm_scalar *block, const sm_scalar *metric, sm
     return true;
 }
 
+/// The goals' linear fit L = A + X G of a quadratic fit [A X] (3x9, row-major; X its quadratic
+/// block), G (6x3) the quadratic terms' regression on q (QUADRATIC_SPLIT): a quadratic goal moves
+/// a member by L q + X r (docs/algorithm.md, step 3). l gets L (3x3).
+SM_FORMULA void sm_goals_linear_fit(const sm_scalar *fit, const sm_scalar *g, sm_scalar *l)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            sm_scalar e = fit[i * 9 + j];
+            for (int k = 0; k < 6; k++) e += fit[i * 9 + 3 + k] * g[k * 3 + j];
+            l[i * 3 + j] = e;
+        }
+}
+
+/// A quadratic goal transform (step 3) from its fit [A X], its goals' linear fit L
+/// (sm_goals_linear_fit) and what the volume treatment, the cap and the deformation limit made
+/// of L, `treated`: X held within the limit s (sm_limit_quadratic, in the metric K), A' = A +
+/// (L' - L) - (X' - X) G (exactly A where neither changed), and t = beta [A' X'] + (1 - beta)
+/// [R 0] (3x9, row-major).
+SM_FORMULA void sm_quadratic_transform(const sm_scalar *fit, const sm_scalar *l, const sm_scalar *treated,
+                                       const sm_scalar *g, const sm_scalar *metric, sm_scalar s, sm_scalar beta,
+                                       const sm_scalar *r, sm_scalar *t)
+{
+    sm_scalar x[18];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 6; j++) x[i * 6 + j] = fit[i * 9 + 3 + j];
+    const bool limited = sm_limit_quadratic(x, metric, s);
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++) {
+            sm_scalar a = fit[i * 9 + j] + (treated[i * 3 + j] - l[i * 3 + j]);
+            if (limited)
+                for (int k = 0; k < 6; k++) a -= (x[i * 6 + k] - fit[i * 9 + 3 + k]) * g[k * 3 + j];
+            t[i * 9 + j] = beta * a + (1 - beta) * r[i * 3 + j];
+        }
+        for (int j = 0; j < 6; j++) t[i * 9 + 3 + j] = beta * x[i * 6 + j];
+    }
+}
+
 /* The symmetric pseudo-inverse of the n x n matrix a (n <= 9, overwritten) into out, by EIGEN:
  * eigenvalues not positive or below THRESHOLD times the largest count as zero, so flat, colinear
  * or tiny clusters keep the modes they support instead of a singular inverse; returns the rank.
@@ -438,8 +495,7 @@ SM_FORMULA bool sm_plastic_update(const sm_scalar *r, const sm_scalar *fit, sm_s
     const sm_scalar excess_norm = sqrt(excess2);
     if (excess_norm > max)
         for (int i = 0; i < 9; i++) next[i] = (i % 4 == 0 ? 1 : 0) + excess[i] * (max / excess_norm);
-    const sm_scalar d = next[0] * (next[4] * next[8] - next[5] * next[7]) - next[1] * (next[3] * next[8] - next[5] * next[6]) +
-                        next[2] * (next[3] * next[7] - next[4] * next[6]);
+    const sm_scalar d = sm_det3(next);
     if (!(d > SM_K_PLASTIC_DET_MIN) || !isfinite(d)) return false;
     const sm_scalar s = 1 / cbrt(d);
     for (int i = 0; i < 9; i++) next[i] *= s;
@@ -778,10 +834,8 @@ SM_FORMULA bool sm_limit_in_metric(sm_scalar *l, const sm_scalar *fit, const sm_
 {
     sm_scalar b[9], c[9], sigma[3], u[9], vk[9], lo[3], hi[3];
     for (int k = 0; k < 3; k++) lo[k] = axes[k] / s, hi[k] = axes[k] * s;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) b[i * 3 + j] = l[i * 3 + 0] * root[0 * 3 + j] + l[i * 3 + 1] * root[1 * 3 + j] + l[i * 3 + 2] * root[2 * 3 + j];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) c[i * 3 + j] = b[0 * 3 + i] * b[0 * 3 + j] + b[1 * 3 + i] * b[1 * 3 + j] + b[2 * 3 + i] * b[2 * 3 + j];
+    sm_mul3(l, root, b);
+    sm_mul3_tn(b, b, c);
     // every singular value inside the narrowest bounds, [axes_0 / s, axes_2 s]: within, whatever
     // the order
     if (lo[0] < hi[2] && sm_eigenvalues_within(c, lo[0] * lo[0], hi[2] * hi[2])) return false;
@@ -792,10 +846,8 @@ SM_FORMULA bool sm_limit_in_metric(sm_scalar *l, const sm_scalar *fit, const sm_
         if (within) return false;
     }
     if (l != fit) {
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++) b[i * 3 + j] = fit[i * 3 + 0] * root[0 * 3 + j] + fit[i * 3 + 1] * root[1 * 3 + j] + fit[i * 3 + 2] * root[2 * 3 + j];
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++) c[i * 3 + j] = b[0 * 3 + i] * b[0 * 3 + j] + b[1 * 3 + i] * b[1 * 3 + j] + b[2 * 3 + i] * b[2 * 3 + j];
+        sm_mul3(fit, root, b);
+        sm_mul3_tn(b, b, c);
         framed = sm_singular_frame(b, c, sigma, u, vk);
     }
     if (!framed) {
@@ -805,8 +857,7 @@ SM_FORMULA bool sm_limit_in_metric(sm_scalar *l, const sm_scalar *fit, const sm_
     }
     sm_scalar t[3];
     for (int k = 0; k < 3; k++) t[k] = fmin(fmax(sigma[k], lo[k]), hi[k]);
-    const sm_scalar det = fit[0] * (fit[4] * fit[8] - fit[5] * fit[7]) - fit[1] * (fit[3] * fit[8] - fit[5] * fit[6]) +
-                          fit[2] * (fit[3] * fit[7] - fit[4] * fit[6]);
+    const sm_scalar det = sm_det3(fit);
     if (volume && det > 0) {
         sm_scalar best = INFINITY;
         for (int k = 0; k < 3; k++) t[k] = axes[k];
@@ -835,8 +886,7 @@ SM_FORMULA bool sm_limit_in_metric(sm_scalar *l, const sm_scalar *fit, const sm_
         }
     }
     sm_from_frame(u, t, vk, b);
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) l[i * 3 + j] = b[i * 3 + 0] * root_inv[0 * 3 + j] + b[i * 3 + 1] * root_inv[1 * 3 + j] + b[i * 3 + 2] * root_inv[2 * 3 + j];
+    sm_mul3(b, root_inv, l);
     return true;
 }
 

@@ -60,27 +60,6 @@ inline void sm_store_mat3(__global sm_k_mat3 *s, const float *a)
     }
 }
 
-/// out = a b
-inline void sm_mul3(const float *a, const float *b, float *out)
-{
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
-            out[i * 3 + j] = a[i * 3 + 0] * b[0 * 3 + j] + a[i * 3 + 1] * b[1 * 3 + j] + a[i * 3 + 2] * b[2 * 3 + j];
-}
-
-/// out = a^T b
-inline void sm_mul3_tn(const float *a, const float *b, float *out)
-{
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
-            out[i * 3 + j] = a[0 * 3 + i] * b[0 * 3 + j] + a[1 * 3 + i] * b[1 * 3 + j] + a[2 * 3 + i] * b[2 * 3 + j];
-}
-
-inline float sm_det3(const float *a)
-{
-    return a[0] * (a[4] * a[8] - a[5] * a[7]) - a[1] * (a[3] * a[8] - a[5] * a[6]) + a[2] * (a[3] * a[7] - a[4] * a[6]);
-}
-
 /// The cofactor matrix of a (det a = the dot of a row of a with the same row of it; a^-T =
 /// cofactors / det a).
 inline void sm_cofactors3(const float *a, float *c)

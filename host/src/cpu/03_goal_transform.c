@@ -76,28 +76,12 @@ void sm_cpu_goal_transform(sm_world *world, double h)
                         for (int k = 0; k < 3; k++) fit[i][j] += r.m[i][k] * cluster->null_fit[k][j];
             // the goals split into their linear fit L = A + X G and their own quadratic part X
             // (sm_quadratic_split), each treated in its own metric: L as a linear fit is, X
-            // within the deformation limit (sm_limit_quadratic)
+            // within the deformation limit (kernels/sm_formulas.h, shared with the kernels)
             sm_mat3 l;
-            for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 3; j++) {
-                    l.m[i][j] = fit[i][j];
-                    for (int k = 0; k < 6; k++) l.m[i][j] += fit[i][3 + k] * cluster->quad_regression[k][j];
-                }
+            sm_goals_linear_fit(&fit[0][0], &cluster->quad_regression[0][0], &l.m[0][0]);
             const sm_mat3 treated = treat_linear_block(l, cluster, object, false); // (completed by R Z where flat)
-            double x[18];
-            for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 6; j++) x[i * 6 + j] = fit[i][3 + j];
-            const bool limited = sm_limit_quadratic(x, cluster->quad_metric, object->strain_limit);
-            // A' = A + (L' - L) - (X' - X) G, exactly A where neither changed
-            for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 3; j++) {
-                    double a = fit[i][j] + (treated.m[i][j] - l.m[i][j]);
-                    if (limited)
-                        for (int k = 0; k < 6; k++) a -= (x[i * 6 + k] - fit[i][3 + k]) * cluster->quad_regression[k][j];
-                    t[i][j] = beta * a + (1.0 - beta) * r.m[i][j];
-                }
-            for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 6; j++) t[i][3 + j] = beta * x[i * 6 + j];
+            sm_quadratic_transform(&fit[0][0], &l.m[0][0], &treated.m[0][0], &cluster->quad_regression[0][0],
+                                   cluster->quad_metric, object->strain_limit, beta, &r.m[0][0], &t[0][0]);
             break;
         }
         }
