@@ -3,8 +3,9 @@
 #include "sm_math.h"
 
 /// The a' with det a' = 1 nearest to a (in place) in the cluster's mass-weighted metric, given
-/// det a and the metric's roots: sm_volume_projection of the reference, step for step.
-inline void sm_volume_projection(float *a, const float det, __global const sm_k_cluster_rest *rest)
+/// det a (of any sign) and the metric's roots: sm_volume_projection of the reference, step for
+/// step. False, a untouched, where nothing finite is nearest.
+inline bool sm_volume_projection(float *a, const float det, __global const sm_k_cluster_rest *rest)
 {
     float root[9], root_inv[9], b[9], btb[9], values[3], v[9];
     sm_load_mat3(&rest->metric_root, root);
@@ -12,11 +13,17 @@ inline void sm_volume_projection(float *a, const float det, __global const sm_k_
     sm_mul3(a, root, b);
     sm_mul3_tn(b, b, btb);
     sm_sym_eigen_f(3, btb, values, v);
+    if (!(det >= SM_K_VOLUME_SQUASHED)) { // squashed, flat or inverted (kernels/sm_formulas.h, shared with the reference)
+        float nearest[9];
+        if (!sm_volume_nearest_squashed(b, values, v, det, nearest)) return false;
+        sm_mul3(nearest, root_inv, a);
+        return true;
+    }
     float scale[3], m[9], bm[9];
     if (!sm_volume_scales(values, det, scale)) { // (kernels/sm_formulas.h, shared with the reference)
         const float factor = 1.0f / cbrt(det);
         for (int i = 0; i < 9; i++) a[i] *= factor;
-        return;
+        return true;
     }
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) {
@@ -26,6 +33,7 @@ inline void sm_volume_projection(float *a, const float det, __global const sm_k_
         }
     sm_mul3(b, m, bm);
     sm_mul3(bm, root_inv, a);
+    return true;
 }
 
 /// The a' of sm_volume_projection (det a' = 1, nearest to a in the metric: |(a' - a) root|
@@ -93,16 +101,19 @@ inline void sm_treat_linear_block(float *a, const float *r, const sm_k_object ob
     const bool volume = object.flags & SM_K_VOLUME;
     if (volume) {
         const float d = flat ? 0.0f : sm_det3(a);
-        // an inverted or flattened match never drives the goal (Henriques & Wuensche 3.2)
-        if (!(d > SM_K_DET_MIN)) {
-            for (int i = 0; i < 9; i++) a[i] = r[i];
-            return;
-        }
         if (object.flags & SM_K_VOLUME_SCALE) {
+            // the paper's scaling: an inverted or flattened match never drives the goal
+            // (Henriques & Wuensche 3.2)
+            if (!(d > SM_K_DET_MIN)) {
+                for (int i = 0; i < 9; i++) a[i] = r[i];
+                return;
+            }
             const float s = 1.0f / cbrt(d);
             for (int i = 0; i < 9; i++) from[i] = a[i] *= s;
-        } else if (!sm_volume_fixed_point(a, d, rest)) {
-            sm_volume_projection(a, d, rest);
+        } else if (flat || (!sm_volume_fixed_point(a, d, rest) && !sm_volume_projection(a, d, rest))) {
+            // a flat cluster's fit has no volume to keep, and one of rank below 2 no nearest
+            for (int i = 0; i < 9; i++) a[i] = r[i];
+            return;
         }
     }
     if (object.flags & SM_K_CAP) {

@@ -146,8 +146,13 @@ typedef float sm_float;
  * in double, about 1e-14 with the device's double-float positions), far below any stretch. */
 #define SM_K_CHECK_ROUNDING 1e-9f
 
-/* Below this det(A) the volume-preserved fit is replaced by R (docs/algorithm.md step 3). */
+/* Below this det(A) the paper's volume scaling takes R instead (docs/algorithm.md step 3). */
 #define SM_K_DET_MIN 1e-6f
+/* Fits of det(A) below this (squashed to under a hundredth of their volume, flattened or
+ * inverted) reach the nearest fit of determinant 1 through its singular frames
+ * (sm_volume_nearest_squashed), where scaling A's own columns would magnify the rounding of a
+ * nearly lost direction (1e-9 of det A' - 1 at det A 1e-5). */
+#define SM_K_VOLUME_SQUASHED 1e-2f
 /* A plastic update whose det(S_p) (before the volume normalisation; 1 before the update) is at
  * most this is skipped: it would flip the rest shape, or collapse it to a plane or a line whose
  * normalisation only rounding decides (a flat cluster's update at full rate has det 0). */

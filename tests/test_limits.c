@@ -169,7 +169,8 @@ static void deformation_limit_is_the_nearest_fit_in_the_metric(void)
         const bool volume = t % 2;
         const double lo = t % 4 < 2 ? 0.02 : 0.5, hi = t % 4 < 2 ? 50.0 : 2.0;
         const sm_mat3 a = m3_mul(rng_rotation(&g), rng_stretch(&g, lo, hi));
-        sm_mat3 l = volume ? sm_volume_projection(a, m3_det(a), root, root_inv) : a;
+        sm_mat3 l = a;
+        if (volume) ENSURE(sm_volume_projection(&l, m3_det(a), root, root_inv));
         const sm_mat3 before = l;
         const bool changed = sm_limit_in_metric(&l.m[0][0], &a.m[0][0], &root.m[0][0], &root_inv.m[0][0], axes, s, volume);
         limited += changed;

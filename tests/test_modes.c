@@ -193,8 +193,10 @@ static double linear_block_det(const sm_cluster_info *info)
     return m3_det(t);
 }
 
-/// Linear mode with volume preservation: det(A) = 1 (beta = 1 makes T = A); an inverted
-/// match falls back to R, so T is then a proper rotation.
+/// Linear mode with volume preservation: det(A) = 1 (beta = 1 makes T = A), inverted matches
+/// included: their nearest fit of determinant 1 turns them the right way out along their
+/// thinnest axis, neither keeping the mirror image nor falling back to R (docs/algorithm.md
+/// step 3).
 static void linear_volume_preservation_gives_unit_det(void)
 {
     sm_world *world = world_from_json(
@@ -203,7 +205,7 @@ static void linear_volume_preservation_gives_unit_det(void)
         " \"strain_limit\": 10}]}");
     if (!world) return;
     rng r = {11};
-    double worst = 0.0, worst_inverted = 0.0;
+    double worst = 0.0, least_from_r = INFINITY;
     const int32_t clusters = sm_world_get_counts(world).clusters;
     for (int trial = 0; trial < 200; trial++) {
         sm_mat3 f = random_deformation(&r);
@@ -220,18 +222,18 @@ static void linear_volume_preservation_gives_unit_det(void)
             sm_world_get_cluster(world, c, &info);
             double d = linear_block_det(&info);
             if (invert) {
-                // det(A_pq A_qq) < 0 here, so A = R: T is the rotation itself
+                // det(A_pq A_qq) < 0 here: T, of determinant 1, is not R
                 sm_mat3 t;
                 for (int i = 0; i < 3; i++)
                     for (int j = 0; j < 3; j++) t.m[i][j] = info.transform[i][j];
-                worst_inverted = fmax(worst_inverted, sqrt(m3_norm2(m3_sub(t, info.rotation))));
+                least_from_r = fmin(least_from_r, sqrt(m3_norm2(m3_sub(t, info.rotation))));
             }
             worst = fmax(worst, fabs(d - 1.0));
         }
     }
-    printf("  worst |det T - 1| %.3g; inverted matches: worst |T - R| %.3g\n", worst, worst_inverted);
+    printf("  worst |det T - 1| %.3g, inverted matches included; their T at least %.3g from R\n", worst, least_from_r);
     ENSURE_SMALL(worst, tolerance_exact());
-    ENSURE_SMALL(worst_inverted, tolerance_exact());
+    ENSURE(least_from_r > 1e-3);
     sm_world_destroy(world);
 }
 

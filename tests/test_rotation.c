@@ -162,8 +162,13 @@ static void volume_projection_is_the_nearest_unit_determinant_fit(void)
         double axes[3];
         sm_metric_roots(&w.m[0][0], &root, &root_inv, axes);
         const double lo = t % 2 ? 0.02 : 0.5, hi = t % 2 ? 5.0 : 2.0;
-        const sm_mat3 a = m3_mul(rng_rotation(&g), rng_stretch(&g, lo, hi));
-        const sm_mat3 fit = sm_volume_projection(a, m3_det(a), root, root_inv);
+        sm_mat3 a = m3_mul(rng_rotation(&g), rng_stretch(&g, lo, hi));
+        // a third turned inside out along an axis, and a sixth squashed flat or nearly so (either
+        // way through): the nearest fit of determinant 1 turns them the right way out
+        if (t % 3 == 1) a = m3_mul(a, (sm_mat3){{{1, 0, 0}, {0, 1, 0}, {0, 0, -rng_uniform(&g, 0.0, 1.5)}}});
+        if (t % 3 == 2 && t % 2) a = m3_mul(a, (sm_mat3){{{1, 0, 0}, {0, 1, 0}, {0, 0, rng_uniform(&g, -1e-6, 1e-6)}}});
+        sm_mat3 fit = a;
+        ENSURE(sm_volume_projection(&fit, m3_det(a), root, root_inv));
         worst_det = fmax(worst_det, fabs(m3_det(fit) - 1.0));
         const double best = metric_distance(fit, a, w);
         for (int k = 0; k < 20; k++) {

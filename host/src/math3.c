@@ -76,20 +76,30 @@ void sm_quadratic_split(const double *m99, double inv, double regression[6][3], 
     rest_quadratic_split(m99, inv, &regression[0][0], metric);
 }
 
-sm_mat3 sm_volume_projection(sm_mat3 a, double det, sm_mat3 root, sm_mat3 root_inv)
+bool sm_volume_projection(sm_mat3 *a, double det, sm_mat3 root, sm_mat3 root_inv)
 {
-    // in whitened coordinates B = A W^1/2: the nearest B' of determinant 1 (sm_volume_scales(),
-    // kernels/sm_formulas.h, shared with the kernels)
-    const sm_mat3 b = m3_mul(a, root);
+    // in whitened coordinates B = A W^1/2: the nearest B' of determinant 1 (sm_volume_scales()
+    // and sm_volume_nearest_squashed(), kernels/sm_formulas.h, shared with the kernels)
+    const sm_mat3 b = m3_mul(*a, root);
     const sm_mat3 btb = m3_mul(m3_transpose(b), b);
     double values[3], v[9], scale[3];
     sm_sym_eigen(3, &btb.m[0][0], values, v);
-    if (!sm_volume_scales(values, det, scale)) return m3_scale(a, 1.0 / cbrt(det));
+    if (!(det >= SM_K_VOLUME_SQUASHED)) {
+        sm_mat3 nearest;
+        if (!sm_volume_nearest_squashed(&b.m[0][0], values, v, det, &nearest.m[0][0])) return false;
+        *a = m3_mul(nearest, root_inv);
+        return true;
+    }
+    if (!sm_volume_scales(values, det, scale)) {
+        *a = m3_scale(*a, 1.0 / cbrt(det));
+        return true;
+    }
     sm_mat3 m = m3_zero(); // V diag(s' / s) V^T
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
             for (int k = 0; k < 3; k++) m.m[i][j] += v[i * 3 + k] * scale[k] * v[j * 3 + k];
-    return m3_mul(m3_mul(b, m), root_inv);
+    *a = m3_mul(m3_mul(b, m), root_inv);
+    return true;
 }
 
 bool sm_quadratic_null_fit(const double *nullspace, double inv, double z[3][9])

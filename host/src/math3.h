@@ -173,7 +173,9 @@ bool sm_quadratic_null_fit(const double *nullspace, double inv, double z[3][9]);
 
 /// Volume preservation (docs/algorithm.md step 3): the matrix A' with det A' = 1 nearest to `a` in
 /// the cluster's mass-weighted metric, sum m |(A' - A) q|^2, given the roots of that metric
-/// (sm_metric_roots). `det` is det(a), which must be > 0.
-sm_mat3 sm_volume_projection(sm_mat3 a, double det, sm_mat3 root, sm_mat3 root_inv);
+/// (sm_metric_roots), into `a`. `det` is det(a), of any sign: an inverted fit's nearest turns it
+/// the right way out along its thinnest axis (sm_volume_nearest_squashed). False, `a` untouched,
+/// where nothing finite is nearest (a fit of rank below 2, or not finite).
+bool sm_volume_projection(sm_mat3 *a, double det, sm_mat3 root, sm_mat3 root_inv);
 
 #endif

@@ -10,13 +10,15 @@ static sm_mat3 treat_linear_block(sm_mat3 a, const sm_cluster *cluster, const sm
     const sm_mat3 r = cluster->rotation;
     sm_mat3 from = a; // what the deformation limit projects: the fit, or what the scaling or the cap made of it
     if (object->volume_preservation) {
-        double d = flat ? 0.0 : m3_det(a);
-        // an inverted or flattened match never drives the goal (Henriques & Wuensche 3.2)
-        if (!(d > SM_K_DET_MIN)) return r;
+        const double d = flat ? 0.0 : m3_det(a);
         if (object->volume_by_scaling) {
+            // the paper's scaling: an inverted or flattened match never drives the goal
+            // (Henriques & Wuensche 3.2)
+            if (!(d > SM_K_DET_MIN)) return r;
             a = from = m3_scale(a, 1.0 / cbrt(d));
-        } else {
-            a = sm_volume_projection(a, d, cluster->metric_root, cluster->metric_root_inv);
+        } else if (flat || !sm_volume_projection(&a, d, cluster->metric_root, cluster->metric_root_inv)) {
+            // a flat cluster's fit has no volume to keep, and one of rank below 2 no nearest
+            return r;
         }
     }
     if (object->cap.enabled) {
