@@ -208,7 +208,11 @@ __kernel void sm_goal_transform(const int cluster_count, __global const sm_k_clu
         for (int n = 0; n < 21; n++) metric[n] = rest[c].quad_metric[n];
         sm_goals_linear_fit(full, g, l);
         for (int i = 0; i < 9; i++) treated[i] = l[i];
-        sm_treat_linear_block(treated, r, object, &rest[c], false); // (completed by R Z where flat)
+        // a flat cluster's L is completed by R (R Z): with volume preservation it takes R, as in
+        // linear mode, since its determinant would come from R's column
+        float span[9];
+        sm_load_mat3(&rest[c].span, span);
+        sm_treat_linear_block(treated, r, object, &rest[c], !sm_spans_volume(span));
         sm_quadratic_transform(full, l, treated, g, metric, object.strain_limit, beta, r, t);
     }
     // the goal offset T b~ of the float rest offsets' mean, which the blend pass takes off (sm_k_bias)

@@ -81,7 +81,9 @@ void sm_cpu_goal_transform(sm_world *world, double h)
             // within the deformation limit (kernels/sm_formulas.h, shared with the kernels)
             sm_mat3 l;
             sm_goals_linear_fit(&fit[0][0], &cluster->quad_regression[0][0], &l.m[0][0]);
-            const sm_mat3 treated = treat_linear_block(l, cluster, object, false); // (completed by R Z where flat)
+            // a flat cluster's L is completed by R (R Z): with volume preservation it takes R, as
+            // in linear mode, since its determinant would come from R's column
+            const sm_mat3 treated = treat_linear_block(l, cluster, object, !sm_spans_volume(&cluster->span.m[0][0]));
             sm_quadratic_transform(&fit[0][0], &l.m[0][0], &treated.m[0][0], &cluster->quad_regression[0][0],
                                    cluster->quad_metric, object->strain_limit, beta, &r.m[0][0], &t[0][0]);
             break;
