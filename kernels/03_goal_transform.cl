@@ -11,14 +11,14 @@ inline bool sm_volume_projection(float *a, const float det, __global const sm_k_
     sm_load_mat3(&rest->metric_root, root);
     sm_load_mat3(&rest->metric_root_inv, root_inv);
     sm_mul3(a, root, b);
-    sm_mul3_tn(b, b, btb);
-    sm_sym_eigen_f(3, btb, values, v);
     if (!(det >= SM_K_VOLUME_SQUASHED)) { // squashed, flat or inverted (kernels/sm_formulas.h, shared with the reference)
         float nearest[9];
-        if (!sm_volume_nearest_squashed(b, values, v, det, nearest)) return false;
+        if (!sm_volume_nearest_squashed(b, nearest)) return false;
         sm_mul3(nearest, root_inv, a);
         return true;
     }
+    sm_mul3_tn(b, b, btb);
+    sm_sym_eigen_f(3, btb, values, v);
     float scale[3], m[9], bm[9];
     if (!sm_volume_scales(values, det, scale)) { // (kernels/sm_formulas.h, shared with the reference)
         const float factor = 1.0f / cbrt(det);

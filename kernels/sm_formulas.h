@@ -752,44 +752,20 @@ SM_FORMULA bool sm_volume_scales(const sm_scalar values[3], const sm_scalar det,
  * below SM_K_VOLUME_SQUASHED; sm_volume_scales takes the others), so that the volume treatment is
  * one projection onto a fixed set whatever the fit: its goals then pull as a potential's gradient,
  * which switching an inverted fit to R was not (a scrambled sphere at alpha 1 reached 8 times the
- * energy its start held). Signed, B = U diag(s1, s2, s_lo) V^T with U and V proper rotations,
- * s_lo = det B / (s1 s2) its smallest singular value, of B's sign; the nearest of determinant 1
- * keeps U and V and takes positive values (y, t1, t2) with t (t - s) = kappa for one kappa, as in
- * sm_volume_scales: turned the right way out along its thinnest axis, continuously as det B
- * passes 0. The columns of V come from the eigen-decomposition of B^T B (`values`, `vectors`
- * v[i * 3 + k] component i of vector k), those of U from B v_k for the two larger (made orthonormal), and the
- * third of each is the cross product of the others: B v_lo, about 0, is not used. y by Newton's
- * method (below). False,
- * leaving out as it was, where the two larger singular values are not positive and finite. */
-SM_FORMULA bool sm_volume_nearest_squashed(const sm_scalar *b, const sm_scalar values[3], const sm_scalar *vectors,
-                                          const sm_scalar det, sm_scalar *out)
+ * energy its start held). In B's singular frame (sm_singular_frame: U from B V made orthonormal,
+ * its third column a cross product, so that B v_lo, about 0, is not used; det U det V of det B's
+ * sign), signed, B = U diag(s1, s2, s_lo) V^T with s_lo of det B's sign; the nearest of
+ * determinant 1 keeps the frame and takes positive values (t1, t2, y) with t (t - s) = kappa for
+ * one kappa, as in sm_volume_scales: turned the right way out along its thinnest axis,
+ * continuously as det B passes 0. y by Newton's method (below). False, leaving out as it was,
+ * where the two larger singular values are not positive and finite. */
+SM_FORMULA bool sm_volume_nearest_squashed(const sm_scalar *b, sm_scalar *out)
 {
-    int lo = 0;
-    for (int k = 1; k < 3; k++)
-        if (values[k] < values[lo]) lo = k;
-    const int k1 = (lo + 1) % 3, k2 = (lo + 2) % 3;
-    const sm_scalar s1 = sqrt(values[k1]), s2 = sqrt(values[k2]);
-    const sm_scalar s_lo = det / (s1 * s2);
-    if (!(s1 > 0) || !(s2 > 0) || !isfinite(s1 * s2) || !isfinite(s_lo)) return false;
-    sm_scalar v[3][3], u[3][3]; // rows: v_k1, v_k2, v_lo and u_k1, u_k2, u_lo
-    for (int i = 0; i < 3; i++) v[0][i] = vectors[i * 3 + k1], v[1][i] = vectors[i * 3 + k2];
-    for (int r = 0; r < 2; r++)
-        for (int i = 0; i < 3; i++) u[r][i] = b[i * 3 + 0] * v[r][0] + b[i * 3 + 1] * v[r][1] + b[i * 3 + 2] * v[r][2];
-    // made orthonormal (B^T B squares B's condition, so that u_k2's direction from the eigenvectors
-    // is good to epsilon (s1 / s2)^2 only)
-    const sm_scalar dot = u[0][0] * u[1][0] + u[0][1] * u[1][1] + u[0][2] * u[1][2];
-    const sm_scalar n0 = u[0][0] * u[0][0] + u[0][1] * u[0][1] + u[0][2] * u[0][2];
-    for (int i = 0; i < 3; i++) u[1][i] -= dot / n0 * u[0][i];
-    for (int r = 0; r < 2; r++) {
-        const sm_scalar norm = sqrt(u[r][0] * u[r][0] + u[r][1] * u[r][1] + u[r][2] * u[r][2]);
-        if (!(norm > 0) || !isfinite(norm)) return false;
-        for (int i = 0; i < 3; i++) u[r][i] /= norm;
-    }
-    for (int i = 0; i < 3; i++) {
-        const int j = (i + 1) % 3, k = (i + 2) % 3;
-        v[2][i] = v[0][j] * v[1][k] - v[0][k] * v[1][j];
-        u[2][i] = u[0][j] * u[1][k] - u[0][k] * u[1][j];
-    }
+    sm_scalar c[9], sigma[3], u[9], vk[9];
+    sm_mul3_tn(b, b, c);
+    if (!sm_singular_frame(b, c, sigma, u, vk)) return false;
+    const sm_scalar s1 = sigma[0], s2 = sigma[1], sign = sm_det3(b) < 0 ? -1 : 1, s_lo = sign * sigma[2];
+    if (!(s2 > 0) || !isfinite(s1 * s2)) return false;
     // f(y) = y t1 t2 - 1 increases, and t_k >= s_k and t_k >= y - max(0, s_lo) bound its root
     // by 1 / (s1 s2) and 1 + max(0, s_lo): Newton's method from that end, where f >= 0 (f is
     // convex, so the steps come down to the root without passing it; a bisection keeps them
@@ -812,8 +788,8 @@ SM_FORMULA bool sm_volume_nearest_squashed(const sm_scalar *b, const sm_scalar v
         y = (next >= y0 && next <= y1) ? next : (sm_scalar)0.5 * (y0 + y1);
         if (fabs(y - last) <= 4 * SM_SCALAR_EPSILON * y) it = SM_VOLUME_ITERATIONS - 1; // one more for t
     }
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) out[i * 3 + j] = t1 * u[0][i] * v[0][j] + t2 * u[1][i] * v[1][j] + y * u[2][i] * v[2][j];
+    const sm_scalar t[3] = {t1, t2, sign * y}; // (det U det V has det B's sign)
+    sm_from_frame(u, t, vk, out);
     return true;
 }
 

@@ -81,15 +81,15 @@ bool sm_volume_projection(sm_mat3 *a, double det, sm_mat3 root, sm_mat3 root_inv
     // in whitened coordinates B = A W^1/2: the nearest B' of determinant 1 (sm_volume_scales()
     // and sm_volume_nearest_squashed(), kernels/sm_formulas.h, shared with the kernels)
     const sm_mat3 b = m3_mul(*a, root);
-    const sm_mat3 btb = m3_mul(m3_transpose(b), b);
-    double values[3], v[9], scale[3];
-    sm_sym_eigen(3, &btb.m[0][0], values, v);
     if (!(det >= SM_K_VOLUME_SQUASHED)) {
         sm_mat3 nearest;
-        if (!sm_volume_nearest_squashed(&b.m[0][0], values, v, det, &nearest.m[0][0])) return false;
+        if (!sm_volume_nearest_squashed(&b.m[0][0], &nearest.m[0][0])) return false;
         *a = m3_mul(nearest, root_inv);
         return true;
     }
+    const sm_mat3 btb = m3_mul(m3_transpose(b), b);
+    double values[3], v[9], scale[3];
+    sm_sym_eigen(3, &btb.m[0][0], values, v);
     if (!sm_volume_scales(values, det, scale)) {
         *a = m3_scale(*a, 1.0 / cbrt(det));
         return true;
